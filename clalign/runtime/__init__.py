@@ -1,0 +1,99 @@
+"""One OpenCL runtime for every engine: device choice, capability probe, template
+rendering and an in-memory program cache.
+
+Typical use inside an engine::
+
+    rt = Runtime.get(device)                 # device: None, "P:D", or a pyopencl.Device
+    values = choose(MY_PARAMS, {**simd_values(rt.caps), ...derived...}, tuned, override)
+    prg = rt.program("sw_intertask.mako", MY_PARAMS, values)
+    prg.sw_kernel(rt.queue, gsize, lsize, ...)
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pyopencl as cl
+
+from ..errors import KernelBuildError
+from .device import all_devices, device_label, select_devices
+from .params import Param, ParamSet, SIMD_PARAMS, choose, simd_values
+from .probe import Capabilities, probe
+from .render import dump_source, kernel_dir, render
+
+__all__ = ["Runtime", "Param", "ParamSet", "SIMD_PARAMS", "choose", "simd_values", "Capabilities",
+           "probe", "select_devices", "all_devices", "device_label", "render", "kernel_dir"]
+
+
+class Runtime:
+    """A context and a profiling-enabled in-order queue on one device, plus its probe.
+
+    ``Runtime.get(device)`` returns one shared instance per device; engines call it rather
+    than building contexts of their own, so programs are built once per process.
+    """
+
+    _instances: dict = {}
+    _lock = threading.Lock()
+
+    def __init__(self, device):
+        self.device = device
+        self.caps: Capabilities = probe(device)
+        self.ctx = cl.Context([device])
+        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._programs: dict = {}
+        self.build_seconds = 0.0
+
+    @classmethod
+    def get(cls, device=None) -> "Runtime":
+        dev = select_devices(device)[0]
+        with cls._lock:
+            rt = cls._instances.get(dev.int_ptr)
+            if rt is None:
+                rt = cls._instances[dev.int_ptr] = cls(dev)
+            return rt
+
+    @classmethod
+    def all(cls, device=None) -> list:
+        """One Runtime per selected device (for ``--device 0:0,1:0`` splits)."""
+        out = []
+        for dev in select_devices(device):
+            out.append(cls.get(dev))
+        return out
+
+    def new_queue(self):
+        """An extra in-order profiling queue on this context (to overlap copies and kernels)."""
+        return cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    @property
+    def label(self) -> str:
+        return device_label(self.device)
+
+    def program(self, template: str, paramset: ParamSet, values: dict, options=()) -> cl.Program:
+        """Render, build and cache ``kernels/<template>`` for ``values`` (validated here)."""
+        checked = paramset.validate(values)
+        src = render(template, checked)
+        return self.build_source(src, options, name=template)
+
+    def build_source(self, src: str, options=(), name="kernel") -> cl.Program:
+        opts = tuple(options)
+        key = (hashlib.sha256(src.encode()).hexdigest(), opts)
+        prg = self._programs.get(key)
+        if prg is not None:
+            return prg
+        t0 = time.perf_counter()
+        try:
+            prg = cl.Program(self.ctx, src).build(options=list(opts))
+        except (cl.Error, RuntimeError) as exc:
+            path = dump_source(name, src, Path(tempfile.gettempdir()) / "clalign-kernels")
+            log = str(exc)
+            try:
+                log = cl.Program(self.ctx, src).get_build_info(self.device, cl.program_build_info.LOG) or log
+            except Exception:  # the log from the exception is what we have
+                pass
+            raise KernelBuildError(f"OpenCL build of {name} failed on {self.caps.name}", log, path) from None
+        self.build_seconds += time.perf_counter() - t0
+        self._programs[key] = prg
+        return prg

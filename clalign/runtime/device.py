@@ -1,0 +1,97 @@
+"""OpenCL device choice, without ever prompting.
+
+Order: an explicit ``P:D[,P:D...]`` (the ``--device`` option / ``device=`` argument), then
+the ``CLALIGN_DEVICE`` environment variable, then ``PYOPENCL_CTX`` (pyopencl's own variable,
+read the same way), then the GPU with the most compute units, else the first CPU device,
+else any device.
+"""
+from __future__ import annotations
+
+import os
+
+import pyopencl as cl
+
+from ..errors import DeviceError
+
+
+def platforms():
+    try:
+        return cl.get_platforms()
+    except cl.Error as exc:  # e.g. PLATFORM_NOT_FOUND_KHR when no ICD is installed
+        raise DeviceError(
+            "no OpenCL platform found; install a driver, e.g. Debian's pocl-opencl-icd for CPUs "
+            f"({exc})") from None
+
+
+def all_devices():
+    """[(platform_index, device_index, device)] for every device of every platform."""
+    out = []
+    for pi, p in enumerate(platforms()):
+        try:
+            devs = p.get_devices()
+        except cl.Error:
+            continue
+        for di, d in enumerate(devs):
+            out.append((pi, di, d))
+    return out
+
+
+def _parse_one(item: str, table, source: str):
+    item = item.strip()
+    parts = item.split(":")
+    if not 1 <= len(parts) <= 2 or not all(x.strip().isdigit() for x in parts):
+        raise DeviceError(f"bad device {item!r} in {source}: expected P:D (platform and device "
+                          f"indices, see `clalign devices`)")
+    pi = int(parts[0])
+    di = int(parts[1]) if len(parts) == 2 else 0
+    for p, d, dev in table:
+        if p == pi and d == di:
+            return dev
+    raise DeviceError(f"no OpenCL device {pi}:{di} ({source}); `clalign devices` lists them")
+
+
+def parse_spec(spec: str, source: str = "--device"):
+    table = all_devices()
+    devs = [_parse_one(x, table, source) for x in spec.split(",") if x.strip()]
+    if not devs:
+        raise DeviceError(f"empty device list in {source}")
+    return devs
+
+
+def default_device():
+    table = all_devices()
+    if not table:
+        raise DeviceError("no OpenCL device found; install a driver, e.g. Debian's pocl-opencl-icd")
+    gpus = [d for _, _, d in table if d.type & cl.device_type.GPU]
+    if gpus:
+        return max(gpus, key=lambda d: d.max_compute_units)
+    cpus = [d for _, _, d in table if d.type & cl.device_type.CPU]
+    return (cpus or [table[0][2]])[0]
+
+
+def select_devices(device=None):
+    """Return the list of OpenCL devices to use.
+
+    ``device`` may be ``None``, a ``"P:D[,P:D...]"`` string, a ``pyopencl.Device`` or a list of
+    devices.
+    """
+    if isinstance(device, cl.Device):
+        return [device]
+    if isinstance(device, (list, tuple)) and device and all(isinstance(d, cl.Device) for d in device):
+        return list(device)
+    if device is not None and str(device).strip():
+        return parse_spec(str(device), "--device")
+    env = os.environ.get("CLALIGN_DEVICE", "").strip()
+    if env:
+        return parse_spec(env, "CLALIGN_DEVICE")
+    env = os.environ.get("PYOPENCL_CTX", "").strip()
+    if env:
+        return parse_spec(env, "PYOPENCL_CTX")
+    return [default_device()]
+
+
+def device_label(dev) -> str:
+    for p, d, x in all_devices():
+        if x == dev:
+            return f"{p}:{d} {dev.name.strip()}"
+    return dev.name.strip()

@@ -1,0 +1,67 @@
+"""Rendering of the Mako kernel templates in ``kernels/``.
+
+Templates are rendered with ``strict_undefined=True`` from a validated parameter dict
+(:meth:`clalign.runtime.params.ParamSet.validate`), so a template that names a parameter the
+family does not define fails loudly. Set ``CLALIGN_DUMP_KERNELS=DIR`` to write every rendered
+kernel to DIR for debugging.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from mako.lookup import TemplateLookup
+
+from ..errors import ParameterError
+
+
+def kernel_dir() -> Path:
+    """The folder holding the ``*.mako`` templates, installed or in a source checkout."""
+    try:
+        from importlib.resources import files
+
+        import clalign.kernels as _k  # noqa: F401  (installed as package data)
+        p = Path(str(files("clalign.kernels")))
+        if (p / "simd.mako").exists():
+            return p
+    except ImportError:
+        pass
+    p = Path(__file__).resolve().parent.parent.parent / "kernels"
+    if p.is_dir():
+        return p
+    raise FileNotFoundError("clalign kernel templates not found (expected clalign/kernels or ./kernels)")
+
+
+@lru_cache(maxsize=1)
+def _lookup() -> TemplateLookup:
+    return TemplateLookup(directories=[str(kernel_dir())], strict_undefined=True,
+                          input_encoding="utf-8")
+
+
+def render(template: str, values: dict) -> str:
+    """Render ``kernels/<template>`` with already-validated ``values`` (ints, bools, strings)."""
+    for k, v in values.items():
+        if not isinstance(v, (bool, int, str)):
+            raise ParameterError(f"{template}: parameter {k}={v!r} is not an int, bool or choice")
+    try:
+        tmpl = _lookup().get_template(template)
+    except Exception as exc:  # mako raises TopLevelLookupException etc.
+        raise FileNotFoundError(f"kernel template {template!r} not found in {kernel_dir()}: {exc}") from None
+    try:
+        src = tmpl.render(**values)
+    except NameError as exc:
+        raise ParameterError(f"{template}: template uses an undefined parameter ({exc})") from None
+    dump = os.environ.get("CLALIGN_DUMP_KERNELS")
+    if dump:
+        dump_source(template, src, Path(dump))
+    return src
+
+
+def dump_source(template: str, src: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha1(src.encode()).hexdigest()[:12]
+    path = folder / f"{Path(template).stem}-{h}.cl"
+    path.write_text(src)
+    return path
