@@ -71,10 +71,10 @@ class Runtime:
     def label(self) -> str:
         return device_label(self.device)
 
-    def program(self, template: str, paramset: ParamSet, values: dict, options=()) -> cl.Program:
+    def program(self, template: str, paramset: ParamSet, values: dict, options=(), extra_dirs=()) -> cl.Program:
         """Render, build and cache ``kernels/<template>`` for ``values`` (validated here)."""
         checked = paramset.validate(values)
-        src = render(template, checked)
+        src = render(template, checked, extra_dirs)
         return self.build_source(src, options, name=template)
 
     def build_source(self, src: str, options=(), name="kernel") -> cl.Program:
@@ -88,12 +88,8 @@ class Runtime:
             prg = cl.Program(self.ctx, src).build(options=list(opts))
         except (cl.Error, RuntimeError) as exc:
             path = dump_source(name, src, Path(tempfile.gettempdir()) / "clalign-kernels")
-            log = str(exc)
-            try:
-                log = cl.Program(self.ctx, src).get_build_info(self.device, cl.program_build_info.LOG) or log
-            except Exception:  # the log from the exception is what we have
-                pass
-            raise KernelBuildError(f"OpenCL build of {name} failed on {self.caps.name}", log, path) from None
+            # pyopencl's exception text carries the compiler's build log.
+            raise KernelBuildError(f"OpenCL build of {name} failed on {self.caps.name}", str(exc), path) from None
         self.build_seconds += time.perf_counter() - t0
         self._programs[key] = prg
         return prg

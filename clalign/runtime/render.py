@@ -34,19 +34,22 @@ def kernel_dir() -> Path:
     raise FileNotFoundError("clalign kernel templates not found (expected clalign/kernels or ./kernels)")
 
 
-@lru_cache(maxsize=1)
-def _lookup() -> TemplateLookup:
-    return TemplateLookup(directories=[str(kernel_dir())], strict_undefined=True,
+@lru_cache(maxsize=8)
+def _lookup(extra: tuple = ()) -> TemplateLookup:
+    return TemplateLookup(directories=[*extra, str(kernel_dir())], strict_undefined=True,
                           input_encoding="utf-8")
 
 
-def render(template: str, values: dict) -> str:
-    """Render ``kernels/<template>`` with already-validated ``values`` (ints, bools, strings)."""
+def render(template: str, values: dict, extra_dirs: tuple = ()) -> str:
+    """Render ``kernels/<template>`` with already-validated ``values`` (ints, bools, strings).
+
+    ``extra_dirs`` are searched before ``kernels/`` (tests and tools with templates of their own).
+    """
     for k, v in values.items():
         if not isinstance(v, (bool, int, str)):
             raise ParameterError(f"{template}: parameter {k}={v!r} is not an int, bool or choice")
     try:
-        tmpl = _lookup().get_template(template)
+        tmpl = _lookup(tuple(str(d) for d in extra_dirs)).get_template(template)
     except Exception as exc:  # mako raises TopLevelLookupException etc.
         raise FileNotFoundError(f"kernel template {template!r} not found in {kernel_dir()}: {exc}") from None
     try:
