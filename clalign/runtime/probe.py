@@ -7,6 +7,7 @@ learn whether inline PTX builds at all, whether Hopper's packed 16-bit integer i
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, asdict
 
 import pyopencl as cl
@@ -70,11 +71,14 @@ class Capabilities:
 
 
 def _builds(ctx, src) -> bool:
-    try:
-        cl.Program(ctx, src).build()
-        return True
-    except (cl.Error, RuntimeError):
-        return False
+    with warnings.catch_warnings():
+        # NVIDIA's compiler chats about inline asm; only success or failure matters here.
+        warnings.simplefilter("ignore")
+        try:
+            cl.Program(ctx, src).build()
+            return True
+        except (cl.Error, RuntimeError):
+            return False
 
 
 _CACHE: dict = {}
