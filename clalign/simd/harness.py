@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 import pyopencl as cl
 
+from ..errors import ParameterError
 from ..runtime import ParamSet, Runtime, simd_values
 from . import reference
 
@@ -54,16 +55,15 @@ def variants(caps) -> list:
 
 def variant_values(caps, variant: str) -> dict:
     """SIMD parameter values for a variant name from :func:`variants`."""
+    if variant not in ("swar", "ptx", "ptx+s16x2"):
+        raise ParameterError(f"unknown SIMD variant {variant!r}; expected one of swar, ptx, ptx+s16x2")
     if variant == "swar":
         return simd_values(caps, "swar")
     vals = simd_values(caps, "ptx")
     if variant == "ptx":
         vals["PTX_S16X2"] = False
-    elif variant == "ptx+s16x2":
-        if not vals["PTX_S16X2"]:
-            raise ValueError(f"{caps.name} cannot build PTX_S16X2")
-    else:
-        raise ValueError(f"unknown SIMD variant {variant!r}; expected one of swar, ptx, ptx+s16x2")
+    elif not vals["PTX_S16X2"]:
+        raise ParameterError(f"SIMD variant ptx+s16x2 requested but {caps.name} lacks sm_90 16x2 PTX")
     return vals
 
 
