@@ -1,0 +1,137 @@
+"""Tests of the benchmark tools: the synthetic database generator and bench_sw's plumbing."""
+import gzip
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = os.path.join(ROOT, "tools")
+sys.path.insert(0, TOOLS)
+
+import bench_sw  # noqa: E402
+import gen_protein_db as gen  # noqa: E402
+
+
+def _parse(text):
+    """Minimal independent FASTA parser: [(header, [lines])]."""
+    recs = []
+    for line in text.splitlines():
+        if line.startswith(">"):
+            recs.append((line[1:], []))
+        else:
+            recs[-1][1].append(line)
+    return recs
+
+
+def test_generator_is_deterministic():
+    a_len, a_res = gen.generate(700, seed=7)
+    b_len, b_res = gen.generate(700, seed=7)
+    c_len, c_res = gen.generate(700, seed=8)
+    assert np.array_equal(a_len, b_len) and np.array_equal(a_res, b_res)
+    assert not np.array_equal(a_len, c_len)
+    assert a_len.dtype == np.int32 and a_res.dtype == np.uint8
+    assert a_res.size == int(a_len.sum())
+
+
+def test_length_and_composition_statistics():
+    lengths, residues = gen.generate(20000, seed=1)
+    assert 340 <= lengths.mean() <= 380          # Swiss-Prot mean ~360
+    assert 275 <= np.median(lengths) <= 305      # Swiss-Prot median ~290
+    assert lengths.min() >= gen.MIN_LEN and lengths.max() <= gen.MAX_LEN
+    assert lengths.max() > 3000                  # a long tail
+    counts = np.bincount(residues, minlength=256)
+    assert set(np.nonzero(counts)[0]) == {ord(c) for c in gen.ROBINSON_PERMILLE}
+    p = np.array(list(gen.ROBINSON_PERMILLE.values()))
+    p /= p.sum()
+    freq = np.array([counts[ord(c)] for c in gen.ROBINSON_PERMILLE]) / residues.size
+    assert np.abs(freq - p).max() < 0.002
+
+
+def test_residue_table_sums_exactly():
+    table = gen._residue_table()
+    assert table.size == 65536
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_fasta_well_formed(tmp_path, compress):
+    lengths, residues = gen.generate(300, seed=3)
+    lengths[:3] = [59, 60, 61]  # around the line width
+    residues = residues[: int(lengths.sum())]
+    path = str(tmp_path / ("db.fa.gz" if compress else "db.fa"))
+    gen.write_fasta(path, lengths, residues, compress=compress)
+    raw = (gzip.open(path, "rb") if compress else open(path, "rb")).read().decode()
+    assert raw.endswith("\n") and "\n\n" not in raw
+    recs = _parse(raw)
+    assert len(recs) == 300
+    seqs = []
+    for i, (header, lines) in enumerate(recs):
+        assert header == f"synth|{i + 1:06d} synthetic protein len={lengths[i]}"
+        assert all(len(line) == 60 for line in lines[:-1]) and 1 <= len(lines[-1]) <= 60
+        seqs.append("".join(lines))
+    assert [len(s) for s in seqs] == list(lengths)
+    assert "".join(seqs).encode() == residues.tobytes()
+    assert not [f for f in os.listdir(tmp_path) if ".tmp" in f]
+
+
+def test_fasta_reads_back_with_clalign(tmp_path):
+    try:
+        from clalign.data import read_fasta
+    except ImportError:
+        from clalign.data.fasta import read_fasta
+    lengths, residues = gen.generate(200, seed=4)
+    path = str(tmp_path / "db.fa")
+    gen.write_fasta(path, lengths, residues)
+    recs = list(read_fasta(path))
+    assert [r.id for r in recs] == [gen.seq_id(i, 200) for i in range(200)]
+    assert recs[5].description == f"synthetic protein len={lengths[5]}"
+    assert "".join(r.sequence for r in recs).encode() == residues.tobytes()
+
+
+def test_generator_cli(tmp_path):
+    out = tmp_path / "x.fa"
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gen_protein_db.py"), "-n", "50",
+                           "--seed", "2", "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "mean length" in proc.stderr
+    assert out.read_text().count(">") == 50
+
+
+def test_bench_help():
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "bench_sw.py"), "--help"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0
+    for opt in ("-n", "--seed", "--queries", "--max-queries", "--device", "--out", "--no-peers",
+                "--matrix", "--gapopen", "--gapextend"):
+        assert opt in proc.stdout
+
+
+def test_query_selection_spans_lengths(tmp_path):
+    path = tmp_path / "q.fa"
+    path.write_text("".join(f">gi|1|sp|P{i:05d}.2|X desc\n{'A' * (100 * i)}\n" for i in range(1, 21)))
+    queries = bench_sw.read_queries(str(path))
+    assert queries[0][0] == "P00001"
+    picked = bench_sw.pick_queries(queries, 5)
+    assert [len(s) for _, s in picked] == [100, 600, 1100, 1500, 2000]
+    assert len(bench_sw.pick_queries(queries, None)) == 20
+    bad = tmp_path / "bad.fa"
+    bad.write_text("ACD\n>x\nAC\n")
+    with pytest.raises(bench_sw.BenchError, match="bad.fa:1:"):
+        bench_sw.read_queries(str(bad))
+
+
+def test_peers_agree_on_tiny_run(tmp_path):
+    pytest.importorskip("parasail")
+    pytest.importorskip("pyopal")
+    q = tmp_path / "q.fa"
+    q.write_text(">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ\n"
+                 ">q2\nWWWCCCHHHMMM\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "bench_sw.py"), "-n", "300",
+                           "--queries", str(q), "--no-clalign", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "score check parasail vs pyopal: identical" in proc.stdout
+    assert (out / "sw_bench.csv").read_text().startswith("query,length,")
