@@ -1,0 +1,248 @@
+"""FASTA reading: plain or gzip, vectorised, with file:line errors.
+
+Why our own reader: the maintained parsers we could use (Biopython ``SeqIO``, pyfastx,
+pyhmmer's ``SequenceFile``) either do not report the file *and line* of a malformed record,
+accept illegal letters silently, or parse per record in Python too slowly for a 570,000-
+sequence, 205 M-residue database in well under a minute. This reader reads the whole file as
+bytes and does the per-residue work in C: header lines are located with numpy, each record's
+residues are translated through a 256-entry look-up table with ``bytes.translate`` (which
+also deletes newlines and blanks), and line numbers are computed only when an error is found.
+
+Rules: records start with ``>`` at the beginning of a line; the header is ``id`` (up to the
+first blank) and ``description`` (the rest); residues are uppercased; CR (CRLF files), spaces,
+tabs and blank lines are ignored; trailing ``*`` (stop) characters are stripped. Errors
+(:class:`clalign.errors.InputError`, "path:line: message"): text before the first header, a
+header with no residues, a character outside the alphabet (named, with its line).
+Gzip input is recognised by its magic bytes, whatever the file name.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .alphabet import DNA, ILLEGAL, PROTEIN, Alphabet, alphabet_by_name
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BLANKS = b" \t\r\n\v\f"
+#: Sentinel code for '*' while translating: stripped at the end of a record, illegal elsewhere.
+_STAR = 254
+
+# Letters-to-uppercase-letters table for read_fasta(): protein letters are a superset of DNA's.
+_LETTERS = np.full(256, ILLEGAL, dtype=np.uint8)
+for _ch in PROTEIN.letters:
+    _LETTERS[ord(_ch)] = _LETTERS[ord(_ch.lower())] = ord(_ch)
+_DNA_LETTERS = set(DNA.letters + "U")
+
+
+@dataclass(frozen=True)
+class FastaRecord:
+    """One FASTA record: ``id``, ``description`` and uppercased ``sequence`` (no trailing '*')."""
+
+    id: str
+    description: str
+    sequence: str
+
+
+@dataclass
+class ParsedFasta:
+    """A whole FASTA file in bulk form (what makedb and Database.from_fasta build on)."""
+
+    residues: np.ndarray      # uint8 codes (or letters), all records concatenated
+    lengths: np.ndarray       # int64 per record
+    ids: list                 # bytes per record
+    descriptions: list        # bytes per record
+    alphabet: Alphabet | None
+
+
+def read_bytes(path) -> bytes:
+    """File contents, gunzipped when the file starts with the gzip magic bytes."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head == _GZIP_MAGIC:
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    return gz.read()
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a FASTA file", path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, PermissionError):
+            raise InputError("permission denied", path) from None
+        raise InputError(f"cannot read (corrupt gzip data?): {exc}", path) from None
+
+
+def _line_of(data: bytes, pos: int) -> int:
+    return data.count(b"\n", 0, pos) + 1
+
+
+def _layout(data: bytes, path):
+    """Header starts, header ends (index of their newline) and sequence-region ends."""
+    n = len(data)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(arr == 10)
+    cand = nl + 1
+    cand = cand[cand < n]
+    hs = cand[arr[cand] == 62]
+    if n and data[0] == 62:
+        hs = np.concatenate(([0], hs))
+    first = int(hs[0]) if hs.size else n
+    lead = data[:first]
+    if lead.strip(_BLANKS):
+        pos = next(i for i, b in enumerate(lead) if b not in _BLANKS)
+        raise InputError("sequence data before the first '>' header line (not FASTA?)", path, _line_of(data, pos))
+    he = np.append(nl, n)[np.searchsorted(nl, hs)]
+    se = np.concatenate((hs[1:], [n]))
+    return hs.tolist(), he.tolist(), se.tolist()
+
+
+def _illegal_error(data, table, start, end, path, alphabet_name):
+    """Raise the InputError for the first illegal byte of data[start:end]."""
+    region = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+    lut = np.frombuffer(table, dtype=np.uint8)
+    codes = lut[region]
+    blank = np.isin(region, np.frombuffer(_BLANKS, dtype=np.uint8))
+    bad = (codes == ILLEGAL) & ~blank
+    stars = np.flatnonzero(codes == _STAR)
+    for s in stars:  # a '*' is legal only when nothing but blanks and '*' follow it in the record
+        rest = data[start + int(s) + 1:end]
+        if rest.translate(None, _BLANKS + b"*"):
+            bad[s] = True
+            break
+    i = int(np.flatnonzero(bad)[0])
+    pos = start + i
+    ch = chr(data[pos])
+    what = "'*' (stop) inside a sequence" if ch == "*" else f"illegal character {ch!r}"
+    raise InputError(f"{what} for the {alphabet_name} alphabet", path, _line_of(data, pos))
+
+
+def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFasta:
+    """Parse a whole FASTA file.
+
+    ``alphabet``: ``"letters"`` (residues as uppercase ASCII letters, any protein/DNA letter
+    allowed), ``"protein"``, ``"dna"`` or ``"auto"`` (DNA when every residue is a DNA/IUPAC
+    letter and A, C, G, T, U, N make up at least 90 % of them, else protein).
+    ``progress``: optional callable(records_done) called every few thousand records.
+    """
+    if data is None:
+        data = read_bytes(path)
+    hs, he, se = _layout(data, path)
+    nrec = len(hs)
+    if isinstance(alphabet, str) and alphabet.lower() == "auto":
+        alphabet = _guess_alphabet(data, hs, he)
+    if isinstance(alphabet, str) and alphabet == "letters":
+        alpha, name = None, "sequence"
+        lut = _LETTERS.copy()
+    else:
+        alpha = alphabet_by_name(alphabet)
+        name = alpha.name
+        lut = alpha.lut.copy()
+        if alpha is not PROTEIN:
+            lut[ord("*")] = _STAR
+    star_code = int(lut[ord("*")])
+    table = lut.tobytes()
+    strip = bytes([star_code])
+
+    ids, descs, seqs = [], [], []
+    tr = bytes.translate
+    for r in range(nrec):
+        a, b, c = hs[r], he[r], se[r]
+        head = data[a + 1:b].rstrip(b"\r").strip()
+        parts = head.split(None, 1)
+        ids.append(parts[0] if parts else b"")
+        descs.append(parts[1] if len(parts) > 1 else b"")
+        seqs.append(tr(data[b + 1:c], table, _BLANKS).rstrip(strip))
+        if progress is not None and r % 20000 == 19999:
+            progress(r + 1)
+    if progress is not None:
+        progress(nrec)
+
+    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=nrec)
+    joined = b"".join(seqs)
+    del seqs
+    empty = np.flatnonzero(lengths == 0)
+    if empty.size:
+        r = int(empty[0])
+        raise InputError("empty sequence (header line with no residues)", path, _line_of(data, hs[r]))
+    bad_at = joined.find(b"\xff")
+    if star_code == _STAR:  # a '*' not at the end of a record stayed as the sentinel: illegal
+        star_at = joined.find(bytes([_STAR]))
+        if star_at >= 0 and (bad_at < 0 or star_at < bad_at):
+            bad_at = star_at
+    if bad_at >= 0:
+        ends = np.cumsum(lengths)
+        r = int(np.searchsorted(ends, bad_at, side="right"))
+        _illegal_error(data, table, he[r] + 1, se[r], path, name)
+    residues = np.frombuffer(joined, dtype=np.uint8)
+    return ParsedFasta(residues, lengths, ids, descs, alpha)
+
+
+def _guess_alphabet(data, hs, he):
+    arr = np.frombuffer(data, dtype=np.uint8)
+    counts = np.bincount(arr, minlength=256).astype(np.int64)
+    heads = b"".join(data[a:b] for a, b in zip(hs, he))
+    counts -= np.bincount(np.frombuffer(heads, dtype=np.uint8), minlength=256)
+    for ch in _BLANKS:
+        counts[ch] = 0
+    upper = counts.copy()
+    for c in range(ord("a"), ord("z") + 1):
+        upper[c - 32] += upper[c]
+        upper[c] = 0
+    total = int(upper.sum() - upper[ord("*")])
+    if total == 0:
+        return PROTEIN
+    present = {chr(c) for c in np.flatnonzero(upper) if c != ord("*")}
+    acgtn = sum(int(upper[ord(ch)]) for ch in "ACGTUN")
+    if present <= _DNA_LETTERS and acgtn >= 0.9 * total:
+        return DNA
+    return PROTEIN
+
+
+def read_fasta(path, alphabet=None):
+    """Yield the records of a FASTA file (plain or gzip) as :class:`FastaRecord`.
+
+    Sequences are uppercased strings; with ``alphabet`` ("protein"/"dna") the letters are
+    checked against that alphabet, otherwise against the protein letters (which include every
+    DNA/IUPAC letter). Malformed input raises InputError("path:line: ...") before any record
+    is yielded.
+    """
+    if alphabet is None:
+        p = parse_fasta(path, "letters")
+        text = p.residues.tobytes().decode("ascii")
+    else:
+        p = parse_fasta(path, alphabet)
+        text = p.alphabet.decode(p.residues)
+    pos = 0
+    for i, n in enumerate(p.lengths.tolist()):
+        yield FastaRecord(
+            p.ids[i].decode("utf-8", "replace"),
+            p.descriptions[i].decode("utf-8", "replace"),
+            text[pos:pos + n],
+        )
+        pos += n
+
+
+def is_fasta_file(path) -> bool:
+    """True when ``path`` is a regular file whose first non-blank byte is '>' (gzip-aware)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head == _GZIP_MAGIC:
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    head = gz.read(4096)
+            else:
+                head = fh.read(4096)
+    except (OSError, EOFError, zlib.error):
+        return False
+    head = head.lstrip(_BLANKS)
+    return head[:1] == b">"
