@@ -126,3 +126,25 @@ def test_parameter_validation(rt):
         for v in ("ptx", "ptx+s16x2"):
             with pytest.raises(ParameterError):
                 harness.variant_values(rt.caps, v)
+
+
+def test_bench_kernels_compute_the_chain(rt):
+    """The throughput kernels of tools/device_simd.py compute what they claim (checked against
+    a numpy simulation of the chain for a few work-items and one op of each kind)."""
+    import pyopencl as cl
+
+    iters, n = 8, 64
+    prg = harness.bench_program(rt, harness.variant_values(rt.caps, "swar"), iters)
+    inp = np.random.default_rng(3).integers(0, 1 << 32, size=5 * n, dtype=np.uint64).astype(np.uint32)
+    mf = cl.mem_flags
+    din = cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=inp)
+    dout = cl.Buffer(rt.ctx, mf.WRITE_ONLY, 4 * n)
+    for name in ("addss_8x4", "max3zs_16x2", "gets_8x4", "set_16x2", "hmaxs_8x4", "imad"):
+        getattr(prg, f"b_{name}")(rt.queue, (n,), (n,), din, dout)
+        got = np.empty(n, dtype=np.uint32)
+        cl.enqueue_copy(rt.queue, got, dout)
+        np.testing.assert_array_equal(got, harness.simulate_chain(name, inp, n, iters), err_msg=name)
+    with pytest.raises(ParameterError):
+        harness.bench_program(rt, harness.variant_values(rt.caps, "swar"), 6)
+    with pytest.raises(ParameterError):
+        harness.bench_program(rt, harness.variant_values(rt.caps, "swar"), 8, only="nop_8x4")

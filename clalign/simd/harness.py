@@ -14,7 +14,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import ParameterError
-from ..runtime import ParamSet, Runtime, simd_values
+from ..runtime import Param, ParamSet, Runtime, simd_values
 from . import reference
 
 #: the test template's parameters: the SIMD ones only
@@ -199,3 +199,63 @@ def check_all(rt: Runtime, variant: str, n_random: int = 1_000_000, seed: int = 
         for op in reference.OPS:
             out.append((op, width) + check(rt, prg, op, width, n_random, seed))
     return out
+
+
+# ---- throughput kernels (kernels/simd_bench.mako), used by tools/device_simd.py ----
+
+def bench_names() -> list:
+    """Kernel suffixes of the bench template: "<op>_<width>" for every op, then "imad"."""
+    return [f"{op}_{w}" for w in reference.WIDTHS for op in reference.OPS] + ["imad"]
+
+
+BENCH_PARAMS = ParamSet("simd_bench", (
+    Param.int("ITERS", "calls of the op in each work-item's dependent chain; a multiple of 4",
+              lo=4, hi=1 << 20),
+    Param.choice("ONLY", "build every kernel (all) or a single one, to find one that fails to build",
+                 ("all",) + tuple(bench_names()), default="all"),
+))
+
+
+def bench_program(rt: Runtime, values: dict, iters: int, only: str = "all") -> cl.Program:
+    """The built bench program for SIMD values ``values``."""
+    if iters % 4:
+        raise ParameterError(f"simd_bench.ITERS={iters} must be a multiple of 4")
+    return rt.program("simd_bench.mako", BENCH_PARAMS, {**values, "ITERS": iters, "ONLY": only})
+
+
+def simulate_chain(name: str, inp: np.ndarray, n: int, iters: int) -> np.ndarray:
+    """Numpy version of bench kernel b_<name> for ``n`` work-items over ``inp`` (5*n words)."""
+    x = inp[:n].copy()
+    y = [inp[(j + 1) * n:(j + 2) * n] for j in range(4)]
+    if name == "imad":
+        for t in range(iters):
+            j = t % 4
+            x = (x.astype(np.uint64) * y[j] + y[(j + 1) % 4]).astype(np.uint32)
+        return x
+    op, width = name.split("_")
+    nl = 32 // reference.WIDTHS[width]
+    fn = reference.op(op, width)
+    for t in range(iters):
+        j = t % 4
+        if op in reference.BINARY:
+            x = fn(x, y[j])
+        elif op in reference.TERNARY:
+            x = fn(x, y[j], y[(j + 1) % 4])
+        elif op in ("get", "gets"):
+            x = fn(x, j % nl).astype(np.int64).astype(np.uint32) ^ y[j]
+        elif op == "set":
+            x = fn(y[j], j % nl, x)
+        else:
+            x = np.asarray(fn(x)).astype(np.int64).astype(np.uint32) ^ y[j]
+    return x
+
+
+def time_kernel(rt: Runtime, knl, gsize: int, lsize: int, args, reps: int = 7, warmup: int = 2) -> list:
+    """Kernel times in seconds from OpenCL profiling events, ``reps`` runs after ``warmup``."""
+    times = []
+    for r in range(warmup + reps):
+        ev = knl(rt.queue, (gsize,), (lsize,), *args)
+        ev.wait()
+        if r >= warmup:
+            times.append((ev.profile.end - ev.profile.start) * 1e-9)
+    return times
