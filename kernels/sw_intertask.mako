@@ -1,0 +1,224 @@
+<%doc>
+Smith-Waterman-Gotoh inter-task kernel (after CUDASW++3.0): each work-item aligns the query
+against WORDS * (32 / WIDTH) subjects held in the lanes of 32-bit words.
+
+Parameters (defined once in clalign/sw/params.py, SW_PARAMS):
+  WIDTH    8 | 16 | 32  bits per lane (8: unsigned biased saturating; 16: signed wrapping add
+                        with relu max; 32: plain int, one lane)
+  WORDS    1..4         packed words per work-item
+  ROWS     4..64        query rows held in registers per strip (multiple of 4)
+  PROFILE  plain|pairs  query profile layout (pairs = residue-pair variant, K = 2; 8/16 bits)
+  SCHEDULE static|dynamic
+  WG       work-items per work-group
+Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
+
+Matrix layout: query rows i (strips of ROWS rows), subject columns j. Per strip the work-item
+walks the columns of its group; for each column the boundary (H of the strip's last row, F
+entering the next strip) is written to `tmp` and read back by the next strip.
+</%doc>
+<%include file="simd.mako"/>
+<%
+L = 32 // WIDTH               # lanes per word
+S = WORDS * L                 # subjects per work-item
+PK = WIDTH != 32
+N = {8: "8x4", 16: "16x2", 32: None}[WIDTH]
+T = "uint" if PK else "int"
+# rows delivered by one profile fetch group
+if WIDTH == 32:
+    CH = 1
+elif PROFILE == "plain":
+    CH = L
+else:
+    CH = 2 if WIDTH == 8 else 1
+assert ROWS % 4 == 0
+if PROFILE == "plain":
+    RW = ROWS // (L if PK else 1)        # words per (strip, residue)
+    STRIP = 32 * RW
+else:
+    RW = ROWS // 2 if WIDTH == 8 else ROWS   # words per (strip, residue pair)
+    STRIP = 1024 * RW
+%>
+/* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} */
+#define SW_SENTINEL 28u
+
+/* Byte/half-word shuffles used to assemble lane words from profile words.
+   ilv_lo8(a,b) = (a.b0, b.b0, a.b1, b.b1); ilv_hi8 = (a.b2, b.b2, a.b3, b.b3)
+   lo16(a,b) = (a.h0, b.h0);                 hi16(a,b) = (a.h1, b.h1)                          */
+% if SIMD == "ptx":
+inline uint sw_prmt(uint a, uint b, uint sel)
+{ uint d; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel)); return d; }
+inline uint sw_ilv_lo8(uint a, uint b) { return sw_prmt(a, b, 0x5140u); }
+inline uint sw_ilv_hi8(uint a, uint b) { return sw_prmt(a, b, 0x7362u); }
+inline uint sw_lo16(uint a, uint b) { return sw_prmt(a, b, 0x5410u); }
+inline uint sw_hi16(uint a, uint b) { return sw_prmt(a, b, 0x7632u); }
+% else:
+inline uint sw_ilv_lo8(uint a, uint b)
+{ return (a & 0xffu) | ((b & 0xffu) << 8) | ((a & 0xff00u) << 8) | ((b & 0xff00u) << 16); }
+inline uint sw_ilv_hi8(uint a, uint b)
+{ return ((a >> 16) & 0xffu) | ((b >> 8) & 0xff00u) | ((a >> 8) & 0xff0000u) | (b & 0xff000000u); }
+inline uint sw_lo16(uint a, uint b) { return (a & 0xffffu) | (b << 16); }
+inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
+% endif
+
+<%def name="cell(r, w)">\
+% if WIDTH == 8:
+        { uint h = cla_subus_8x4(cla_addus_8x4(dg${w}, p${r}_${w}), vbias);
+          h = cla_max3u_8x4(h, e${r}_${w}, f${w});
+          uint t = cla_subus_8x4(h, vgoe);
+          e${r}_${w} = cla_maxu_8x4(cla_subus_8x4(e${r}_${w}, vext), t);
+          f${w} = cla_maxu_8x4(cla_subus_8x4(f${w}, vext), t);
+          mx${w} = cla_maxu_8x4(mx${w}, h);
+          dg${w} = h${r}_${w}; h${r}_${w} = h; }
+% elif WIDTH == 16:
+        { uint h = cla_maxzs_16x2(cla_addmaxs_16x2(dg${w}, p${r}_${w}, e${r}_${w}), f${w});
+          uint t = cla_sub_16x2(h, vgoe);
+          e${r}_${w} = cla_addmaxs_16x2(e${r}_${w}, vnext, t);
+          f${w} = cla_addmaxs_16x2(f${w}, vnext, t);
+          mx${w} = cla_maxs_16x2(mx${w}, h);
+          dg${w} = h${r}_${w}; h${r}_${w} = h; }
+% else:
+        { int h = max(max(dg${w} + p${r}_${w}, e${r}_${w}), max(f${w}, 0));
+          int t = h - goe;
+          e${r}_${w} = max(e${r}_${w} - ext, t);
+          f${w} = max(f${w} - ext, t);
+          mx${w} = max(mx${w}, h);
+          dg${w} = h${r}_${w}; h${r}_${w} = h; }
+% endif
+</%def>
+
+<%def name="fetch(r0, w)">\
+## profile words for rows r0 .. r0+CH-1 of word w, lanes' codes c${w}_k
+% if WIDTH == 32:
+        p${r0}_${w} = (int)pb[pc${w}_0 + ${r0}];
+% elif PROFILE == "plain" and WIDTH == 8:
+        { uint x0 = pb[pc${w}_0 + ${r0 // 4}], x1 = pb[pc${w}_1 + ${r0 // 4}];
+          uint x2 = pb[pc${w}_2 + ${r0 // 4}], x3 = pb[pc${w}_3 + ${r0 // 4}];
+          uint lo01 = sw_ilv_lo8(x0, x1), lo23 = sw_ilv_lo8(x2, x3);
+          uint hi01 = sw_ilv_hi8(x0, x1), hi23 = sw_ilv_hi8(x2, x3);
+          p${r0}_${w} = sw_lo16(lo01, lo23); p${r0 + 1}_${w} = sw_hi16(lo01, lo23);
+          p${r0 + 2}_${w} = sw_lo16(hi01, hi23); p${r0 + 3}_${w} = sw_hi16(hi01, hi23); }
+% elif PROFILE == "plain":
+        { uint x0 = pb[pc${w}_0 + ${r0 // 2}], x1 = pb[pc${w}_1 + ${r0 // 2}];
+          p${r0}_${w} = sw_lo16(x0, x1); p${r0 + 1}_${w} = sw_hi16(x0, x1); }
+% elif WIDTH == 8:
+        { uint x = pb[pc${w}_0 + ${r0 // 2}], y = pb[pc${w}_1 + ${r0 // 2}];
+          p${r0}_${w} = sw_lo16(x, y); p${r0 + 1}_${w} = sw_hi16(x, y); }
+% else:
+        p${r0}_${w} = pb[pc${w}_0 + ${r0}];
+% endif
+</%def>
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void sw_intertask(__global const uchar *restrict res,    /* batch residues (codes < 28) */
+                  __global const int *restrict offs,     /* subject start in res */
+                  __global const int *restrict lens,     /* subject length */
+                  __global const int *restrict list,     /* S subject ids per group, -1 = empty lane */
+                  __global const int *restrict glen,     /* columns of each group (longest lane) */
+                  __global const long *restrict boff,    /* first column of each block in tmp */
+                  const int ngroups, const int nblocks,
+                  __global const uint *restrict prof,    /* query profile, ${STRIP} words per strip */
+                  const int nstrips,
+                  __global uint *restrict tmp,           /* strip boundary (H, F) per column */
+                  __global int *restrict scores,         /* per subject; -1 = lane overflowed */
+                  __global int *restrict counter,        /* dynamic schedule: next block */
+                  const int bias, const int goe, const int ext, const int thresh)
+{
+% if PK:
+    const uint vbias = cla_splat_${N}((uint)bias);
+    const uint vgoe = cla_splat_${N}((uint)goe);
+    const uint vext = cla_splat_${N}((uint)ext);
+    const uint vnext = cla_splat_${N}((uint)(-ext));
+% endif
+    const int lid = get_local_id(0);
+% if SCHEDULE == "dynamic":
+    __local int next_block;
+    for (;;) {
+        if (lid == 0) next_block = atomic_inc(counter);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int taken = next_block;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (taken >= nblocks) break;
+        const int blk = nblocks - 1 - taken;       /* longest blocks first */
+% else:
+    {
+        const int blk = get_group_id(0);
+% endif
+        const int g = blk * ${WG} + lid;
+        if (g < ngroups) {
+            const int ncol = glen[g];
+            __global uint *tbase = tmp + (ulong)boff[blk] * ${WG * WORDS * 2} + (ulong)lid * ${WORDS * 2};
+% for w in range(WORDS):
+%  for k in range(L):
+            const int sid${w}_${k} = list[g * ${S} + ${w * L + k}];
+            const int len${w}_${k} = sid${w}_${k} < 0 ? 0 : lens[sid${w}_${k}];
+            __global const uchar *sq${w}_${k} = res + (sid${w}_${k} < 0 ? 0 : offs[sid${w}_${k}]);
+%  endfor
+            ${T} mx${w} = 0;
+% endfor
+            for (int s = 0; s < nstrips; s++) {
+                __global const uint *pb = prof + (ulong)s * ${STRIP};
+                __global uint *tp = tbase;
+                const int last = s == nstrips - 1;
+% for w in range(WORDS):
+                ${T} dgb${w} = 0;
+%  for r in range(ROWS):
+                ${T} h${r}_${w} = 0, e${r}_${w} = 0;
+%  endfor
+% endfor
+                for (int j = 0; j < ncol; j++) {
+% for w in range(WORDS):
+                    ${T} hup${w} = 0, f${w} = 0;
+                    if (s > 0) { hup${w} = (${T})tp[${2 * w}]; f${w} = (${T})tp[${2 * w + 1}]; }
+                    ${T} dg${w} = dgb${w};
+                    dgb${w} = hup${w};
+%  for k in range(L):
+                    const uint c${w}_${k} = j < len${w}_${k} ? (uint)sq${w}_${k}[j] : SW_SENTINEL;
+%  endfor
+%  if PROFILE == "pairs" and PK:
+%   for k in range(0, L, 2):
+                    const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;
+%   endfor
+%  else:
+%   for k in range(L):
+                    const uint pc${w}_${k} = c${w}_${k} * ${RW}u;
+%   endfor
+%  endif
+% endfor
+% for r0 in range(0, ROWS, CH):
+%  for w in range(WORDS):
+%   for r in range(r0, r0 + CH):
+                    ${T} p${r}_${w};
+%   endfor
+${fetch(r0, w)}
+%  endfor
+%  for r in range(r0, r0 + CH):
+%   for w in range(WORDS):
+${cell(r, w)}
+%   endfor
+%  endfor
+% endfor
+                    if (!last) {
+% for w in range(WORDS):
+                        tp[${2 * w}] = (uint)h${ROWS - 1}_${w}; tp[${2 * w + 1}] = (uint)f${w};
+% endfor
+                    }
+                    tp += ${WG * WORDS * 2};
+                }
+            }
+% for w in range(WORDS):
+%  for k in range(L):
+            if (sid${w}_${k} >= 0) {
+%   if WIDTH == 8:
+                const int v = (int)cla_get_8x4(mx${w}, ${k}u);
+%   elif WIDTH == 16:
+                const int v = cla_gets_16x2(mx${w}, ${k}u);
+%   else:
+                const int v = mx${w};
+%   endif
+                scores[sid${w}_${k}] = v >= thresh ? -1 : v;
+            }
+%  endfor
+% endfor
+        }
+    }
+}
