@@ -13,7 +13,7 @@ def write_file(tmp_path):
     """write_file(name, text_or_bytes, gzip=False) -> path of a new file under tmp_path."""
 
     def _write(name, content, gzip=False):
-        raw = content.encode("latin-1") if isinstance(content, str) else content
+        raw = content.encode("utf-8") if isinstance(content, str) else content
         path = tmp_path / name
         if gzip:
             raw = _gzip.compress(raw)

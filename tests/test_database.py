@@ -1,0 +1,152 @@
+import json
+import os
+
+import numpy as np
+import pytest
+
+from clalign.data import DNA, PROTEIN, Database, as_database, makedb
+from clalign.errors import InputError
+
+FA = ">s1 first one\nMKVLA\n>s2\nAC\n>s3 third\nWWPPE\n>s4 dup len\nAC*\n>s5 ünïcode desc\nmkvlaggg\n"
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    assert a.alphabet is b.alphabet
+    assert np.array_equal(np.asarray(a.residues), np.asarray(b.residues))
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.lengths, b.lengths)
+    assert np.array_equal(a.order, b.order)
+    assert list(a.ids) == list(b.ids) and list(a.descriptions) == list(b.descriptions)
+
+
+def test_from_fasta_api(write_file):
+    db = Database.from_fasta(write_file("a.fa", FA))
+    assert len(db) == 5 and db.alphabet is PROTEIN
+    assert db.residues.dtype == np.uint8 and db.offsets.dtype == np.int64 and db.lengths.dtype == np.int32
+    assert db.order.dtype == np.int64
+    assert db.lengths.tolist() == [5, 2, 5, 2, 8]
+    assert db.offsets.tolist() == [0, 5, 7, 12, 14, 22]
+    assert db.total_residues == 22 and db.max_length == 8
+    # stable: equal lengths keep input order
+    assert db.order.tolist() == [1, 3, 0, 2, 4]
+    assert list(db.ids) == ["s1", "s2", "s3", "s4", "s5"]
+    assert db.descriptions[4] == "ünïcode desc" and db.descriptions[1] == ""
+    assert PROTEIN.decode(db.sequence(2)) == "WWPPE" and db.sequence_str(-1) == "MKVLAGGG"
+
+
+def test_makedb_open_roundtrip(write_file, tmp_path, capsys):
+    fa = write_file("a.fa.gz", FA, gzip=True)
+    out = tmp_path / "db"
+    db = makedb(fa, out)
+    assert "5 sequences, 22 residues" in capsys.readouterr().err
+    mem = Database.from_fasta(fa)
+    opened = Database.open(out)
+    _same(opened, mem)
+    _same(db, mem)
+    assert isinstance(opened.residues, np.memmap)
+    header = json.loads((out / "header.json").read_text())
+    assert header["format_version"] == 1 and header["alphabet"] == "protein"
+    assert (header["sequences"], header["total_residues"], header["max_length"]) == (5, 22, 8)
+    assert header["source"] == "a.fa.gz" and header["created_by"].startswith("clalign ")
+    for f in os.listdir(out):  # nothing pickled
+        if f.endswith(".npy"):
+            np.load(out / f, allow_pickle=False)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_makedb_real_proteome(data_dir, tmp_path):
+    db = makedb(os.path.join(data_dir, "proteome.faa.gz"), tmp_path / "p", quiet=True)
+    assert len(db) == 2100 and db.total_residues == 680484 and db.alphabet is PROTEIN
+    assert (np.diff(db.lengths[db.order]) >= 0).all()
+    _same(db, Database.from_fasta(os.path.join(data_dir, "proteome.faa.gz")))
+
+
+def test_makedb_dna(write_file, tmp_path):
+    db = makedb(write_file("d.fa", ">c1\nACGTACGTACGTACGTNNRY\n>c2\nacgu\n"), tmp_path / "d", quiet=True)
+    assert db.alphabet is DNA and db.sequence_str(0) == "ACGTACGTACGTACGTNNRY" and db.sequence_str(1) == "ACGT"
+    with pytest.raises(InputError, match="illegal character 'Q' for the dna alphabet"):
+        makedb(write_file("q.fa", ">c1\nACGQ\n"), tmp_path / "q", alphabet="dna", quiet=True)
+
+
+def test_makedb_refuses_existing_and_force(write_file, tmp_path):
+    fa = write_file("a.fa", FA)
+    out = tmp_path / "db"
+    makedb(fa, out, quiet=True)
+    with pytest.raises(InputError, match="already exists; use --force"):
+        makedb(fa, out, quiet=True)
+    makedb(write_file("b.fa", ">x\nAAA\n"), out, force=True, quiet=True)
+    assert len(Database.open(out)) == 1
+    other = tmp_path / "notadb"
+    other.mkdir()
+    with pytest.raises(InputError, match="not a clalign database"):
+        makedb(fa, other, force=True, quiet=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa", "b.fa", "db", "notadb"]
+
+
+def test_makedb_bad_fasta_leaves_nothing(write_file, tmp_path):
+    fa = write_file("bad.fa", ">a\nAC\n>b\nA1C\n")
+    with pytest.raises(InputError, match=r"bad.fa:4: illegal character '1'"):
+        makedb(fa, tmp_path / "db", quiet=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.fa"]
+
+
+def test_makedb_interrupted_while_writing_leaves_nothing(write_file, tmp_path, monkeypatch):
+    fa = write_file("a.fa", FA)
+    real = np.save
+    calls = []
+
+    def boom(*a, **k):
+        calls.append(a[0])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(np, "save", boom)
+    with pytest.raises(KeyboardInterrupt):
+        makedb(fa, tmp_path / "db", quiet=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa"]
+
+
+def test_open_errors(tmp_path, write_file):
+    with pytest.raises(InputError, match="no header.json"):
+        Database.open(tmp_path)
+    fa = write_file("a.fa", FA)
+    makedb(fa, tmp_path / "db", quiet=True)
+    os.remove(tmp_path / "db" / "lengths.npy")
+    with pytest.raises(InputError, match="lengths.npy is missing"):
+        Database.open(tmp_path / "db")
+
+
+def test_as_database_three_forms(write_file, tmp_path):
+    fa = write_file("a.fa", FA)
+    mem = Database.from_fasta(fa)
+    assert as_database(mem) is mem
+    _same(as_database(fa), mem)
+    makedb(fa, tmp_path / "db", quiet=True)
+    _same(as_database(tmp_path / "db"), mem)
+    _same(as_database(str(tmp_path / "db")), mem)
+    with pytest.raises(InputError, match="no such file"):
+        as_database(tmp_path / "missing")
+    with pytest.raises(InputError, match="neither a prepared database folder nor a FASTA file"):
+        as_database(write_file("x.txt", "hello\n"))
+    with pytest.raises(InputError, match="not a prepared database"):
+        as_database(tmp_path)
+
+
+def test_subset(write_file, tmp_path):
+    fa = write_file("a.fa", FA)
+    makedb(fa, tmp_path / "db", quiet=True)
+    for db in (Database.from_fasta(fa), Database.open(tmp_path / "db")):
+        sub = db.subset([4, 0, 4])
+        assert len(sub) == 3 and list(sub.ids) == ["s5", "s1", "s5"]
+        assert [sub.sequence_str(i) for i in range(3)] == ["MKVLAGGG", "MKVLA", "MKVLAGGG"]
+        assert sub.offsets.tolist() == [0, 8, 13, 21] and sub.lengths.tolist() == [8, 5, 8]
+        assert sub.order.tolist() == [1, 0, 2] and sub.descriptions[0] == "ünïcode desc"
+        assert len(db.subset(np.array([], dtype=np.int64))) == 0
+        sorted_db = db.subset(db.order)
+        assert (np.diff(sorted_db.lengths) >= 0).all()
+
+
+def test_from_sequences():
+    db = Database.from_sequences(["MKV", "acdef"], ids=["a", "b"])
+    assert db.sequence_str(1) == "ACDEF" and list(db.ids) == ["a", "b"] and db.total_residues == 8
