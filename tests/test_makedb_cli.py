@@ -88,3 +88,10 @@ def test_python_m_clalign_makedb(write_file, tmp_path):
     assert r.returncode == 0 and "2 sequences" in r.stderr
     r = _subprocess(["-m", "clalign", "makedb", fa, str(tmp_path / "db")])
     assert r.returncode == 2 and r.stderr.startswith("clalign: error: ") and "Traceback" not in r.stderr
+
+
+def test_cli_empty_input(write_file, tmp_path):
+    fa = write_file("empty.fa", "\n\n")
+    r = _run([fa, str(tmp_path / "db")])
+    assert r.exit_code == 2 and "no FASTA records" in r.stderr
+    assert _left(tmp_path, {"empty.fa"}) == []

@@ -2,7 +2,7 @@
 """Benchmark ``clalign makedb`` on a Swiss-Prot-sized synthetic protein FASTA.
 
 Generates (once, cached by n and seed) a 570,000-sequence, ~205 M-residue FASTA with
-``tools/gen_protein_db.py``, then runs ``python3 -m clalign.data.cli`` in a child process and
+``tools/gen_protein_db.py``, then runs the ``makedb`` command (``clalign.data.cli``) in a child process and
 reports its wall-clock seconds and peak resident memory (``resource.getrusage`` of the
 child; the parent does no work meanwhile). Targets: < 60 s and < 3 GB on the 2-core CI
 machine. Example::

@@ -319,6 +319,8 @@ def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=N
     out_dir = os.fspath(out_dir)
     _check_target(os.path.abspath(out_dir), force)  # fail before the (long) parse
     p = parse_fasta(fasta, alphabet, progress=progress)
+    if p.lengths.size == 0:
+        raise InputError("no FASTA records (empty file?)", os.fspath(fasta))
     db = Database._from_parsed(p, source=os.path.basename(os.fspath(fasta)))
     _write_atomic(db, out_dir, force, db.source)
     dt = time.perf_counter() - t0

@@ -22,9 +22,9 @@ The four codes outside those 24 letters are filled the way BLAST+ does it (``bla
 - ``*`` (stop) is an ordinary row of NCBI matrices (BLOSUM62: -4 against residues, +1 with
   itself); a file without ``*`` gets the minimum.
 
-Note: BLAST+'s compiled-in tables (``sm_blosum62.c``) differ from the published files in the
-X row (-1 against everything) and a few B/Z cells; we keep the published values, which is what
-parasail/SWIPE/CUDASW++ (our golden references) score with.
+Note: BLAST+'s compiled-in BLOSUM62 (``sm_blosum62.c`` of the toolkit) differs from the
+published file in the X row (-1 against every residue; the file has 0/-2 for some); we keep the
+published values, which is what parasail/SWIPE/CUDASW++ (our golden references) score with.
 """
 from __future__ import annotations
 
