@@ -1,0 +1,152 @@
+"""``clalign hmmsearch``: HMMER's hmmsearch with the MSV filter on an OpenCL device.
+
+Same argument order and option names as HMMER (``hmmsearch [options] <hmmfile> <seqdb>``).
+Outputs are written atomically (temporary file + rename); on any error none is left.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+import click
+
+from ..errors import ClalignError
+
+
+
+class _Outputs:
+    """Temporary siblings of the requested output files, renamed into place on success."""
+
+    def __init__(self):
+        self.files = {}
+
+    def open(self, path):
+        if path is None:
+            return None
+        d = os.path.dirname(os.path.abspath(path)) or "."
+        if not os.path.isdir(d):
+            raise ClalignError(f"cannot write {path}: no such directory {d}")
+        fd, tmp = tempfile.mkstemp(prefix=".clalign-", suffix=".tmp", dir=d)
+        fh = os.fdopen(fd, "wb")
+        self.files[path] = (tmp, fh)
+        return fh
+
+    def commit(self):
+        for path, (tmp, fh) in self.files.items():
+            fh.close()
+            os.replace(tmp, path)
+        self.files = {}
+
+    def abort(self):
+        for path, (tmp, fh) in self.files.items():
+            try:
+                fh.close()
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        self.files = {}
+
+
+@click.command("hmmsearch", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("hmmfile", type=click.Path(dir_okay=False))
+@click.argument("seqdb", type=click.Path())
+@click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
+              help="Direct the main (human-readable) output to this file, not stdout.")
+@click.option("--tblout", type=click.Path(dir_okay=False), default=None,
+              help="Save parseable table of per-sequence hits (HMMER's format).")
+@click.option("--domtblout", type=click.Path(dir_okay=False), default=None,
+              help="Save parseable table of per-domain hits (HMMER's format).")
+@click.option("-E", "evalue", type=float, default=10.0, show_default=True,
+              help="Report sequences <= this E-value threshold.")
+@click.option("--domE", "dom_evalue", type=float, default=10.0, show_default=True,
+              help="Report domains <= this E-value threshold.")
+@click.option("--incE", "inc_evalue", type=float, default=0.01, show_default=True,
+              help="Consider sequences <= this E-value threshold as significant.")
+@click.option("--incdomE", "incdom_evalue", type=float, default=0.01, show_default=True,
+              help="Consider domains <= this E-value threshold as significant.")
+@click.option("--F1", "f1", type=float, default=0.02, show_default=True,
+              help="MSV filter threshold: promote hits with P <= F1.")
+@click.option("-Z", "z", type=float, default=None,
+              help="Number of comparisons done, for E-value calculation (default: number of sequences).")
+@click.option("--cpu", "cpu", type=int, default=None,
+              help="Number of CPU threads for the post-MSV stages (pyhmmer). Default: all cores.")
+@click.option("--device", "device", default=None,
+              help="OpenCL device(s) for the MSV filter, as P:D (see `clalign devices`).")
+@click.option("--noali", is_flag=True, help="Accepted for compatibility: alignments are never shown.")
+def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc_evalue, incdom_evalue, f1, z,
+              cpu, device, noali):
+    """Search profile HMM(s) in HMMFILE against the sequence database SEQDB.
+
+    SEQDB is a protein FASTA file (plain or gzip) or a database prepared with
+    `clalign makedb`. The MSV filter runs on the OpenCL device; the sequences that pass it go
+    through HMMER's remaining stages (pyhmmer), so hits, scores and E-values are hmmsearch's.
+    """
+    import time
+
+    from .search import hmmsearch as run_search, write_report
+
+    if not 0.0 < f1 <= 1.0:
+        raise ClalignError(f"--F1 must be in (0, 1], not {f1}")
+    for name, val in (("-E", evalue), ("--domE", dom_evalue), ("--incE", inc_evalue), ("--incdomE", incdom_evalue)):
+        if val <= 0:
+            raise ClalignError(f"{name} must be > 0, not {val}")
+    if z is not None and z <= 0:
+        raise ClalignError(f"-Z must be > 0, not {z}")
+    if cpu is not None and cpu < 0:
+        raise ClalignError(f"--cpu must be >= 0, not {cpu}")
+    cpus = cpu if cpu else (os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    search = run_search(hmmfile, seqdb, F1=f1, E=evalue, Z=z, domE=dom_evalue, incE=inc_evalue,
+                        incdomE=incdom_evalue, cpus=cpus, device=device, progress=True)
+    outs = _Outputs()
+    try:
+        main_fh = outs.open(output)
+        tbl_fh = outs.open(tblout)
+        dom_fh = outs.open(domtblout)
+        results = []
+        for i, res in enumerate(search):
+            results.append(res)
+            if tbl_fh is not None:
+                res.hits.write(tbl_fh, format="targets", header=(i == 0))
+            if dom_fh is not None:
+                res.hits.write(dom_fh, format="domains", header=(i == 0))
+        argv = " ".join(["clalign", "hmmsearch"] + sys.argv[2:]) if len(sys.argv) > 1 else "clalign hmmsearch"
+        trailer = _trailer(hmmfile, seqdb, argv)
+        for fh in (tbl_fh, dom_fh):
+            if fh is not None:
+                fh.write(trailer.encode())
+        text = write_report(results, search.stats, hmmfile=hmmfile, seqdb=seqdb, output=output, tblout=tblout,
+                            domtblout=domtblout, options=dict(E=evalue, domE=dom_evalue, incE=inc_evalue,
+                                                              incdomE=incdom_evalue, F1=f1, Z=z))
+        if main_fh is not None:
+            main_fh.write(text.encode())
+        outs.commit()
+    except BaseException:
+        outs.abort()
+        raise
+    if main_fh is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    st = search.stats
+    click.echo(f"clalign hmmsearch: {st.models} model(s), {st.sequences} sequences, {st.residues} residues; "
+               f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test); "
+               f"{time.perf_counter() - t0:.2f} s (device MSV stage {st.device_seconds:.2f} s)", err=True)
+
+
+def _trailer(hmmfile, seqdb, argv):
+    """HMMER's tabular-output trailer (# Program ... # [ok]), naming clalign as the program."""
+    import time
+
+    from .. import __version__
+
+    return ("#\n"
+            "# Program:         clalign hmmsearch\n"
+            f"# Version:         {__version__} (MSV filter on OpenCL; post-MSV stages by HMMER via pyhmmer)\n"
+            "# Pipeline mode:   SEARCH\n"
+            f"# Query file:      {hmmfile}\n"
+            f"# Target file:     {seqdb}\n"
+            f"# Option settings: {argv}\n"
+            f"# Current dir:     {os.getcwd()}\n"
+            f"# Date:            {time.ctime()}\n"
+            "# [ok]\n")

@@ -1,0 +1,388 @@
+"""``hmmsearch`` with the MSV filter on an OpenCL device and the remaining stages in pyhmmer.
+
+Pipeline, per model (HMMER's acceleration pipeline, p7_pipeline.c):
+
+1. our HMMER-exact MSV byte profile (:func:`build_msv_profile`) scores every target on the
+   device (:func:`clalign.hmm.engine.msv_scores`, nats per target);
+2. :func:`clalign.hmm.pvalue.msv_pass` keeps the targets whose MSV P-value is <= F1
+   (HMMER's null model and Gumbel survival, target lengths as HMMER counts them);
+3. only those go to pyhmmer (HMMER 3.4) as a ``DigitalSequenceBlock``, with ``Z`` = the
+   number of sequences in the whole database: pyhmmer re-runs MSV on them (same result), then
+   the bias filter, Viterbi, Forward and domain definition. Every later stage depends only on
+   the target itself and on Z, so hits, scores, E-values and domZ equal a full hmmsearch.
+
+Why it is exact even at the F1 boundary: step 2 keeps a *superset* of HMMER's passing set
+(a 0.001-bit slack absorbs float rounding), and pyhmmer applies HMMER's own MSV test again.
+
+Target lengths: HMMER reads a trailing ``*`` (stop) as a residue (the nonresidue symbol) and
+counts it in L, the null model and the MSV length model; clalign's FASTA reader strips it.
+For FASTA input we count the stripped stops per record and give HMMER's view (L + stops,
+and the ``*`` residues appended for pyhmmer). A prepared clalign database has lost them:
+search the FASTA file itself to reproduce hmmsearch on files with terminal stops.
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .hmmfile import HMM, _read_text, read_hmms
+from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
+from .pvalue import msv_pass
+
+#: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
+SLACK_BITS = 1e-3
+#: Easel code of '*' (nonresidue) in the amino alphabet.
+EASEL_STAR = 27
+
+
+@dataclass
+class ModelResult:
+    """Search result of one model: pyhmmer ``TopHits`` plus the filter counts."""
+
+    hmm: HMM
+    hits: object
+    n_device_pass: int
+    n_past_msv: int
+    n_past_bias: int
+    n_past_vit: int
+    n_past_fwd: int
+    seconds: float = 0.0
+
+
+@dataclass
+class SearchStats:
+    models: int = 0
+    nodes: int = 0
+    sequences: int = 0
+    residues: int = 0
+    device_pass: int = 0
+    past_msv: int = 0
+    seconds: float = 0.0
+    device_seconds: float = 0.0
+    per_model: list = field(default_factory=list)
+
+
+def trailing_stops(path, nrecords):
+    """Number of '*' characters clalign's FASTA reader stripped from each record's end.
+
+    Stops elsewhere in a sequence are rejected by the reader, so every '*' outside a header
+    line is a stripped terminal stop; they are counted per record with numpy on the raw bytes.
+    """
+    from ..data.fasta import read_bytes
+
+    data = read_bytes(path)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    stars = np.flatnonzero(arr == 42)
+    if stars.size == 0:
+        return np.zeros(nrecords, dtype=np.int64)
+    nl = np.flatnonzero(arr == 10)
+    starts = nl + 1
+    starts = starts[starts < arr.size]
+    hs = starts[arr[starts] == 62]
+    if arr.size and arr[0] == 62:
+        hs = np.concatenate(([0], hs))
+    he = np.append(nl, arr.size)[np.searchsorted(nl, hs)]          # newline ending each header
+    rec = np.searchsorted(hs, stars, side="right") - 1
+    in_seq = (rec >= 0) & (stars > he[np.maximum(rec, 0)])
+    counts = np.bincount(rec[in_seq], minlength=len(hs)).astype(np.int64)
+    if len(hs) != nrecords:
+        raise InputError(f"found {len(hs)} FASTA records but the database holds {nrecords}", path)
+    return counts
+
+
+def _hmmer_lengths(db, seqdb):
+    """Target lengths as HMMER counts them (trailing stops included) and the stop counts."""
+    lengths = np.asarray(db.lengths, dtype=np.int64)
+    stops = np.zeros(len(lengths), dtype=np.int64)
+    if isinstance(seqdb, (str, os.PathLike)) and os.path.isfile(seqdb):
+        stops = trailing_stops(seqdb, len(lengths))
+    return lengths + stops, stops
+
+
+def _hmmer_nats(nats, profile: MSVProfile, lengths, stops):
+    """Re-express device MSV scores (computed for L) for HMMER's L + stops.
+
+    A trailing '*' row cannot raise the MSV xJ byte (its match costs are 255), so only the
+    length terms change: recover xJ from the score and convert it again with L + stops.
+    """
+    nats = np.asarray(nats, dtype=np.float32)
+    if not stops.any():
+        return nats
+    sel = np.flatnonzero((stops > 0) & np.isfinite(nats))
+    L0 = lengths[sel] - stops[sel]
+    xj = np.rint((nats[sel].astype(np.float64) + 3.0) * profile.scale_b + profile.base_b
+                 + profile.tjb_b(L0)).astype(np.int64)
+    out = nats.copy()
+    out[sel] = profile.msv_nats(xj, lengths[sel])
+    return out
+
+
+def _block(db, indices, stops, abc):
+    """pyhmmer DigitalSequenceBlock of the given targets, in easel codes, stops restored."""
+    from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
+
+    seqs = []
+    res = db.residues
+    off = db.offsets
+    for i in indices:
+        i = int(i)
+        codes = EASEL_OF_CODE[np.asarray(res[off[i]:off[i + 1]])]
+        if stops[i]:
+            codes = np.concatenate((codes, np.full(int(stops[i]), EASEL_STAR, dtype=np.uint8)))
+        desc = db.descriptions[i]
+        seqs.append(DigitalSequence(abc, name=db.ids[i].encode(), description=desc.encode() if desc else None,
+                                    sequence=codes))
+    return DigitalSequenceBlock(abc, seqs)
+
+
+def _pyhmmer_models(hmmfile):
+    """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
+    from pyhmmer.plan7 import HMMFile
+
+    data = _read_text(hmmfile).encode("latin-1")
+    with HMMFile(io.BytesIO(data)) as hf:
+        return list(hf)
+
+
+def hmmsearch(hmmfile, seqdb, *, F1=0.02, E=10.0, Z=None, domE=10.0, incE=0.01, incdomE=0.01,
+              cpus=1, device=None, msv_scores=None, progress=False):
+    """Search every model of ``hmmfile`` against ``seqdb``; yields :class:`ModelResult` in model order.
+
+    ``seqdb``: FASTA path (plain/gzip), prepared clalign database path, or ``Database``.
+    ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`).
+    The last item of the returned list's ``stats`` attribute is filled as results come.
+    """
+    return _Search(hmmfile, seqdb, F1=F1, E=E, Z=Z, domE=domE, incE=incE, incdomE=incdomE, cpus=cpus,
+                   device=device, msv_scores=msv_scores, progress=progress)
+
+
+class _Search:
+    """Iterable search (see :func:`hmmsearch`); ``stats`` holds the totals."""
+
+    def __init__(self, hmmfile, seqdb, *, F1, E, Z, domE, incE, incdomE, cpus, device, msv_scores, progress):
+        from ..data import as_database
+
+        if not 0.0 < F1 <= 1.0:
+            raise InputError(f"--F1 must be in (0, 1], not {F1}")
+        self.hmms = list(read_hmms(hmmfile))
+        for h in self.hmms:
+            if h.msv is None:
+                raise InputError(f"model {h.name!r} has no STATS LOCAL lines (uncalibrated); "
+                                 "hmmsearch needs calibrated models", hmmfile, h.line)
+        self.db = as_database(seqdb)
+        if self.db.alphabet.name.lower() not in ("protein", "amino"):
+            raise InputError("hmmsearch needs a protein sequence database; this one is "
+                             f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
+        self.hmmfile, self.seqdb = hmmfile, seqdb
+        self.lengths, self.stops = _hmmer_lengths(self.db, seqdb)
+        self.Z = float(len(self.db)) if Z is None else float(Z)
+        self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
+        self.cpus = max(1, int(cpus or 1))
+        self.device = device
+        if msv_scores is None:
+            from .engine import msv_scores
+        self.msv_scores = msv_scores
+        self.progress = progress
+        self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
+                                 sequences=len(self.db), residues=int(self.lengths.sum()))
+
+    def _pyhmmer_stage(self, hmm, phmm, passing):
+        import pyhmmer
+
+        t0 = time.perf_counter()
+        abc = phmm.alphabet
+        block = _block(self.db, passing, self.stops, abc)
+        pipeline = pyhmmer.plan7.Pipeline(abc, Z=self.Z, F1=self.opts["F1"], E=self.opts["E"],
+                                          domE=self.opts["domE"], incE=self.opts["incE"],
+                                          incdomE=self.opts["incdomE"])
+        hits = pipeline.search_hmm(phmm, block)
+        st = hits.__getstate__()["pipeline"]
+        return ModelResult(hmm=hmm, hits=hits, n_device_pass=len(passing), n_past_msv=st["n_past_msv"],
+                           n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
+                           n_past_fwd=st["n_past_fwd"], seconds=time.perf_counter() - t0)
+
+    def __iter__(self):
+        t_start = time.perf_counter()
+        phmms = _pyhmmer_models(self.hmmfile)
+        if len(phmms) != len(self.hmms) or any(p.name != h.name for p, h in zip(phmms, self.hmms)):
+            raise InputError("pyhmmer reads this HMM file differently (model count or names differ)", self.hmmfile)
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+            bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
+        pending = []
+        with ThreadPoolExecutor(max_workers=self.cpus) as pool:
+            for hmm, phmm in zip(self.hmms, phmms):
+                t0 = time.perf_counter()
+                profile = build_msv_profile(hmm)
+                nats = self.msv_scores(profile, self.db, device=self.device)
+                nats = _hmmer_nats(nats, profile, self.lengths, self.stops)
+                keep = msv_pass(nats, self.lengths, hmm, self.opts["F1"], slack_bits=SLACK_BITS)
+                keep &= self.lengths > 0
+                passing = np.flatnonzero(keep)
+                self.stats.device_seconds += time.perf_counter() - t0
+                pending.append(pool.submit(self._pyhmmer_stage, hmm, phmm, passing))
+                while pending and pending[0].done():
+                    yield self._finish(pending.pop(0).result(), bar)
+            for fut in pending:
+                yield self._finish(fut.result(), bar)
+        if bar is not None:
+            bar.close()
+        self.stats.seconds = time.perf_counter() - t_start
+
+    def _finish(self, res, bar):
+        self.stats.device_pass += res.n_device_pass
+        self.stats.past_msv += res.n_past_msv
+        self.stats.per_model.append(res)
+        if bar is not None:
+            bar.update(1)
+        return res
+
+
+# ---------------------------------------------------------------------------------------------
+# HMMER's human-readable report (p7_tophits_Targets / p7_tophits_Domains / p7_pli_Statistics
+# layouts, as hmmsearch --noali prints them).
+
+_TEXTW = 120
+
+
+def _c_columns(hits):
+    """Values HMMER computes that pyhmmer exposes only through its tables, read from them.
+
+    Per reported hit: (exp, reported domain count) from the targets table; per reported domain:
+    'acc' (mean optimal-accuracy posterior over the envelope) from the domains table.
+    """
+    per_hit = []
+    for fmt in ("targets", "domains"):
+        buf = io.BytesIO()
+        hits.write(buf, format=fmt, header=False)
+        rows = [ln.split() for ln in buf.getvalue().decode().splitlines() if ln and not ln.startswith("#")]
+        if fmt == "targets":
+            per_hit = [(float(f[10]), int(f[15])) for f in rows]
+        else:
+            accs = [float(f[21]) for f in rows]
+    return per_hit, accs
+
+
+def _query_section(res, opts):
+    hmm, hits = res.hmm, res.hits
+    lines = [f"Query:       {hmm.name}  [M={hmm.M}]"]
+    if hmm.acc:
+        lines.append(f"Accession:   {hmm.acc}")
+    if hmm.desc:
+        lines.append(f"Description: {hmm.desc}")
+    reported = [h for h in hits if h.reported]
+    namew = max([8] + [len(h.name) for h in reported])
+    descw = max(32, _TEXTW - namew - 61)
+    lines.append("Scores for complete sequences (score includes all domains):")
+    lines.append("  %22s  %22s  %8s" % (" --- full sequence ---", " --- best 1 domain ---", "-#dom-"))
+    lines.append("  %9s %6s %5s  %9s %6s %5s  %5s %2s  %-*s %s" % (
+        "E-value", " score", " bias", "E-value", " score", " bias", "  exp", "N", namew, "Sequence", "Description"))
+    lines.append("  %9s %6s %5s  %9s %6s %5s  %5s %2s  %-*s %s" % (
+        "-------", "------", "-----", "-------", "------", "-----", " ----", "--", namew, "--------", "-----------"))
+    per_hit, accs = _c_columns(hits)
+    printed_inc = False
+    for h, (nexp, nrep) in zip(reported, per_hit):
+        if not h.included and not printed_inc:
+            lines.append("  ------ inclusion threshold ------")
+            printed_inc = True
+        d = h.best_domain
+        lines.append("%c %9.2g %6.1f %5.1f  %9.2g %6.1f %5.1f  %5.1f %2d  %-*s  %-.*s" % (
+            " ", h.evalue, h.score, h.bias, d.i_evalue, d.score, d.bias, nexp, nrep, namew, h.name,
+            descw, h.description or ""))
+    if not reported:
+        lines += ["", "   [No hits detected that satisfy reporting thresholds]"]
+    lines += ["", "", "Domain annotation for each sequence:"]
+    acc_iter = iter(accs)
+    for h in reported:
+        descw = max(32, _TEXTW - len(h.name) - 5)
+        lines.append(">> %s  %-.*s" % (h.name, descw, h.description or ""))
+        doms = [d for d in h.domains if d.reported]
+        if not doms:
+            lines += ["   [No individual domains that satisfy reporting thresholds (although complete target did)]", ""]
+            continue
+        lines.append("   #    score  bias  c-Evalue  i-Evalue hmmfrom  hmm to    alifrom  ali to    envfrom  env to     acc")
+        lines.append(" ---   ------ ----- --------- --------- ------- -------    ------- -------    ------- -------    ----")
+        L = h.length
+        for nd, d in enumerate(doms, 1):
+            a = d.alignment
+            lines.append(" %3d %c %6.1f %5.1f %9.2g %9.2g %7d %7d %c%c %7d %7d %c%c %7d %7d %c%c %4.2f" % (
+                nd, "!" if d.included else "?", d.score, d.bias, d.c_evalue, d.i_evalue,
+                a.hmm_from, a.hmm_to, "[" if a.hmm_from == 1 else ".", "]" if a.hmm_to == hmm.M else ".",
+                a.target_from, a.target_to, "[" if a.target_from == 1 else ".", "]" if a.target_to == L else ".",
+                d.env_from, d.env_to, "[" if d.env_from == 1 else ".", "]" if d.env_to == L else ".",
+                next(acc_iter)))
+        lines.append("")
+    if not reported:
+        lines += ["", "   [No targets detected that satisfy reporting thresholds]"]
+    lines += ["", ""]
+    return lines
+
+
+def _pli_stats(res, stats, Zopt):
+    hits = res.hits
+    st = hits.__getstate__()["pipeline"]
+    n = stats.sequences
+    F1, F2, F3 = st["F1"], st["F2"], st["F3"]
+    out = ["Internal pipeline statistics summary:",
+           "-------------------------------------",
+           "%-29s%15d  (%d nodes)" % ("Query model(s):", 1, res.hmm.M),
+           "%-29s%15d  (%d residues searched)" % ("Target sequences:", n, stats.residues),
+           "%-29s%15d  (%.6g); expected %.1f (%.2g)" % ("Passed MSV filter:", st["n_past_msv"], st["n_past_msv"] / n,
+                                                        F1 * n, F1),
+           "%-29s%15d  (%.6g); expected %.1f (%.2g)" % ("Passed bias filter:", st["n_past_bias"], st["n_past_bias"] / n,
+                                                        F1 * n, F1),
+           "%-29s%15d  (%.6g); expected %.1f (%.2g)" % ("Passed Vit filter:", st["n_past_vit"], st["n_past_vit"] / n,
+                                                        F2 * n, F2),
+           "%-29s%15d  (%.6g); expected %.1f (%.2g)" % ("Passed Fwd filter:", st["n_past_fwd"], st["n_past_fwd"] / n,
+                                                        F3 * n, F3),
+           "Initial search space (Z):    %15.0f  %s" % (hits.Z, "[as set by --Z on cmdline]" if Zopt is not None
+                                                     else "[actual number of targets]"),
+           "Domain search space  (domZ): %15.0f  %s" % (hits.domZ, "[number of targets reported over threshold]"),
+           "# Mc/sec: %.2f" % ((stats.residues * res.hmm.M) / max(res.seconds, 1e-9) / 1e6),
+           "//"]
+    return out
+
+
+def write_report(results, stats, hmmfile, seqdb, output=None, tblout=None, domtblout=None, options=None):
+    """hmmsearch's main output (as with --noali) for a list of :class:`ModelResult`; returns the text."""
+    from .. import __version__
+
+    options = options or {}
+    sep = "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -"
+    lines = ["# hmmsearch :: search profile(s) against a sequence database",
+             f"# clalign {__version__}: MSV filter on OpenCL; later stages by HMMER via pyhmmer",
+             sep,
+             "# query HMM file:                  %s" % hmmfile,
+             "# target sequence database:        %s" % seqdb]
+    if output:
+        lines.append("# output directed to file:         %s" % output)
+    if tblout:
+        lines.append("# per-seq hits tabular output:     %s" % tblout)
+    if domtblout:
+        lines.append("# per-dom hits tabular output:     %s" % domtblout)
+    if options.get("E", 10.0) != 10.0:
+        lines.append("# sequence reporting threshold:    E-value <= %g" % options["E"])
+    if options.get("domE", 10.0) != 10.0:
+        lines.append("# domain reporting threshold:      E-value <= %g" % options["domE"])
+    if options.get("incE", 0.01) != 0.01:
+        lines.append("# sequence inclusion threshold:    E-value <= %g" % options["incE"])
+    if options.get("incdomE", 0.01) != 0.01:
+        lines.append("# domain inclusion threshold:      E-value <= %g" % options["incdomE"])
+    if options.get("F1", 0.02) != 0.02:
+        lines.append("# MSV filter P threshold:       <= %g" % options["F1"])
+    if options.get("Z") is not None:
+        lines.append("# database size is set to:         %.0f" % options["Z"])
+    lines += ["# show alignments in output:       no", sep, ""]
+    for res in results:
+        lines += _query_section(res, options)
+        lines += _pli_stats(res, stats, options.get("Z"))
+    lines.append("[ok]")
+    return "\n".join(lines) + "\n"
