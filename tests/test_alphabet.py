@@ -19,7 +19,7 @@ def test_protein_lowercase_and_roundtrip():
     assert PROTEIN.decode(PROTEIN.encode("mkvlU*oj")) == "MKVLU*OJ"
 
 
-@pytest.mark.parametrize("bad", ["AC1D", "AC D", "ACD.", "é"])
+@pytest.mark.parametrize("bad", ["AC1D", "AC D", "ACD.", "é", "AC€"])
 def test_protein_illegal_letter(bad):
     with pytest.raises(InputError, match="illegal character"):
         PROTEIN.encode(bad)

@@ -60,7 +60,11 @@ class Alphabet:
 
     def encode(self, text) -> np.ndarray:
         """Codes (np.uint8) of a string of letters; InputError naming the first illegal one."""
-        raw = text.encode("latin-1") if isinstance(text, str) else bytes(text)
+        try:
+            raw = text.encode("latin-1") if isinstance(text, str) else bytes(text)
+        except UnicodeEncodeError as exc:
+            raise InputError(f"illegal character {text[exc.start]!r} at position {exc.start + 1} "
+                             f"for the {self.name} alphabet") from None
         codes = np.frombuffer(raw.translate(self._table), dtype=np.uint8)
         bad = np.flatnonzero(codes == ILLEGAL)
         if bad.size:
