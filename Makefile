@@ -33,7 +33,7 @@ opencl: $(VENV)/.installed
 run: opencl
 	$(VENV)/bin/clalign devices
 	@mkdir -p $(OUTDIR)
-	$(VENV)/bin/clalign makedb data/proteome.faa.gz $(OUTDIR)/proteome
+	$(VENV)/bin/clalign makedb --force data/proteome.faa.gz $(OUTDIR)/proteome
 	$(VENV)/bin/clalign sw -query data/queries.faa -db $(OUTDIR)/proteome -max_target_seqs 5 -out $(OUTDIR)/sw_hits.tsv
 	@cat $(OUTDIR)/sw_hits.tsv
 	$(VENV)/bin/clalign hmmsearch --tblout $(OUTDIR)/hmmsearch.tbl data/hmms.hmm $(OUTDIR)/proteome > $(OUTDIR)/hmmsearch.out
