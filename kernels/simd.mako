@@ -16,10 +16,15 @@
 
   Template parameters (clalign.runtime.params.SIMD_PARAMS):
     SIMD       "swar": portable bit tricks on uint (any OpenCL device);
-               "ptx":  NVIDIA inline PTX video-SIMD instructions (vadd4, vmax2, vset4, ...),
-                       with SWAR where PTX has no single instruction for the op.
+               "ptx":  NVIDIA inline PTX where it measured faster than SWAR on an H100
+                       (docs/perf/simd.md): 16x2 max/min via vmax2/vmin2. Every other op,
+                       and all 8x4 ops, stay SWAR: ptxas emulates the video-SIMD
+                       instructions (vadd4.sat, vmax4, vset4 ...) on sm_5x+ and they ran
+                       1.5-5x slower than the SWAR code here.
     PTX_S16X2  with SIMD=="ptx" on sm_90+: 16x2 ops use add.u16x2, max/min.[su]16x2 and
-               max.relu.s16x2; addmaxs is add then max so ptxas can fuse it into DPX.
+               max.relu.s16x2 (one instruction each); addmaxs is add.s16x2 then max.s16x2,
+               which ptxas fuses into one DPX instruction; addus/subus/compares are built
+               from min/max.u16x2.
     PTX_SHFL   not used here.
   SWAR idea: a lane's top bit is kept out of the 32-bit add/sub (mask it off, or force it
   on for sub) so no carry or borrow crosses into the next lane; the top bit is then fixed
@@ -40,7 +45,8 @@
 % for w in _widths:
 <%
     N = w["N"]; W = w["W"]; H = w["H"]; L = w["L"]; LM = w["LM"]; V = w["V"]; SH = W - 1
-    s16 = _s16 and W == 16
+    s16 = _s16 and W == 16              # sm_90 native 16x2 integer instructions
+    vid = _ptx and W == 16 and not s16  # video-SIMD vmax2/vmin2 (faster than SWAR for 16x2)
 %>
 /* ---------------- ${N}: ${w["NL"]} lanes of ${W} bits ---------------- */
 
@@ -65,17 +71,64 @@ inline uint cla_add_${N}(uint a, uint b)
 
 inline uint cla_sub_${N}(uint a, uint b)
 {
-% if _ptx:
-    uint d; asm("vsub${V}.u32.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
     return ((a | ${H}) - (b & ${L})) ^ ((a ^ ~b) & ${H});
+}
+
+<%def name="minmax(op, pinstr, vinstr, swar)">
+inline uint cla_${op}_${N}(uint a, uint b)
+{
+% if s16:
+    uint d; asm("${pinstr} %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+% elif vid:
+    uint d; asm("${vinstr} %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
+% else:
+    ${swar}
+% endif
+}
+</%def>
+${minmax("maxu", "max.u16x2", "vmax2.u32.u32.u32", "return b ^ ((a ^ b) & cla_msbmask_%s(cla_geu_msb_%s(a, b)));" % (N, N))}
+${minmax("minu", "min.u16x2", "vmin2.u32.u32.u32", "return a ^ ((a ^ b) & cla_msbmask_%s(cla_geu_msb_%s(a, b)));" % (N, N))}
+${minmax("maxs", "max.s16x2", "vmax2.s32.s32.s32", "return b ^ ((a ^ b) & cla_msbmask_%s(cla_geu_msb_%s(a ^ %s, b ^ %s)));" % (N, N, H, H))}
+${minmax("mins", "min.s16x2", "vmin2.s32.s32.s32", "return a ^ ((a ^ b) & cla_msbmask_%s(cla_geu_msb_%s(a ^ %s, b ^ %s)));" % (N, N, H, H))}
+
+inline uint cla_cmpeq_${N}(uint a, uint b)
+{
+    uint x = a ^ b;
+    uint nz = (((x & ${L}) + ${L}) | x) & ${H};   /* top bit set where the lane is non-zero */
+    return ~cla_msbmask_${N}(nz);
+}
+
+inline uint cla_cmpgeu_${N}(uint a, uint b)
+{
+% if s16:
+    return cla_cmpeq_${N}(cla_maxu_${N}(a, b), a);
+% else:
+    return cla_msbmask_${N}(cla_geu_msb_${N}(a, b));
+% endif
+}
+
+inline uint cla_cmpgtu_${N}(uint a, uint b)
+{
+% if s16:
+    return ~cla_cmpeq_${N}(cla_maxu_${N}(a, b), b);
+% else:
+    return cla_msbmask_${N}(cla_geu_msb_${N}(b, a) ^ ${H});
+% endif
+}
+
+inline uint cla_cmpgts_${N}(uint a, uint b)
+{
+% if s16:
+    return ~cla_cmpeq_${N}(cla_maxs_${N}(a, b), b);
+% else:
+    return cla_msbmask_${N}(cla_geu_msb_${N}(b ^ ${H}, a ^ ${H}) ^ ${H});
 % endif
 }
 
 inline uint cla_addus_${N}(uint a, uint b)
 {
-% if _ptx:
-    uint d; asm("vadd${V}.u32.u32.u32.sat %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
+% if s16:
+    return cla_add_${N}(cla_minu_${N}(a, ~b), b);   /* min(a, max - b) + b never wraps */
 % else:
     uint s = ((a & ${L}) + (b & ${L})) ^ ((a ^ b) & ${H});
     uint carry = ((a & b) | ((a | b) & ~s)) & ${H};
@@ -85,8 +138,8 @@ inline uint cla_addus_${N}(uint a, uint b)
 
 inline uint cla_subus_${N}(uint a, uint b)
 {
-% if _ptx:
-    uint d; asm("vsub${V}.u32.u32.u32.sat %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
+% if s16:
+    return cla_sub_${N}(cla_maxu_${N}(a, b), b);    /* max(a, b) - b never wraps */
 % else:
     uint d = ((a | ${H}) - (b & ${L})) ^ ((a ^ ~b) & ${H});
     return d & ~cla_msbmask_${N}(cla_geu_msb_${N}(a, b) ^ ${H});
@@ -95,112 +148,18 @@ inline uint cla_subus_${N}(uint a, uint b)
 
 inline uint cla_addss_${N}(uint a, uint b)
 {
-% if _ptx:
-    uint d; asm("vadd${V}.s32.s32.s32.sat %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
     uint s = ((a & ${L}) + (b & ${L})) ^ ((a ^ b) & ${H});
     uint m = cla_msbmask_${N}(~(a ^ b) & (a ^ s) & ${H});   /* signed overflow lanes */
     uint sat = ((a & ${H}) >> ${SH}) + ${L};                 /* 0x7f.. or 0x80.. by sign of a */
     return s ^ ((s ^ sat) & m);
-% endif
 }
 
 inline uint cla_subss_${N}(uint a, uint b)
 {
-% if _ptx:
-    uint d; asm("vsub${V}.s32.s32.s32.sat %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
     uint s = ((a | ${H}) - (b & ${L})) ^ ((a ^ ~b) & ${H});
     uint m = cla_msbmask_${N}((a ^ b) & (a ^ s) & ${H});
     uint sat = ((a & ${H}) >> ${SH}) + ${L};
     return s ^ ((s ^ sat) & m);
-% endif
-}
-
-inline uint cla_cmpgeu_${N}(uint a, uint b)
-{
-% if _ptx:
-    uint d; asm("vset${V}.u32.u32.ge %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
-    return (d << ${W}) - d;
-% else:
-    return cla_msbmask_${N}(cla_geu_msb_${N}(a, b));
-% endif
-}
-
-inline uint cla_cmpgtu_${N}(uint a, uint b)
-{
-% if _ptx:
-    uint d; asm("vset${V}.u32.u32.gt %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
-    return (d << ${W}) - d;
-% else:
-    return cla_msbmask_${N}(cla_geu_msb_${N}(b, a) ^ ${H});
-% endif
-}
-
-inline uint cla_cmpgts_${N}(uint a, uint b)
-{
-% if _ptx:
-    uint d; asm("vset${V}.s32.s32.gt %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
-    return (d << ${W}) - d;
-% else:
-    return cla_msbmask_${N}(cla_geu_msb_${N}(b ^ ${H}, a ^ ${H}) ^ ${H});
-% endif
-}
-
-inline uint cla_cmpeq_${N}(uint a, uint b)
-{
-% if _ptx:
-    uint d; asm("vset${V}.u32.u32.eq %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
-    return (d << ${W}) - d;
-% else:
-    uint x = a ^ b;
-    uint nz = (((x & ${L}) + ${L}) | x) & ${H};   /* top bit set where the lane is non-zero */
-    return ~cla_msbmask_${N}(nz);
-% endif
-}
-
-inline uint cla_maxu_${N}(uint a, uint b)
-{
-% if s16:
-    uint d; asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
-% elif _ptx:
-    uint d; asm("vmax${V}.u32.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
-    return b ^ ((a ^ b) & cla_msbmask_${N}(cla_geu_msb_${N}(a, b)));
-% endif
-}
-
-inline uint cla_minu_${N}(uint a, uint b)
-{
-% if s16:
-    uint d; asm("min.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
-% elif _ptx:
-    uint d; asm("vmin${V}.u32.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
-    return a ^ ((a ^ b) & cla_msbmask_${N}(cla_geu_msb_${N}(a, b)));
-% endif
-}
-
-inline uint cla_maxs_${N}(uint a, uint b)
-{
-% if s16:
-    uint d; asm("max.s16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
-% elif _ptx:
-    uint d; asm("vmax${V}.s32.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
-    return b ^ ((a ^ b) & cla_msbmask_${N}(cla_geu_msb_${N}(a ^ ${H}, b ^ ${H})));
-% endif
-}
-
-inline uint cla_mins_${N}(uint a, uint b)
-{
-% if s16:
-    uint d; asm("min.s16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
-% elif _ptx:
-    uint d; asm("vmin${V}.s32.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u)); return d;
-% else:
-    return a ^ ((a ^ b) & cla_msbmask_${N}(cla_geu_msb_${N}(a ^ ${H}, b ^ ${H})));
-% endif
 }
 
 inline uint cla_max3u_${N}(uint a, uint b, uint c) { return cla_maxu_${N}(cla_maxu_${N}(a, b), c); }
@@ -210,8 +169,6 @@ inline uint cla_maxzs_${N}(uint a, uint b)
 {
 % if s16:
     uint d; asm("max.relu.s16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
-% elif _ptx:
-    return cla_maxs_${N}(cla_maxs_${N}(a, b), 0u);
 % else:
     uint m = cla_maxs_${N}(a, b);
     return m & ~cla_msbmask_${N}(m & ${H});   /* negative lanes -> 0 */
@@ -223,7 +180,7 @@ inline uint cla_max3zs_${N}(uint a, uint b, uint c) { return cla_maxzs_${N}(cla_
 inline uint cla_addmaxs_${N}(uint a, uint b, uint c)
 {
 % if s16:
-    /* add.s16x2 then max.s16x2: ptxas may fuse the pair into one Hopper DPX VIADDMNMX */
+    /* add.s16x2 then max.s16x2: ptxas fuses the pair into one Hopper DPX instruction */
     uint s, d;
     asm("add.s16x2 %0, %1, %2;" : "=r"(s) : "r"(a), "r"(b));
     asm("max.s16x2 %0, %1, %2;" : "=r"(d) : "r"(s), "r"(c));

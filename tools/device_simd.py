@@ -122,7 +122,7 @@ def bench_variants(rt, vlist, iters, items, reps, out: Path) -> dict:
         build_s = time.perf_counter() - t0
         if variant == vlist[-1]:
             try:  # the PTX the driver produced (NVIDIA returns PTX text as the "binary")
-                (out / f"simd_bench_{variant}.ptx").write_bytes(prg.get_info(cl.program_info.BINARIES)[0])
+                (out / f"simd_bench_{variant.replace('+', '_')}.ptx").write_bytes(prg.get_info(cl.program_info.BINARIES)[0])
             except Exception:  # the dump is only informative
                 pass
         rows = {}

@@ -242,9 +242,9 @@ def simulate_chain(name: str, inp: np.ndarray, n: int, iters: int) -> np.ndarray
         elif op in reference.TERNARY:
             x = fn(x, y[j], y[(j + 1) % 4])
         elif op in ("get", "gets"):
-            x = fn(x, j % nl).astype(np.int64).astype(np.uint32) ^ y[j]
+            x = fn(x, j % nl).astype(np.int64).astype(np.uint32) + y[j]
         elif op == "set":
-            x = fn(y[j], j % nl, x)
+            x = fn(x, j % nl, y[j]) + y[(j + 1) % 4]
         else:
             x = np.asarray(fn(x)).astype(np.int64).astype(np.uint32) ^ y[j]
     return x
