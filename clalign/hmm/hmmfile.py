@@ -11,14 +11,16 @@ Our own parser of the layout HMMER's ``p7_hmmfile.c`` reads (``read_asc30hmm``):
   from 3/e, RF, MM from 3/f, CS), an insert line (20 values) and a transition line
   (7 values: MM MI MD IM II DM DD); the model ends with ``//``;
 * values are negative natural logs, ``*`` meaning probability 0. Probabilities are converted as
-  HMMER does, ``expf(-atof(x))`` in single precision, so the profiles built from them are
-  bit-identical to HMMER's.
+  HMMER does, ``expf(-atof(x))`` in single precision with the C library's expf, so models and
+  the profiles built from them are bit-identical to HMMER's.
 
 Lines whose first token starts with ``#`` and blank lines are skipped (as HMMER's file parser
 does). gzip input is recognised by its magic bytes. Only amino-acid models are accepted.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gzip
 import zlib
 from dataclasses import dataclass, field
@@ -94,6 +96,37 @@ class HMM:
         return f"<HMM {self.name!r} M={self.M} {self.version}>"
 
 
+def _load_libm():
+    name = ctypes.util.find_library("m")
+    try:
+        lib = ctypes.CDLL(name) if name else None
+    except OSError:
+        lib = None
+    if lib is not None:
+        lib.expf.restype = ctypes.c_float
+        lib.expf.argtypes = [ctypes.c_float]
+    return lib
+
+
+_LIBM = _load_libm()
+
+
+def c_expf(x):
+    """The C library's expf over a float32 array (what HMMER calls), one call per distinct value.
+
+    glibc's expf is not always correctly rounded (one insert emission of pyhmmer's KR.hmm
+    differs by an ulp from exp-in-double), so for bit-identical models we call it. Without a
+    loadable libm the correctly rounded value is used.
+    """
+    x = np.asarray(x, dtype=np.float32)
+    if _LIBM is None:
+        return np.exp(x.astype(np.float64)).astype(np.float32)
+    uniq, inv = np.unique(x, return_inverse=True)
+    f = _LIBM.expf
+    vals = np.array([f(float(v)) for v in uniq.tolist()], dtype=np.float32)
+    return vals[inv].reshape(x.shape)
+
+
 def _neglog_to_prob(tokens, path, lineno):
     """HMMER's expf(-atof(tok)) for a list of tokens, '*' -> 0.0; float32."""
     try:
@@ -105,8 +138,7 @@ def _neglog_to_prob(tokens, path, lineno):
         raise InputError("negative or NaN value where a -ln(probability) was expected", path, lineno)
     # expf() takes the float32 argument; exp in double then rounding to float32 gives the
     # correctly rounded result, which is what glibc's expf returns.
-    arg = (-vals).astype(np.float32)
-    return np.exp(arg.astype(np.float64)).astype(np.float32)
+    return c_expf((-vals).astype(np.float32))
 
 
 def _bulk_prob(tokens):
@@ -116,7 +148,7 @@ def _bulk_prob(tokens):
     vals = vals.astype(np.float64)
     if np.isnan(vals).any() or (vals < 0).any():
         raise ValueError("negative or NaN")
-    return np.exp((-vals).astype(np.float32).astype(np.float64)).astype(np.float32)
+    return c_expf((-vals).astype(np.float32))
 
 
 def _locate_bad_value(mtok, itok, ttok, where, path):

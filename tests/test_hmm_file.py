@@ -1,0 +1,158 @@
+"""HMMER3 text HMM reader: real files (vs pyhmmer), every format version 3/a-3/f, gzip, errors."""
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+pyhmmer = pytest.importorskip("pyhmmer")
+
+from clalign.errors import InputError
+from clalign.hmm import read_hmm, read_hmms
+
+PYDATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
+TXT = os.path.join(PYDATA, "hmms", "txt")
+AMINO_FILES = ["KR.hmm", "LuxC.hmm", "PF02826.hmm", "RREFam.hmm", "Thioesterase.hmm"]
+HERE = os.path.join(os.path.dirname(__file__), "data", "hmm")
+
+
+def _pyhmmer_models(path):
+    with pyhmmer.plan7.HMMFile(path) as hf:
+        return list(hf)
+
+
+def _same_as_pyhmmer(ours, theirs):
+    assert ours.name == theirs.name
+    assert ours.acc == theirs.accession
+    assert ours.desc == theirs.description
+    assert ours.M == theirs.M
+    np.testing.assert_array_equal(ours.mat[1:], np.asarray(theirs.match_emissions)[1:])
+    np.testing.assert_array_equal(ours.ins, np.asarray(theirs.insert_emissions))
+    np.testing.assert_array_equal(ours.t, np.asarray(theirs.transition_probabilities))
+    if ours.compo is not None:
+        np.testing.assert_array_equal(ours.compo, np.asarray(theirs.composition)[:20])
+
+
+@pytest.mark.parametrize("name", AMINO_FILES)
+def test_real_files_match_pyhmmer(name):
+    path = os.path.join(TXT, name)
+    ours = list(read_hmms(path))
+    theirs = _pyhmmer_models(path)
+    assert len(ours) == len(theirs) >= 1
+    for a, b in zip(ours, theirs):
+        _same_as_pyhmmer(a, b)
+        assert a.version == "3/f"
+        assert a.msv is not None and a.viterbi is not None and a.forward is not None
+
+
+def test_pf02826_header_fields():
+    h = read_hmm(os.path.join(TXT, "PF02826.hmm"))
+    assert (h.name, h.acc, h.M) == ("2-Hacid_dh_C", "PF02826.20", 178)
+    assert h.desc == "D-isomer specific 2-hydroxyacid dehydrogenase, NAD binding domain"
+    assert h.msv == (-10.2529, 0.70685) and h.viterbi == (-10.9073, 0.70685) and h.forward == (-5.1587, 0.70685)
+    assert h.ga == (25.1, 25.1) and h.tc == (25.1, 25.1) and h.nc == (25.0, 25.0)
+    assert h.nseq == 138 and h.flags["CS"] and not h.flags["RF"]
+    assert (h.mu, h.lam) == h.msv
+
+
+def test_multi_model_file_order():
+    names = [h.name for h in read_hmms(os.path.join(TXT, "RREFam.hmm"))]
+    assert len(names) == 10 and names[0] == "Stand_Alone_Lasso_RRE" and names[-1] == "Thiaglutamate_B_RRE"
+
+
+@pytest.mark.parametrize("v", "abcdef")
+def test_every_format_version(v):
+    path = os.path.join(HERE, f"tiny.3{v}.hmm")
+    h = read_hmm(path)
+    ref = read_hmm(os.path.join(HERE, "tiny.3f.hmm"))
+    assert h.version == f"3/{v}" and h.M == 12
+    np.testing.assert_array_equal(h.mat, ref.mat)
+    np.testing.assert_array_equal(h.ins, ref.ins)
+    np.testing.assert_array_equal(h.t, ref.t)
+    _same_as_pyhmmer(h, _pyhmmer_models(path)[0])
+    if v == "a":   # 3/a: one lambda, MSV mu = Viterbi mu
+        assert h.msv == (-10.9073, 0.70685) and h.forward == (-5.1587, 0.70685)
+    else:
+        assert h.msv == (-10.2529, 0.70685)
+
+
+def test_gzip_input():
+    a = read_hmm(os.path.join(HERE, "tiny.3f.hmm.gz"))
+    b = read_hmm(os.path.join(HERE, "tiny.3f.hmm"))
+    np.testing.assert_array_equal(a.mat, b.mat)
+
+
+@pytest.mark.parametrize("name,alph,line", [("RF00001.hmm", "RNA", 7), ("bmyD.hmm", "DNA", 5)])
+def test_nucleotide_models_refused(name, alph, line):
+    path = os.path.join(TXT, name)
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    assert "nucleotide models are not supported" in str(ei.value)
+    assert f"{path}:{line}:" in str(ei.value) and alph in str(ei.value)
+
+
+def _tiny_lines():
+    with open(os.path.join(HERE, "tiny.3f.hmm")) as fh:
+        return fh.read().splitlines()
+
+
+def _write(tmp_path, lines, name="bad.hmm"):
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def _edit(lines, lineno, new):
+    out = list(lines)
+    out[lineno - 1] = new
+    return out
+
+
+@pytest.mark.parametrize("mutate,lineno,words", [
+    (lambda L: _edit(L, 1, "HMMER9/z [x]"), 1, "HMMER3"),
+    (lambda L: _edit(L, 5, "LENG  zero"), 5, "invalid model length"),
+    (lambda L: _edit(L, 6, "ALPH  coins"), 6, "unsupported alphabet"),
+    (lambda L: [ln for ln in L if not ln.startswith("STATS LOCAL MSV")], 19, "STATS"),
+    (lambda L: _edit(L, 24, L[23].replace("2.82670", "2.8x670")), 24, "not a number"),
+    (lambda L: _edit(L, 27, L[26].replace("      2 ", "      7 ")), 27, "expected match line to start with 2"),
+    (lambda L: _edit(L, 26, "          0.01025  4.98150"), 26, "too few probability fields on transition line"),
+    (lambda L: L[:-4], 57, "premature end"),
+    (lambda L: L[:-1] + ["     13   1.0", "//"], 60, "expected closing //"),
+    (lambda L: _edit(L, 24, " ".join(L[23].split()[:22])), 24, "missing annotation fields"),
+])
+def test_errors_name_file_and_line(tmp_path, mutate, lineno, words):
+    path = _write(tmp_path, mutate(_tiny_lines()))
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    msg = str(ei.value)
+    assert msg.startswith(f"{path}:{lineno}:"), msg
+    assert words.lower() in msg.lower(), msg
+
+
+def test_empty_and_missing_files(tmp_path):
+    p = tmp_path / "empty.hmm"
+    p.write_text("")
+    with pytest.raises(InputError, match="no HMM found"):
+        list(read_hmms(str(p)))
+    with pytest.raises(InputError, match="no such file"):
+        list(read_hmms(str(tmp_path / "nope.hmm")))
+
+
+def test_binary_and_hmmer2_refused(tmp_path):
+    with pytest.raises(InputError, match="binary"):
+        list(read_hmms(os.path.join(PYDATA, "hmms", "bin", "PF02826.h3m")))
+    with pytest.raises(InputError, match="HMMER2"):
+        list(read_hmms(os.path.join(PYDATA, "hmms", "txt2", "Thioesterase.hmm2")))
+
+
+def test_read_hmm_needs_exactly_one():
+    with pytest.raises(InputError, match="exactly one"):
+        read_hmm(os.path.join(TXT, "RREFam.hmm"))
+
+
+def test_gzip_error_names_file(tmp_path):
+    p = tmp_path / "x.hmm.gz"
+    p.write_bytes(gzip.compress(b"HMMER3/f [x]\nNAME a\n")[:-6])
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(str(p)))
+    assert str(p) in str(ei.value)
