@@ -1,0 +1,393 @@
+"""HMMER3 MSV and SSV filter scores on OpenCL: S-lane kernels after CUDAMPF++.
+
+``msv_scores(hmm, db)`` and ``ssv_scores(hmm, db)`` return one float32 score (nats) per
+database sequence, in database order, identical to pyhmmer's ``OptimizedProfile.msv_filter``
+and ``ssv_filter`` (HMMER 3.4 ``p7_MSVFilter`` / ``p7_SSVFilter``) with the profile length
+set to each sequence's length: +inf where the byte range overflows, and for ``ssv_scores``
+NaN where HMMER/pyhmmer give no result (``eslENORESULT``/``None``). ``msv_filter`` in HMMER 3.4
+first runs the SSV filter and uses its score whenever it gives one; the kernel computes the
+MSV recurrence and :func:`clalign.hmm.reference.msv_from_bytes` turns its final bytes into
+exactly that score (see the proof sketch there).
+
+How CUDAMPF++'s tiers map to OpenCL here (our interpretation, written down once)
+--------------------------------------------------------------------------------
+CUDAMPF++ (Jiang, Ganesan, Yao) parallelises over five tiers: the GPU runs many thread
+blocks; a block holds several warps; a warp of 32 threads aligns *S* database sequences at
+once ("S-lane"), 32/S threads per sequence; each thread keeps a few 32-bit registers of the
+DP row, unrolled *H* times (runtime compilation picks H per model length); each register
+holds 4 byte-sized states handled by SIMD video instructions. With 32 threads x 4 bytes =
+128 byte lanes per warp, a sequence gets 128/S bytes per register slice, so one kernel
+covers ``(128/S) * H`` model states and the host picks the kernel per model (CUDAMPF++
+Eq. 2-5): the largest S whose ``(128/S) * Hmax`` still covers M (more sequences in flight,
+less per-row communication), then the smallest H that fits; Hmax is the register budget per
+algorithm and device (tuning table). S = 64 and 128 exceed the 32 threads of a warp: we read
+them as *several sequences per thread*: a 32-bit word then holds 2 sequences x 2 bytes
+(S=64) or 4 sequences x 1 byte (S=128), so that the same 128 byte lanes are shared by S
+sequences and no per-row exchange between threads is needed at all.
+
+On OpenCL a *wavefront* is ``WAVE`` consecutive work-items of a work-group (32: exactly an
+NVIDIA warp; on PoCL any fixed group is fine since it runs serially). Byte lanes per
+wavefront are ``4*WAVE``, a sequence owns ``P = 4*WAVE/S`` of them on ``L = max(1, WAVE/S)``
+work-items. The DP row of a sequence is striped (Farrar/HMMER): state k = p*H + h lives in
+byte p of the sequence's vector in word h; the row update is HMMER's, word by word, and the
+one cross-lane step (word 0 takes the previous row's last word shifted up one byte) and the
+MSV per-row max of xE over the L work-items use PTX ``shfl.sync`` when ``PTX_SHFL`` and local
+memory with barriers otherwise. SSV has no J state, so its xE is kept per work-item and
+reduced only when a sequence ends (``atomic_max``), never per row.
+
+Database blocks (CUDAMPF++ Algorithm 1): sequences are taken in length order, cut into
+consecutive chunks of ``C * spc`` (C = S * WG_WAVES columns, ``spc`` sequences per column),
+dealt to the columns of a chunk in a snake order (balanced column lengths), each followed
+by an END residue and the column filled with PAD to the block's row count. A work-group
+walks its block row by row; at END a lane writes its sequence's raw bytes and resets (a
+masked reset when several sequences share a word). Longest blocks are launched first.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+
+from ..errors import ParameterError
+from ..runtime import Runtime, choose, simd_values
+from ..runtime import tuning
+from . import reference
+from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
+
+END, PAD = 28, 29
+#: Rows of the device profile table (28 residue codes + END, PAD and two spare rows).
+XROWS = 32
+
+#: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
+#: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
+#: docs/perf/hmm.md for the measurements behind device entries.
+tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1})])
+tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1})])
+
+
+# ---------------------------------------------------------------------------------------
+# profiles
+# ---------------------------------------------------------------------------------------
+_PYH = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"     # pyhmmer/Easel amino digital order
+_CLA = "-ABCDEFGHIKLMNPQRSTVWXYZU*OJ"      # clalign PROTEIN codes 0..27
+_ROWS = np.array([_PYH.index(c) for c in _CLA], dtype=np.intp)
+
+
+@dataclass
+class _PyhmmerProfile:
+    """The MSVProfile fields, taken from pyhmmer's optimized profile (unstriped, clalign rows)."""
+
+    M: int
+    name: str
+    rbv: np.ndarray
+    sbv: np.ndarray
+    base_b: int
+    bias_b: int
+    tbm_b: int
+    tec_b: int
+    scale_b: float
+    mu: float
+    lam: float
+    _om: object = None
+
+    def tjb_b(self, L: int) -> int:
+        self._om.L = int(L)
+        return int(self._om.tjb)
+
+
+def profile_from_pyhmmer(hmm, L: int = 400) -> _PyhmmerProfile:
+    """Unstripe pyhmmer's ``rbv``/``sbv`` (byte ``q*16+z`` holds state ``z*Q+q+1``) and map its
+    digital alphabet rows to clalign PROTEIN codes."""
+    from pyhmmer.plan7 import Background, Profile
+
+    if hmm.alphabet.K != 20:
+        raise ParameterError(f"HMM {hmm.name!r} is not a protein model (alphabet size {hmm.alphabet.K})")
+    prof = Profile(hmm.M, hmm.alphabet)
+    prof.configure(hmm, Background(hmm.alphabet), L)
+    om = prof.to_optimized()
+    M = hmm.M
+
+    rbv_q = np.asarray(om.rbv)
+    Q = rbv_q.shape[1] // 16
+    rbv = rbv_q[:, :Q * 16].reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M]
+    sbv_q = np.asarray(om.sbv)[:, :Q * 16]
+    sbv = sbv_q.reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M]
+    try:  # pyhmmer 0.12.3 raises AttributeError on EvalueParameters.m_mu; the filters need no E-values
+        mu, lam = float(hmm.evalue_parameters.m_mu), float(hmm.evalue_parameters.m_lambda)
+    except (AttributeError, TypeError):
+        mu = lam = float("nan")
+    name = hmm.name.decode() if isinstance(hmm.name, bytes) else str(hmm.name)
+    return _PyhmmerProfile(M=M, name=name, rbv=np.ascontiguousarray(rbv[_ROWS]),
+                           sbv=np.ascontiguousarray(sbv[_ROWS]).view(np.int8),
+                           base_b=int(om.base_b), bias_b=int(om.bias_b), tbm_b=int(om.tbm), tec_b=int(om.tec),
+                           scale_b=float(om.scale_b), mu=mu, lam=lam,
+                           _om=om)
+
+
+def as_profile(hmm, L: int = 400):
+    """An MSVProfile from an MSVProfile, a clalign HMM, a pyhmmer HMM or a one-model file path."""
+    if hasattr(hmm, "rbv") and hasattr(hmm, "sbv") and hasattr(hmm, "tjb_b"):
+        return hmm
+    if type(hmm).__module__.startswith("pyhmmer"):
+        return profile_from_pyhmmer(hmm, L)
+    if isinstance(hmm, (str, os.PathLike)):
+        try:
+            from .hmmfile import read_hmm
+        except ImportError:
+            read_hmm = None
+        if read_hmm is None:
+            from pyhmmer.plan7 import HMMFile
+            with HMMFile(os.fspath(hmm)) as f:
+                return profile_from_pyhmmer(f.read(), L)
+        hmm = read_hmm(hmm)
+    try:
+        from .profile import build_msv_profile
+    except ImportError as exc:
+        raise ParameterError(f"cannot build an MSV profile from {type(hmm).__name__}: {exc}") from None
+    return build_msv_profile(hmm, L)
+
+
+# ---------------------------------------------------------------------------------------
+# kernel choice
+# ---------------------------------------------------------------------------------------
+def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
+    """Template values for a model of M states: S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES.
+
+    ``override`` may fix any of ALGO/WAVE/S/H/WG_WAVES/SIMD/PTX_SHFL... and ``HMAX``.
+    """
+    override = dict(override or {})
+    tuned = tuning.lookup(f"hmm_slane.{algo}", caps)
+    hmax = int(override.pop("HMAX", tuned.pop("HMAX", 16)))
+    wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
+    S = override.get("S")
+    if S is None:
+        S = 1
+        for s in sorted((s for s in S_VALUES if s <= 4 * wave), reverse=True):
+            if geometry(s, wave)["P"] * hmax >= M:
+                S = s
+                break
+    S = int(S)
+    if S not in S_VALUES or S > 4 * wave:
+        raise ParameterError(f"hmm_slane: S={S} is not one of {[s for s in S_VALUES if s <= 4 * wave]}")
+    P = geometry(S, wave)["P"]
+    H = override.get("H")
+    H = int(H) if H is not None else max(1, math.ceil(M / P))
+    if P * H < M:
+        raise ParameterError(f"hmm_slane: S={S}, H={H} cover {P * H} states, the model has {M}")
+    if H > H_LIMIT:
+        raise ParameterError(f"model of {M} states needs H={H} > {H_LIMIT} even with S=1")
+    dev = simd_values(caps, simd)
+    if caps.warp != 32 and (S < 32) and not caps.is_cpu and dev.get("PTX_SHFL"):
+        dev["PTX_SHFL"] = False
+    values = {"ALGO": algo, "WAVE": wave, "S": S, "H": H}
+    override.update({"S": S, "H": H})
+    return choose(HMM_SLANE, {**dev, **values}, tuned, override)
+
+
+# ---------------------------------------------------------------------------------------
+# database blocks
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Blocks:
+    """Striped sequence blocks for one column count C (see the module docstring)."""
+
+    C: int
+    data: np.ndarray       # uint8, all blocks
+    off: np.ndarray        # uint32 byte offset per block
+    rows: np.ndarray       # uint32 rows per block
+    col_start: np.ndarray  # uint32, nblocks*C + 1
+    ids: np.ndarray        # uint32, sequence index per column slot
+
+    @property
+    def nblocks(self) -> int:
+        return int(self.off.size)
+
+    @property
+    def cells(self) -> int:
+        return int(self.data.size)
+
+
+def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
+    """Length-sorted, balanced blocks of C columns and ``spc`` sequences per column."""
+    order = np.asarray(order, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = order.size
+    per = C * spc
+    nb = max(1, -(-n // per)) if n else 0
+    if nb == 0:
+        z = np.zeros(0, np.uint32)
+        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z)
+    # chunk b holds sorted positions [b*per, (b+1)*per); launch order: longest chunk first
+    pos = np.arange(n, dtype=np.int64)
+    chunk = pos // per
+    blk = (nb - 1) - chunk
+    # deal in descending length inside the chunk, snake order over the columns
+    rank = np.minimum((chunk + 1) * per, n) - 1 - pos
+    rnd, p = rank // C, rank % C
+    col = np.where(rnd % 2 == 0, p, C - 1 - p)
+    seq = order
+    L1 = lengths[seq] + 1
+    # order sequences by (block, column, round): their slot order in ids
+    key = np.lexsort((rnd, col, blk))
+    seq_k, blk_k, col_k, L1_k = seq[key], blk[key], col[key], L1[key]
+    gcol = blk_k * C + col_k
+    counts = np.bincount(gcol, minlength=nb * C)
+    col_start = np.zeros(nb * C + 1, dtype=np.int64)
+    np.cumsum(counts, out=col_start[1:])
+    # start row of each sequence in its column
+    csum = np.cumsum(L1_k)
+    first = col_start[gcol]
+    start_row = csum - L1_k - np.concatenate(([0], csum))[first]
+    col_len = np.bincount(gcol, weights=L1_k, minlength=nb * C).astype(np.int64)
+    rows = col_len.reshape(nb, C).max(axis=1)
+    sizes = rows * C
+    sizes4 = (sizes + 3) // 4 * 4
+    off = np.zeros(nb, dtype=np.int64)
+    np.cumsum(sizes4[:-1], out=off[1:])
+    total = int(off[-1] + sizes4[-1])
+    if total >= 1 << 32:
+        raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
+    data = np.full(total, PAD, dtype=np.uint8)
+    # END markers
+    base = off[blk_k] + col_k
+    data[base + (start_row + L1_k - 1) * C] = END
+    # residues, in chunks to bound the index arrays
+    lens = L1_k - 1
+    step = 1 << 22
+    i = 0
+    m = seq_k.size
+    while i < m:
+        j = i
+        acc = 0
+        while j < m and (acc == 0 or acc + lens[j] <= step):
+            acc += int(lens[j])
+            j += 1
+        ln = lens[i:j]
+        tot = int(ln.sum())
+        if tot:
+            rep = np.repeat(np.arange(i, j), ln)
+            t = np.arange(tot, dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
+            dst = base[rep] + (start_row[rep] + t) * C
+            src = offsets[seq_k[rep]] + t
+            data[dst] = residues[src]
+        i = j
+    return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
+                  seq_k.astype(np.uint32))
+
+
+def default_spc(n: int, C: int, caps) -> int:
+    """Sequences per column: enough work-groups to fill the device several times over."""
+    target = max(1, 8 * caps.compute_units)
+    return int(min(64, max(1, n // max(1, C * target))))
+
+
+# ---------------------------------------------------------------------------------------
+# device table and launch
+# ---------------------------------------------------------------------------------------
+def striped_table(profile, algo: str, S: int, H: int, wave: int = 32) -> np.ndarray:
+    """Profile bytes [32][H][P] in the kernel's striping: state k = p*H + h."""
+    P = geometry(S, wave)["P"]
+    M = profile.M
+    if algo == "msv":
+        vals, pad = np.asarray(profile.rbv, dtype=np.uint8), 255
+    else:
+        vals, pad = np.asarray(profile.sbv).view(np.uint8), 127
+    full = np.full((XROWS, P * H), pad, dtype=np.uint8)
+    full[:vals.shape[0], :M] = vals
+    return np.ascontiguousarray(full.reshape(XROWS, P, H).transpose(0, 2, 1))
+
+
+def tjbm_per_sequence(profile, lengths) -> np.ndarray:
+    lengths = np.asarray(lengths, dtype=np.int64)
+    uniq, inv = np.unique(lengths, return_inverse=True)
+    tj = np.array([(int(profile.tjb_b(int(L))) + int(profile.tbm_b)) & 0xFF for L in uniq], dtype=np.uint8)
+    return tj[inv] if lengths.size else np.zeros(0, np.uint8)
+
+
+class _Run:
+    """Raw device results of one filter over one database (bytes per sequence + timing)."""
+
+    def __init__(self, raw, seconds, values, blocks):
+        self.raw, self.seconds, self.values, self.blocks = raw, seconds, values, blocks
+
+
+def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
+            blocks: Blocks | None = None, spc: int | None = None, **overrides) -> _Run:
+    """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
+    ``repeat`` launches, OpenCL profiling events) and the template values used."""
+    rt = Runtime.get(device)
+    simd = overrides.pop("simd", None)
+    values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
+    S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
+    C = S * wgw
+    n = int(np.asarray(lengths).size)
+    if blocks is None or blocks.C != C:
+        blocks = build_blocks(residues, offsets, lengths, order, C,
+                              spc if spc is not None else default_spc(n, C, rt.caps))
+    out = np.zeros(n, dtype=np.uint32)
+    if n == 0:
+        return _Run(out, 0.0, values, blocks)
+    prg = rt.program("hmm_slane.mako", HMM_SLANE, values)
+    knl = cl.Kernel(prg, "hmm_slane")
+    mf = cl.mem_flags
+    ctx, q = rt.ctx, rt.queue
+
+    def buf(a):
+        a = np.ascontiguousarray(a)
+        if a.nbytes == 0:
+            a = np.zeros(4, dtype=np.uint8)
+        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+    tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n, np.uint8)
+    args = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids),
+            buf(tjbm), buf(striped_table(profile, algo, S, H, wave))]
+    d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
+    knl.set_args(*args, np.uint32(profile.base_b), np.uint32(profile.bias_b), np.uint32(profile.tec_b), d_out)
+    WG = wave * wgw
+    times = []
+    for _ in range(max(1, repeat)):
+        cl.enqueue_copy(q, d_out, out)
+        ev = cl.enqueue_nd_range_kernel(q, knl, (blocks.nblocks * WG,), (WG,))
+        ev.wait()
+        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+    cl.enqueue_copy(q, out, d_out)
+    q.finish()
+    return _Run(out, float(np.median(times)), values, blocks)
+
+
+def _db_arrays(db):
+    from ..data import PROTEIN, as_database
+
+    db = as_database(db)
+    if db.alphabet is not PROTEIN and getattr(db.alphabet, "name", "") != PROTEIN.name:
+        raise ParameterError(f"MSV/SSV filters need a protein database, got {db.alphabet.name}")
+    return db, np.asarray(db.residues), np.asarray(db.offsets), np.asarray(db.lengths), np.asarray(db.order)
+
+
+def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
+    """MSV filter scores (float32 nats, +inf on overflow) of every sequence of ``db``, in
+    database order, equal to pyhmmer's ``msv_filter`` with ``om.L`` set to each length.
+
+    ``hmm``: an MSVProfile, a clalign HMM, a pyhmmer HMM or a path to a one-model HMMER3 file;
+    ``db``: a Database or a path (see :func:`clalign.data.as_database`). ``overrides`` are
+    template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"``.
+    """
+    profile = as_profile(hmm)
+    db, res, offs, lens, order = _db_arrays(db)
+    r = run_raw(profile, res, offs, lens, order, "msv", device, **overrides)
+    return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, lens)
+
+
+def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
+    """SSV filter scores (float32 nats) of every sequence, in database order, equal to
+    pyhmmer's ``ssv_filter``: +inf on a conclusive overflow, NaN where it returns ``None``."""
+    profile = as_profile(hmm)
+    db, res, offs, lens, order = _db_arrays(db)
+    r = run_raw(profile, res, offs, lens, order, "ssv", device, **overrides)
+    return reference.ssv_from_bytes(profile, r.raw, lens)
