@@ -4,10 +4,11 @@
   registers and writes the last value, so nothing can be dropped. Inputs: in[k + j*n] for
   j = 0..4 (n = global size): x = in[k], y_j = in[k + (j+1)*n]. Step t (j = t mod 4):
     binary ops   x = op(x, y_j)                 ternary ops  x = op(x, y_j, y_(j+1 mod 4))
-    get, gets    x = op(x, j mod lanes) + y_j   set          x = set(x, j mod lanes, y_j) + y_(j+1)
+    get, gets    x = op(x, j mod lanes) + y_j   set          x = set(x, j mod lanes, x + y_j)
     splat, hmax* x = op(x) ^ y_j                imad (baseline, one 32-bit IMAD) x = x*y_j + y_(j+1)
-  (get, gets and set need the extra add to keep each step dependent on the previous one:
-  its carries reach the lane the next step reads.)
+  (get, gets and set carry one extra add so that each step depends on the previous one:
+  for get/gets its carries reach the lane the next step reads; for set the new lane comes
+  from x itself, so x is never wholly overwritten by constants.)
   Parameters: ITERS (multiple of 4), ONLY ("all" or one "<op>_<width>" to build a single
   kernel, used to find which op fails to build), plus the SIMD ones.
 </%doc>
@@ -28,7 +29,7 @@
         if op in ("get", "gets"):
             return "x = (uint)%s(x, %du) + %s;" % (f, j % NL, y)
         if op == "set":
-            return "x = %s(x, %du, %s) + %s;" % (f, j % NL, y, y1)
+            return "x = %s(x, %du, x + %s);" % (f, j % NL, y)
         return "x = (uint)%s(x) ^ %s;" % (f, y)
 %>
 % for N, NL in (("8x4", 4), ("16x2", 2)):

@@ -244,7 +244,7 @@ def simulate_chain(name: str, inp: np.ndarray, n: int, iters: int) -> np.ndarray
         elif op in ("get", "gets"):
             x = fn(x, j % nl).astype(np.int64).astype(np.uint32) + y[j]
         elif op == "set":
-            x = fn(x, j % nl, y[j]) + y[(j + 1) % 4]
+            x = fn(x, j % nl, x + y[j])
         else:
             x = np.asarray(fn(x)).astype(np.int64).astype(np.uint32) ^ y[j]
     return x
