@@ -1,0 +1,103 @@
+"""clalign hmmsearch against hmmsearch (Debian HMMER 3.3.2) and pyhmmer's reference tables.
+
+The MSV filter runs on clalign.hmm.engine when it imports; otherwise on the test-only CPU
+stand-in (tests/hmm_cpu_fallback.py, HMMER's own MSV through pyhmmer).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pyhmmer = pytest.importorskip("pyhmmer")
+from click.testing import CliRunner
+
+sys.path.insert(0, os.path.dirname(__file__))
+from hmm_cpu_fallback import cpu_msv_scores  # noqa: E402
+
+from clalign.cli import main  # noqa: E402
+from clalign.hmm.search import hmmsearch, trailing_stops  # noqa: E402
+
+PYDATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
+TXT = os.path.join(PYDATA, "hmms", "txt")
+FAA = os.path.join(PYDATA, "seqs", "938293.PRJEB85.HG003687.faa")
+HMMSEARCH = shutil.which("hmmsearch")
+
+
+@pytest.fixture(autouse=True)
+def _engine(monkeypatch):
+    """Use the OpenCL engine if it exists, else the CPU stand-in (for the CLI path too)."""
+    try:
+        import clalign.hmm.engine  # noqa: F401
+    except ImportError:
+        import types
+        fake = types.ModuleType("clalign.hmm.engine")
+        fake.msv_scores = cpu_msv_scores
+        monkeypatch.setitem(sys.modules, "clalign.hmm.engine", fake)
+
+
+def _rows(path):
+    with open(path) as fh:
+        return [ln.rstrip("\n") for ln in fh if not ln.startswith("#")]
+
+
+def _run_clalign(tmp_path, hmm, extra=()):
+    tbl, dom, out = (str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out"))
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "-o", out, "--cpu", "2",
+                                  *extra, hmm, FAA])
+    assert r.exit_code == 0, r.output
+    return tbl, dom, out, r
+
+
+@pytest.mark.parametrize("name", ["PF02826", "RREFam"])
+def test_equals_reference_tables(tmp_path, name):
+    """pyhmmer's shipped tables: PF02826 from hmmsearch 3.3, RREFam from hmmsearch 3.4."""
+    tbl, dom, _, r = _run_clalign(tmp_path, os.path.join(TXT, name + ".hmm"))
+    assert _rows(tbl) == _rows(os.path.join(PYDATA, "tables", name + ".tbl"))
+    assert _rows(dom) == _rows(os.path.join(PYDATA, "tables", name + ".domtbl"))
+    assert "sequences" in r.stderr if hasattr(r, "stderr") else True
+
+
+@pytest.mark.skipif(HMMSEARCH is None, reason="hmmsearch binary (HMMER 3.3.2, Debian package hmmer) not installed")
+@pytest.mark.parametrize("name,extra", [("PF02826", ()), ("RREFam", ()), ("Thioesterase", ("-E", "1e-3")),
+                                        ("KR", ("--F1", "0.05")), ("LuxC", ("-Z", "1000"))])
+def test_equals_hmmsearch(tmp_path, name, extra):
+    hmm = os.path.join(TXT, name + ".hmm")
+    tbl, dom, out, _ = _run_clalign(tmp_path, hmm, extra)
+    h = {x: str(tmp_path / f"h.{x}") for x in ("tbl", "domtbl", "out")}
+    subprocess.run([HMMSEARCH, "--noali", "--tblout", h["tbl"], "--domtblout", h["domtbl"], "-o", h["out"],
+                    *extra, hmm, FAA], check=True)
+    assert _rows(tbl) == _rows(h["tbl"])
+    assert _rows(dom) == _rows(h["domtbl"])
+    assert _rows(out) == _rows(h["out"])          # the --noali report, minus '#' comment lines
+
+
+def test_api_counts_and_superset():
+    s = hmmsearch(os.path.join(TXT, "RREFam.hmm"), FAA, msv_scores=cpu_msv_scores)
+    res = list(s)
+    assert len(res) == 10 and s.stats.sequences == 2100 and s.stats.residues == 682583   # hmmsearch counts '*'
+    for r in res:
+        assert r.n_device_pass >= r.n_past_msv
+
+
+def test_trailing_stops(tmp_path):
+    p = tmp_path / "s.faa"
+    p.write_text(">a desc*with star\nMKV*\n>b\nMK\nV\n>c x\nMKVL**\n")
+    np.testing.assert_array_equal(trailing_stops(str(p), 3), [1, 0, 2])
+
+
+def test_bad_inputs_leave_no_files(tmp_path):
+    tbl = tmp_path / "x.tbl"
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), os.path.join(TXT, "RF00001.hmm"), FAA])
+    assert r.exit_code == 2
+    assert "nucleotide models are not supported" in r.output and "RF00001.hmm:7:" in r.output
+    assert not tbl.exists() and not list(tmp_path.iterdir())
+    bad = tmp_path / "bad.faa"
+    bad.write_text(">a\nMK1V\n")
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), os.path.join(TXT, "PF02826.hmm"), str(bad)])
+    assert r.exit_code == 2 and "bad.faa:2:" in r.output
+    assert sorted(os.listdir(tmp_path)) == ["bad.faa"]
+    r = CliRunner().invoke(main, ["hmmsearch", "--F1", "0", os.path.join(TXT, "PF02826.hmm"), FAA])
+    assert r.exit_code == 2 and "--F1" in r.output
