@@ -18,14 +18,15 @@
     SIMD       "swar": portable bit tricks on uint (any OpenCL device);
                "ptx":  NVIDIA inline PTX where it measured faster than SWAR on an H100
                        (docs/perf/simd.md): 16x2 max/min via vmax2/vmin2. Every other op,
-                       and all 8x4 ops, stay SWAR: ptxas emulates the video-SIMD
-                       instructions (vadd4.sat, vmax4, vset4 ...) on sm_5x+ and they ran
-                       1.5-5x slower than the SWAR code here.
+                       and all 8x4 ops, stay SWAR: the video-SIMD instructions (vadd4.sat,
+                       vmax4, vset4 ...) are emulated by ptxas on the H100 and ran 1.3-5x
+                       slower than the SWAR code here (Kepler, where they are native, was
+                       not measured).
     PTX_S16X2  with SIMD=="ptx" on sm_90+: 16x2 ops use add.u16x2, max/min.[su]16x2 and
                max.relu.s16x2 (one instruction each); addmaxs is add.s16x2 then max.s16x2,
-               which ptxas fuses into one DPX instruction; addus/subus/compares are built
-               from min/max.u16x2
-               (cmpgtu stays SWAR: faster there).
+               which costs one instruction on the H100 (ptxas fuses it, DPX); addus, subus,
+               cmpgeu and cmpgts are built from min/max.[su]16x2 (cmpgtu stays SWAR:
+               faster there).
     PTX_SHFL   not used here.
   SWAR idea: a lane's top bit is kept out of the 32-bit add/sub (mask it off, or force it
   on for sub) so no carry or borrow crosses into the next lane; the top bit is then fixed
@@ -178,7 +179,7 @@ inline uint cla_max3zs_${N}(uint a, uint b, uint c) { return cla_maxzs_${N}(cla_
 inline uint cla_addmaxs_${N}(uint a, uint b, uint c)
 {
 % if s16:
-    /* add.s16x2 then max.s16x2: ptxas fuses the pair into one Hopper DPX instruction */
+    /* add.s16x2 then max.s16x2: timed as one instruction on H100 (DPX fusion) */
     uint s, d;
     asm("add.s16x2 %0, %1, %2;" : "=r"(s) : "r"(a), "r"(b));
     asm("max.s16x2 %0, %1, %2;" : "=r"(d) : "r"(s), "r"(c));
