@@ -23,13 +23,14 @@ S = WORDS * L                 # subjects per work-item
 PK = WIDTH != 32
 N = {8: "8x4", 16: "16x2", 32: None}[WIDTH]
 T = "uint" if PK else "int"
-# rows delivered by one profile fetch group
+# RPW: query rows per profile word; NFETCH: profile words fetched per lane word (one per lane,
+# or one per lane pair for the pair profile); VW: consecutive words per fetch (vector load).
 if WIDTH == 32:
-    CH = 1
+    RPW, NFETCH = 1, 1
 elif PROFILE == "plain":
-    CH = L
+    RPW, NFETCH = L, L
 else:
-    CH = 2 if WIDTH == 8 else 1
+    RPW, NFETCH = (2 if WIDTH == 8 else 1), L // 2
 assert ROWS % 4 == 0
 if PROFILE == "plain":
     RW = ROWS // (L if PK else 1)        # words per (strip, residue)
@@ -37,6 +38,8 @@ if PROFILE == "plain":
 else:
     RW = ROWS // 2 if WIDTH == 8 else ROWS   # words per (strip, residue pair)
     STRIP = 1024 * RW
+VW = 4 if RW % 4 == 0 else (2 if RW % 2 == 0 else 1)
+CH = RPW * VW                 # rows per fetch group
 %>
 /* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} */
 #define SW_SENTINEL 28u
@@ -87,25 +90,34 @@ inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
 </%def>
 
 <%def name="fetch(r0, w)">\
-## profile words for rows r0 .. r0+CH-1 of word w, lanes' codes c${w}_k
-% if WIDTH == 32:
-        p${r0}_${w} = (int)pb[pc${w}_0 + ${r0}];
-% elif PROFILE == "plain" and WIDTH == 8:
-        { uint x0 = pb[pc${w}_0 + ${r0 // 4}], x1 = pb[pc${w}_1 + ${r0 // 4}];
-          uint x2 = pb[pc${w}_2 + ${r0 // 4}], x3 = pb[pc${w}_3 + ${r0 // 4}];
-          uint lo01 = sw_ilv_lo8(x0, x1), lo23 = sw_ilv_lo8(x2, x3);
-          uint hi01 = sw_ilv_hi8(x0, x1), hi23 = sw_ilv_hi8(x2, x3);
-          p${r0}_${w} = sw_lo16(lo01, lo23); p${r0 + 1}_${w} = sw_hi16(lo01, lo23);
-          p${r0 + 2}_${w} = sw_lo16(hi01, hi23); p${r0 + 3}_${w} = sw_hi16(hi01, hi23); }
-% elif PROFILE == "plain":
-        { uint x0 = pb[pc${w}_0 + ${r0 // 2}], x1 = pb[pc${w}_1 + ${r0 // 2}];
-          p${r0}_${w} = sw_lo16(x0, x1); p${r0 + 1}_${w} = sw_hi16(x0, x1); }
-% elif WIDTH == 8:
-        { uint x = pb[pc${w}_0 + ${r0 // 2}], y = pb[pc${w}_1 + ${r0 // 2}];
-          p${r0}_${w} = sw_lo16(x, y); p${r0 + 1}_${w} = sw_hi16(x, y); }
-% else:
-        p${r0}_${w} = pb[pc${w}_0 + ${r0}];
-% endif
+## profile words for rows r0 .. r0+CH-1 of word w; VW consecutive words per lane in one vector load
+<% t0 = r0 // RPW %>\
+        {
+% for k in range(NFETCH):
+%  if VW == 4:
+        const uint4 x${k}_${w} = ((__global const uint4 *)pb)[(pc${w}_${k} + ${t0}u) >> 2];
+%  elif VW == 2:
+        const uint2 x${k}_${w} = ((__global const uint2 *)pb)[(pc${w}_${k} + ${t0}u) >> 1];
+%  else:
+        const uint x${k}_${w} = pb[pc${w}_${k} + ${t0}u];
+%  endif
+% endfor
+% for v in range(VW):
+<% sx = ("." + "s%d" % v) if VW > 1 else ""; rb = r0 + v * RPW %>\
+%  if WIDTH == 32:
+        p${rb}_${w} = (int)x0_${w}${sx};
+%  elif PROFILE == "plain" and WIDTH == 8:
+        { uint lo01 = sw_ilv_lo8(x0_${w}${sx}, x1_${w}${sx}), lo23 = sw_ilv_lo8(x2_${w}${sx}, x3_${w}${sx});
+          uint hi01 = sw_ilv_hi8(x0_${w}${sx}, x1_${w}${sx}), hi23 = sw_ilv_hi8(x2_${w}${sx}, x3_${w}${sx});
+          p${rb}_${w} = sw_lo16(lo01, lo23); p${rb + 1}_${w} = sw_hi16(lo01, lo23);
+          p${rb + 2}_${w} = sw_lo16(hi01, hi23); p${rb + 3}_${w} = sw_hi16(hi01, hi23); }
+%  elif PROFILE == "plain" or WIDTH == 8:
+        p${rb}_${w} = sw_lo16(x0_${w}${sx}, x1_${w}${sx}); p${rb + 1}_${w} = sw_hi16(x0_${w}${sx}, x1_${w}${sx});
+%  else:
+        p${rb}_${w} = x0_${w}${sx};
+%  endif
+% endfor
+        }
 </%def>
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
@@ -168,7 +180,7 @@ void sw_intertask(__global const uchar *restrict res,    /* batch residues (code
                 for (int j = 0; j < ncol; j++) {
 % for w in range(WORDS):
                     ${T} hup${w} = 0, f${w} = 0;
-                    if (s > 0) { hup${w} = (${T})tp[${2 * w}]; f${w} = (${T})tp[${2 * w + 1}]; }
+                    if (s > 0) { const uint2 hf = ((__global const uint2 *)tp)[${w}]; hup${w} = (${T})hf.x; f${w} = (${T})hf.y; }
                     ${T} dg${w} = dgb${w};
                     dgb${w} = hup${w};
 %  for k in range(L):
@@ -199,7 +211,7 @@ ${cell(r, w)}
 % endfor
                     if (!last) {
 % for w in range(WORDS):
-                        tp[${2 * w}] = (uint)h${ROWS - 1}_${w}; tp[${2 * w + 1}] = (uint)f${w};
+                        ((__global uint2 *)tp)[${w}] = (uint2)((uint)h${ROWS - 1}_${w}, (uint)f${w});
 % endfor
                     }
                     tp += ${WG * WORDS * 2};

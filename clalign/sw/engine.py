@@ -241,6 +241,7 @@ class SWEngine:
         self.last_passes: list = []       # (width, subjects) of the last query, for tests/diagnostics
         self._copyq = None
         self._kernels: dict = {}
+        self._resident = None             # (Database, uploaded batch) kept while it is the only batch
 
     # -- parameter choice ----------------------------------------------------------------
     def widths(self):
@@ -418,8 +419,17 @@ class SWEngine:
 
             bar = tqdm(total=len(batches) * len(queries), unit="query", file=sys.stderr, disable=None,
                        desc="sw", leave=False)
+        # A database that fits in one batch stays on the device between calls (same Database object).
+        resident = self._resident if (self._resident is not None and self._resident[0] is db
+                                      and len(batches) == 1) else None
         try:
-            nxt = self._upload_batch(db, *batches[0], self._copyq) if batches else None
+            if resident is not None:
+                nxt = resident[1]
+            else:
+                self._resident = None
+                nxt = self._upload_batch(db, *batches[0], self._copyq) if batches else None
+                if len(batches) == 1:
+                    self._resident = (db, nxt)
             for bi in range(len(batches)):
                 cur = nxt
                 # The next batch goes up on the copy queue while this one is searched.
