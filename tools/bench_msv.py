@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""MSV / SSV filter throughput of every S-lane kernel vs pyhmmer (CUDAMPF++ Tables 3-4 style).
+
+GCUPS = model length M x database residues / kernel seconds (OpenCL profiling events,
+median of ``--repeat`` launches after one warm-up launch; block building, transfers and the
+host-side score conversion are excluded and reported separately as ``host_s``). Models are
+random (``pyhmmer.plan7.HMM.sample``, seeded), the database is the synthetic Swiss-Prot-like
+set of ``tools/gen_protein_db.py`` (``--n`` sequences). Every kernel's scores are checked
+against pyhmmer's ``msv_filter``/``ssv_filter`` on a sample of sequences before its time is
+kept (a wrong kernel is reported as such, never timed as a success).
+
+pyhmmer runs in the same process on ``--threads`` host threads (default: all cores), each with
+its own OptimizedProfile copy over a share of the sequences (pyhmmer releases the GIL inside
+the filters), on ``--pyhmmer-n`` sequences; its GCUPS gives the speed-up column.
+
+    python3 tools/bench_msv.py --n 100000 --lengths 20,100,200,400,800,1600,2400 --out bench_msv
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from clalign.data import PROTEIN, Database  # noqa: E402
+from clalign.hmm import engine as E  # noqa: E402
+from clalign.hmm import reference as R  # noqa: E402
+from clalign.hmm.params import H_LIMIT, S_VALUES, geometry  # noqa: E402
+
+_EASEL = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"
+
+
+def make_db(n, seed=1):
+    """The synthetic database as a clalign Database (PROTEIN codes)."""
+    import gen_protein_db
+
+    lengths, ascii_res = gen_protein_db.generate(n, seed)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    codes = PROTEIN.lut[ascii_res]
+    return Database(codes, offsets, [f"s{i}" for i in range(n)], [""] * n, PROTEIN)
+
+
+def digital_block(db, idx):
+    """pyhmmer DigitalSequenceBlock of database sequences ``idx``."""
+    from pyhmmer.easel import Alphabet, DigitalSequence, DigitalSequenceBlock
+
+    abc = Alphabet.amino()
+    lut = np.array([_EASEL.index(c) for c in PROTEIN.letters], dtype=np.uint8)
+    seqs = [DigitalSequence(abc, name=str(i).encode(), sequence=lut[db.sequence(int(i))]) for i in idx]
+    return DigitalSequenceBlock(abc, seqs)
+
+
+def pyhmmer_filter(om, block, algo, threads):
+    """Scores of ``block`` on ``threads`` threads; returns (scores float32, seconds)."""
+    n = len(block)
+    out = np.empty(n, dtype=np.float32)
+    chunks = [(a, min(n, a + -(-n // threads))) for a in range(0, n, -(-n // threads))]
+
+    def work(rng):
+        a, b = rng
+        o = om.copy()
+        f = o.msv_filter if algo == "msv" else o.ssv_filter
+        for i in range(a, b):
+            s = block[i]
+            o.L = len(s)
+            v = f(s)
+            out[i] = np.nan if v is None else v
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(threads) as ex:
+        list(ex.map(work, chunks))
+    return out, time.perf_counter() - t0
+
+
+def kernels_for(M, hcap):
+    """(S, H) of every S-lane kernel that covers M with H <= hcap."""
+    out = []
+    for S in S_VALUES:
+        H = -(-M // geometry(S)["P"])
+        if H <= min(hcap, H_LIMIT):
+            out.append((S, H))
+    return out
+
+
+def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, threads=None,
+          pyhmmer_n=20000, check_n=2000, simds=(None,), seed=7, log=print, s_list=None):
+    from pyhmmer.easel import Alphabet
+    from pyhmmer.plan7 import HMM
+
+    threads = threads or os.cpu_count()
+    rows = []
+    rng = np.random.default_rng(seed)
+    py_idx = np.sort(rng.choice(len(db), size=min(pyhmmer_n, len(db)), replace=False))
+    chk_idx = py_idx[:min(check_n, py_idx.size)]
+    block = digital_block(db, py_idx)
+    py_res = int(db.lengths[py_idx].sum())
+    res = db.total_residues
+    for M in lengths:
+        hmm = HMM.sample(Alphabet.amino(), M, seed + M)
+        prof = E.profile_from_pyhmmer(hmm)
+        for algo in algos:
+            want, py_s = pyhmmer_filter(prof._om, block, algo, threads)
+            py_gcups = M * py_res / py_s / 1e9
+            rows.append(dict(M=M, algo=algo, kernel="pyhmmer", S=None, H=None, simd=f"{threads} threads",
+                             seconds=py_s, gcups=py_gcups, residues=py_res, ok=True))
+            log(f"M={M:5d} {algo} pyhmmer {threads} thr: {py_gcups:8.2f} GCUPS ({py_s:.3f} s, {py_res} res)")
+            wmap = dict(zip(py_idx.tolist(), want))
+            for simd in simds:
+                blocks = None
+                for S, H in kernels_for(M, hcap):
+                    if s_list and S not in s_list:
+                        continue
+                    kw = {"S": S, "H": H}
+                    if simd:
+                        kw["simd"] = simd
+                    t0 = time.perf_counter()
+                    try:
+                        r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
+                                      repeat=repeat + 1, blocks=blocks, **kw)
+                    except Exception as exc:  # report and go on with the other kernels
+                        log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {simd or 'default'}: FAILED {exc}")
+                        rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, simd=simd or "default",
+                                         seconds=None, gcups=None, ok=False, error=str(exc)[:300]))
+                        continue
+                    host = time.perf_counter() - t0
+                    blocks = r.blocks
+                    raw = r.raw[chk_idx]
+                    L = db.lengths[chk_idx]
+                    got = (R.msv_from_bytes(prof, raw & 0xFF, (raw >> 8) & 1, L) if algo == "msv"
+                           else R.ssv_from_bytes(prof, raw, L))
+                    ok = np.array_equal(got, np.array([wmap[int(i)] for i in chk_idx], np.float32), equal_nan=True)
+                    g = M * res / r.seconds / 1e9
+                    rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H,
+                                     simd=r.values["SIMD"] + ("+shfl" if r.values["PTX_SHFL"] else ""),
+                                     WG_WAVES=r.values["WG_WAVES"], seconds=r.seconds, gcups=g, host_s=host,
+                                     residues=res, ok=bool(ok), speedup=g / py_gcups))
+                    log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {rows[-1]['simd']:9s}: {g:9.2f} GCUPS "
+                        f"({r.seconds * 1e3:8.2f} ms) x{g / py_gcups:6.1f} vs pyhmmer  {'ok' if ok else 'WRONG'}")
+    return rows
+
+
+def table(rows):
+    out = ["| M | algo | kernel | S | H | simd | GCUPS | speed-up vs pyhmmer | check |",
+           "|---:|---|---|---:|---:|---|---:|---:|---|"]
+    for r in rows:
+        g = "-" if r.get("gcups") is None else f"{r['gcups']:.1f}"
+        sp = "" if r["kernel"] == "pyhmmer" or r.get("speedup") is None else f"{r['speedup']:.1f}x"
+        out.append(f"| {r['M']} | {r['algo']} | {r['kernel']} | {r['S'] or ''} | {r['H'] or ''} | {r['simd']} "
+                   f"| {g} | {sp} | {'ok' if r['ok'] else 'WRONG/FAILED'} |")
+    return "\n".join(out)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, algo in zip(axes, ("msv", "ssv")):
+        sel = [r for r in rows if r["algo"] == algo and r.get("gcups")]
+        keys = sorted({(r["S"], r["simd"]) for r in sel if r["kernel"] == "slane"}, key=lambda k: (k[1], k[0]))
+        for S, simd in keys:
+            pts = sorted((r["M"], r["gcups"]) for r in sel if r["S"] == S and r["simd"] == simd)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"S={S} {simd}")
+        pts = sorted((r["M"], r["gcups"]) for r in sel if r["kernel"] == "pyhmmer")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "k--", marker="x", label="pyhmmer")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("model length M")
+        ax.set_ylabel("GCUPS")
+        ax.set_title(algo.upper())
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=20000, help="synthetic database sequences")
+    ap.add_argument("--lengths", default="20,50,100,200,400,800,1600,2400")
+    ap.add_argument("--algos", default="msv,ssv")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--hcap", type=int, default=64, help="skip kernels needing H above this")
+    ap.add_argument("--S", default=None, help="comma list of S to run (default: all)")
+    ap.add_argument("--simd", default="default", help="comma list: default, swar, ptx")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None, help="pyhmmer threads (default: all cores)")
+    ap.add_argument("--pyhmmer-n", type=int, default=20000)
+    ap.add_argument("--out", default="bench_msv")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    logf = open(os.path.join(a.out, "bench_msv.log"), "a")
+
+    def log(msg):
+        print(msg, flush=True)
+        logf.write(msg + "\n")
+        logf.flush()
+
+    t0 = time.perf_counter()
+    db = make_db(a.n)
+    log(f"database: {len(db)} sequences, {db.total_residues} residues ({time.perf_counter() - t0:.1f} s)")
+    from clalign.runtime import Runtime
+    rt = Runtime.get(a.device)
+    log(f"device: {rt.label} | {rt.caps.platform} | host cores {os.cpu_count()}")
+    simds = tuple(None if s == "default" else s for s in a.simd.split(","))
+    rows = bench(db, [int(x) for x in a.lengths.split(",")], a.algos.split(","), a.device, a.hcap, a.repeat,
+                 a.threads, a.pyhmmer_n, simds=simds, log=log,
+                 s_list=[int(x) for x in a.S.split(",")] if a.S else None)
+    with open(os.path.join(a.out, "bench_msv.json"), "w") as f:
+        json.dump({"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv, "rows": rows}, f, indent=1)
+    md = table(rows)
+    with open(os.path.join(a.out, "bench_msv.md"), "w") as f:
+        f.write(md + "\n")
+    log(md)
+    try:
+        plot(rows, os.path.join(a.out, "bench_msv.png"))
+    except ImportError as exc:
+        log(f"no plot: {exc}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""One command for the GPU machine: MSV/SSV exactness on the real proteome, then the S-lane sweep.
+
+1. Exactness: pyhmmer's test proteome (2,100 proteins) x every protein model of pyhmmer's
+   test HMM files (14), MSV and SSV, for the auto-selected kernel and for every S (one H per
+   S covering all models with ceil(M/P) <= --exact-hcap), with the device's default SIMD
+   variant (PTX + shfl.sync on NVIDIA) and with portable SWAR + local memory; compared with
+   pyhmmer's msv_filter / ssv_filter as floats (+inf and None/NaN included).
+2. Sweep: ``tools/bench_msv.py`` (every S-lane kernel x model lengths, pyhmmer on all host
+   cores in the same run), stopping early when ``--budget-s`` is spent.
+
+    source .whl/device-env.sh && python3 tools/device_hmm.py --out $OUT
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import bench_msv  # noqa: E402
+from clalign.data import PROTEIN, as_database  # noqa: E402
+from clalign.hmm import engine as E  # noqa: E402
+from clalign.hmm import reference as R  # noqa: E402
+from clalign.hmm.params import S_VALUES, geometry  # noqa: E402
+
+
+def proteome_truth(hmm, block, threads):
+    prof = E.profile_from_pyhmmer(hmm)
+    m, _ = bench_msv.pyhmmer_filter(prof._om, block, "msv", threads)
+    s, _ = bench_msv.pyhmmer_filter(prof._om, block, "ssv", threads)
+    return prof, m, s
+
+
+def exactness(device, hcap, threads, log):
+    import pyhmmer
+    from pyhmmer.plan7 import HMMFile
+
+    data = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
+    db = as_database(os.path.join(data, "seqs", "938293.PRJEB85.HG003687.faa"))
+    block = bench_msv.digital_block(db, np.arange(len(db)))
+    models = []
+    for fn in sorted(glob.glob(os.path.join(data, "hmms", "txt", "*.hmm"))):
+        with HMMFile(fn) as f:
+            for i, hmm in enumerate(f):
+                if hmm.alphabet.K == 20:
+                    models.append((f"{os.path.basename(fn)}#{i}", hmm))
+    log(f"exactness: {len(db)} proteins ({db.total_residues} residues) x {len(models)} protein models")
+    truth = [(name, *proteome_truth(hmm, block, threads)) for name, hmm in models]
+    res = (db.residues, db.offsets, db.lengths, db.order)
+    results = []
+
+    def check(prof, name, algo, want, **kw):
+        t0 = time.perf_counter()
+        try:
+            r = E.run_raw(prof, *res, algo, device, **kw)
+        except Exception as exc:
+            results.append(dict(model=name, algo=algo, ok=False, error=str(exc)[:400], **kw))
+            log(f"  {name} {algo} {kw}: FAILED {str(exc)[:400]}")
+            return
+        got = (R.msv_from_bytes(prof, r.raw & 0xFF, (r.raw >> 8) & 1, db.lengths) if algo == "msv"
+               else R.ssv_from_bytes(prof, r.raw, db.lengths))
+        ok = np.array_equal(got, want, equal_nan=True)
+        v = r.values
+        results.append(dict(model=name, M=prof.M, algo=algo, S=v["S"], H=v["H"], SIMD=v["SIMD"],
+                            PTX_SHFL=v["PTX_SHFL"], ok=bool(ok), n_bad=int((~((got == want) | (np.isnan(got) & np.isnan(want)))).sum()),
+                            n_inf=int(np.isinf(want).sum()), n_none=int(np.isnan(want).sum()),
+                            wall_s=time.perf_counter() - t0))
+        if not ok:
+            log(f"  MISMATCH {name} {algo} S={v['S']} H={v['H']} {v['SIMD']} shfl={v['PTX_SHFL']}: "
+                f"{results[-1]['n_bad']} sequences differ")
+
+    for simd in (None, "swar"):
+        for name, prof, want_m, want_s in truth:                      # auto-selected kernel
+            kw = {} if simd is None else {"simd": simd}
+            check(prof, name, "msv", want_m, **kw)
+            check(prof, name, "ssv", want_s, **kw)
+        for S in S_VALUES:                                            # every S, one H per S
+            P = geometry(S)["P"]
+            sel = [t for t in truth if -(-t[1].M // P) <= hcap]
+            if not sel:
+                continue
+            H = max(-(-t[1].M // P) for t in sel)
+            for name, prof, want_m, want_s in sel:
+                kw = {"S": S, "H": H} if simd is None else {"S": S, "H": H, "simd": simd}
+                check(prof, name, "msv", want_m, **kw)
+                check(prof, name, "ssv", want_s, **kw)
+        log(f"  simd={simd or 'default'}: {sum(r['ok'] for r in results)}/{len(results)} checks exact so far")
+    return results
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "device_hmm_out"))
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--exact-hcap", type=int, default=128)
+    ap.add_argument("--skip-exact", action="store_true")
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--lengths", default="20,50,100,200,400,800,1600,2400")
+    ap.add_argument("--hcap", type=int, default=48)
+    ap.add_argument("--simd", default="default,swar")
+    ap.add_argument("--S", default=None)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pyhmmer-n", type=int, default=20000)
+    ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new sweep lengths after this")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.perf_counter()
+    logf = open(os.path.join(a.out, "device_hmm.log"), "a")
+
+    def log(msg):
+        msg = f"[{time.perf_counter() - t_start:7.1f}s] {msg}"
+        print(msg, flush=True)
+        logf.write(msg + "\n")
+        logf.flush()
+
+    from clalign.runtime import Runtime
+    rt = Runtime.get(a.device)
+    log(f"device {rt.label}: {json.dumps(rt.caps.as_dict())}")
+    log(f"date 2026-11-22, argv {sys.argv}")
+    summary = {"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv}
+    if not a.skip_exact:
+        ex = exactness(a.device, a.exact_hcap, a.threads, log)
+        summary["exactness"] = ex
+        log(f"exactness: {sum(r['ok'] for r in ex)}/{len(ex)} exact; build seconds so far {rt.build_seconds:.1f}")
+        with open(os.path.join(a.out, "exactness.json"), "w") as f:
+            json.dump(ex, f, indent=1)
+    db = bench_msv.make_db(a.n)
+    log(f"sweep database: {len(db)} sequences, {db.total_residues} residues")
+    simds = tuple(None if s == "default" else s for s in a.simd.split(","))
+    rows = []
+    for M in [int(x) for x in a.lengths.split(",")]:
+        if time.perf_counter() - t_start > a.budget_s:
+            log(f"budget spent: skipping M={M} and longer")
+            break
+        rows += bench_msv.bench(db, [M], device=a.device, hcap=a.hcap, repeat=a.repeat, threads=a.threads,
+                                pyhmmer_n=a.pyhmmer_n, simds=simds, log=log,
+                                s_list=[int(x) for x in a.S.split(",")] if a.S else None)
+        with open(os.path.join(a.out, "sweep.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+    summary["sweep"] = rows
+    md = bench_msv.table(rows)
+    with open(os.path.join(a.out, "sweep.md"), "w") as f:
+        f.write(md + "\n")
+    log("\n" + md)
+    try:
+        bench_msv.plot(rows, os.path.join(a.out, "sweep.png"))
+    except Exception as exc:
+        log(f"no plot: {exc}")
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    log(f"done; build seconds {rt.build_seconds:.1f}")
+
+
+if __name__ == "__main__":
+    main()
