@@ -51,7 +51,15 @@ if _ROOT not in sys.path:
 
 import gen_protein_db  # noqa: E402  (tools/ sibling)
 
-DEFAULT_QUERIES = os.path.join(_ROOT, "..", "shared", "data", "cudasw_queries.fasta")
+#: Where the 20 CUDASW++ queries are looked for (first existing): the team's shared data, a
+#: copy carried to a device machine (.sw_device/, git-ignored), or a shared/ in the checkout.
+QUERY_PLACES = [os.path.join(_ROOT, "..", "shared", "data", "cudasw_queries.fasta"),
+                os.path.join(_ROOT, ".sw_device", "cudasw_queries.fasta"),
+                os.path.join(_ROOT, "shared", "data", "cudasw_queries.fasta")]
+
+
+def default_queries():
+    return next((p for p in QUERY_PLACES if os.path.exists(p)), QUERY_PLACES[0])
 
 
 class BenchError(Exception):
@@ -393,7 +401,8 @@ def parse_args(argv=None):
         epilog="Gap costs as BLAST+: a gap of length k costs gapopen + k*gapextend.")
     ap.add_argument("-n", type=int, default=570000, help="database sequences to generate (default 570000)")
     ap.add_argument("--seed", type=int, default=1, help="database generator seed (default 1)")
-    ap.add_argument("--queries", default=DEFAULT_QUERIES, help="query FASTA (default: the 20 CUDASW++ queries)")
+    ap.add_argument("--queries", default=None,
+                    help="query FASTA (default: the 20 CUDASW++ queries, ../shared/data/cudasw_queries.fasta)")
     ap.add_argument("--max-queries", type=int, default=None,
                     help="use at most this many queries, evenly spread over the length range")
     ap.add_argument("--device", default=None, help="OpenCL device 'P:D' (default: clalign's choice)")
@@ -421,7 +430,7 @@ def parse_args(argv=None):
 
 def run(args) -> int:
     log = lambda msg: print(f"bench_sw: {msg}", file=sys.stderr, flush=True)  # noqa: E731
-    queries = pick_queries(read_queries(args.queries), args.max_queries)
+    queries = pick_queries(read_queries(args.queries or default_queries()), args.max_queries)
 
     sw_scores = cdata = None
     devdesc, is_cpu = "none (peers only)", True
