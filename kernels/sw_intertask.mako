@@ -177,15 +177,25 @@ void sw_intertask(__global const uchar *restrict res,    /* batch residues (code
                 ${T} h${r}_${w} = 0, e${r}_${w} = 0;
 %  endfor
 % endfor
-                for (int j = 0; j < ncol; j++) {
+                /* software pipeline: residue codes and strip boundary of column j+1 are loaded
+                   while column j is computed */
 % for w in range(WORDS):
-                    ${T} hup${w} = 0, f${w} = 0;
-                    if (s > 0) { const uint2 hf = ((__global const uint2 *)tp)[${w}]; hup${w} = (${T})hf.x; f${w} = (${T})hf.y; }
+%  for k in range(L):
+                uint cn${w}_${k} = 0 < len${w}_${k} ? (uint)sq${w}_${k}[0] : SW_SENTINEL;
+%  endfor
+                uint2 hfn${w} = (s > 0 && ncol > 0) ? ((__global const uint2 *)tp)[${w}] : (uint2)(0u, 0u);
+% endfor
+                for (int j = 0; j < ncol; j++) {
+                    const int jn = j + 1;
+% for w in range(WORDS):
+                    ${T} hup${w} = (${T})hfn${w}.x, f${w} = (${T})hfn${w}.y;
                     ${T} dg${w} = dgb${w};
                     dgb${w} = hup${w};
 %  for k in range(L):
-                    const uint c${w}_${k} = j < len${w}_${k} ? (uint)sq${w}_${k}[j] : SW_SENTINEL;
+                    const uint c${w}_${k} = cn${w}_${k};
+                    cn${w}_${k} = jn < len${w}_${k} ? (uint)sq${w}_${k}[jn] : SW_SENTINEL;
 %  endfor
+                    if (s > 0 && jn < ncol) hfn${w} = ((__global const uint2 *)(tp + ${WG * WORDS * 2}))[${w}];
 %  if PROFILE == "pairs" and PK:
 %   for k in range(0, L, 2):
                     const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;

@@ -49,6 +49,10 @@ VARIANTS = [
     ("w8-plain-r32", dict(WIDTH=8, PROFILE="plain", ROWS=32)),
     ("w8-pairs-r32", dict(WIDTH=8, PROFILE="pairs", ROWS=32)),
     ("w32-r32", dict(WIDTH=32, ROWS=32)),
+    ("w16-plain-r64", dict(WIDTH=16, PROFILE="plain", ROWS=64, WORDS=1)),
+    ("w16-plain-r48", dict(WIDTH=16, PROFILE="plain", ROWS=48, WORDS=1)),
+    ("w16-plain-r64-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=256)),
+    ("w32-r64", dict(WIDTH=32, ROWS=64)),
 ]
 
 

@@ -45,5 +45,5 @@ register(FAMILY, [
     # work-items ran 0.8 GCUPS, 8-bit SWAR 0.2, 16-bit SWAR 0.1.
     ({"is_cpu": True}, {"WIDTH": 32, "WORDS": 2, "ROWS": 32, "WG": 8}),
     ({"is_gpu": True}, {"WG": 128}),
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 32, "WG": 128}),
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 32, "WG": 128, "PROFILE": "plain"}),
 ])
