@@ -14,6 +14,11 @@
   writes that sequence's raw result and resets the lane; PAD (29) fills the column to the
   block's row count. Rows 28..31 of the profile are "impossible" (cost 255 / signed 127).
 
+  MSV adds the bias with a wrapping add where HMMER saturates: until a sequence overflows,
+  every previous-row value and xB is below 255 - bias (else the row's xE >= 255 - bias would
+  have set the sticky overflow flag), so max(mpv, xB) + bias <= 254 never saturates and the
+  bytes are HMMER's; after an overflow that sequence's bytes no longer matter (+inf).
+
   Output per sequence (database order), raw bytes for the host to convert exactly as HMMER:
     msv: xJ | overflow << 8          ssv: unsigned max xE (atomic_max over the lane group)
 </%doc>
@@ -153,7 +158,7 @@ pr0[${h * L}u]\
 </%def>
 <%def name="cell(h, mpv)">\
 % if MSV:
-        { uint sv = cla_subus_8x4(cla_addus_8x4(cla_maxu_8x4(${mpv}, xBv), biasv), ${cost(h)});
+        { uint sv = cla_subus_8x4(cla_add_8x4(cla_maxu_8x4(${mpv}, xBv), biasv), ${cost(h)});
           xE = cla_maxu_8x4(xE, sv); dp[${h}] = sv; }
 % else:
         { uint sv = cla_subss_8x4(${mpv}, ${cost(h)});

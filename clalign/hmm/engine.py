@@ -65,7 +65,10 @@ XROWS = 32
 #: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
 #: docs/perf/hmm.md for the measurements behind device entries.
 tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1})])
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+                                  # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
+                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md)
+                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False})])
 tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1})])
 
@@ -186,6 +189,8 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
         dev["PTX_SHFL"] = False
     values = {"ALGO": algo, "WAVE": wave, "S": S, "H": H}
     override.update({"S": S, "H": H})
+    if simd:                     # an explicit variant beats the tuning table
+        override.update(dev)
     return choose(HMM_SLANE, {**dev, **values}, tuned, override)
 
 
