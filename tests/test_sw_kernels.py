@@ -1,0 +1,131 @@
+"""Every inter-task kernel variant PoCL can build against the numpy Gotoh reference.
+
+Subjects and queries have lengths just around lane, strip (ROWS) and work-group multiples, plus
+an overflow set whose scores need 16 bits (> 255) and 32 bits (> 32767) so that the device
+rescoring passes (8 -> 16 -> 32 bits) run. Real sequences (bundled proteome, CUDASW++ queries)
+are checked against parasail."""
+import os
+
+import numpy as np
+import pytest
+
+from clalign.data import PROTEIN, Database, get_matrix, read_fasta
+from clalign.sw import SWEngine, sw_scores
+from clalign.sw.reference import sw_score
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+CUDASW = os.path.join(HERE, "..", "..", "shared", "data", "cudasw_queries.fasta")
+AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+
+# Template variants (WIDTH, PROFILE, ROWS, WORDS, SCHEDULE, WG): every width x profile, odd row
+# counts (vector loads of 1, 2 and 4 words), several words per work-item and work-group sizes.
+VARIANTS = [
+    dict(WIDTH=8, PROFILE="plain", ROWS=4, WORDS=1, SCHEDULE="static", WG=4),
+    dict(WIDTH=8, PROFILE="pairs", ROWS=8, WORDS=2, SCHEDULE="dynamic", WG=3),
+    dict(WIDTH=8, PROFILE="plain", ROWS=8, WORDS=3, SCHEDULE="dynamic", WG=2),
+    dict(WIDTH=8, PROFILE="pairs", ROWS=12, WORDS=1, SCHEDULE="static", WG=8),
+    dict(WIDTH=8, PROFILE="plain", ROWS=32, WORDS=1, SCHEDULE="static", WG=16),
+    dict(WIDTH=16, PROFILE="plain", ROWS=4, WORDS=1, SCHEDULE="static", WG=1),
+    dict(WIDTH=16, PROFILE="pairs", ROWS=16, WORDS=2, SCHEDULE="dynamic", WG=4),
+    dict(WIDTH=16, PROFILE="plain", ROWS=20, WORDS=4, SCHEDULE="static", WG=2),
+    dict(WIDTH=16, PROFILE="pairs", ROWS=32, WORDS=1, SCHEDULE="dynamic", WG=8),
+    dict(WIDTH=16, PROFILE="plain", ROWS=48, WORDS=1, SCHEDULE="dynamic", WG=5),
+    dict(WIDTH=32, PROFILE="plain", ROWS=4, WORDS=1, SCHEDULE="static", WG=4),
+    dict(WIDTH=32, PROFILE="plain", ROWS=24, WORDS=2, SCHEDULE="dynamic", WG=8),
+]
+
+
+def _rand(rng, n):
+    return AA[rng.integers(0, 20, n)].tobytes().decode()
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(11)
+    lens = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 127, 128, 129, 255, 256, 257]
+    lens += [int(x) for x in rng.integers(1, 400, 30)]
+    subs = [_rand(rng, n) for n in lens]
+    tail = _rand(rng, 40)
+    subs += ["W" * 30, "W" * 400 + tail, "W" * 3100, tail + "W" * 3101, "C" * 60]
+    qlens = [1, 3, 4, 5, 11, 12, 13, 16, 17, 31, 32, 33, 48, 49, 64, 65, 130]
+    queries = [(f"q{n}", _rand(rng, n)) for n in qlens]
+    queries.append(("ovf", "W" * 3100 + tail))
+    db = Database.from_sequences(subs)
+    m = get_matrix("BLOSUM62")
+    ref = [np.array([sw_score(PROTEIN.encode(q), db.sequence(i), m.scores, 11, 1) for i in range(len(db))])
+           for _, q in queries]
+    assert ref[-1].max() > 32767 and ((ref[-1] > 255) & (ref[-1] < 32767)).any()
+    return db, queries, ref
+
+
+@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}".format(**v))
+def test_variant_matches_reference(case, ov):
+    db, queries, ref = case
+    eng = SWEngine("BLOSUM62", 11, 1, None, **ov)
+    qs = [(qid, PROTEIN.encode(q)) for qid, q in queries]
+    got, _ = eng.search(qs, db, progress=False)
+    for (qid, _), g, r in zip(queries, got, ref):
+        bad = np.flatnonzero(g != r)
+        assert bad.size == 0, f"{qid}: subjects {bad[:8]} got {g[bad[:8]]} want {r[bad[:8]]}"
+    # the overflow query went through every wider pass after the first
+    widths = [w for w, _ in eng.last_passes]
+    assert widths == [w for w in (8, 16, 32) if w >= ov["WIDTH"]]
+
+
+@pytest.mark.parametrize("ov", [dict(WIDTH=16, SCHEDULE="static"), dict(WIDTH=8, SCHEDULE="dynamic")])
+def test_forced_multi_batch(case, ov):
+    db, queries, ref = case
+    eng = SWEngine("BLOSUM62", 11, 1, None, batch_residues=700, ROWS=16, WORDS=1, WG=4, **ov)
+    assert len(eng.plan_batches(db)) > 5
+    pick = [0, 7, 16, len(queries) - 1]
+    got, _ = eng.search([(queries[i][0], PROTEIN.encode(queries[i][1])) for i in pick], db, progress=False)
+    for i, g in zip(pick, got):
+        assert np.array_equal(g, ref[i]), queries[i][0]
+
+
+@pytest.mark.parametrize("matrix,go,ge", [("BLOSUM50", 13, 2), ("PAM30", 9, 1), ("BLOSUM62", 300, 40),
+                                          ("BLOSUM90", 0, 0)])
+def test_matrices_and_gaps(case, matrix, go, ge):
+    db, queries, _ = case
+    m = get_matrix(matrix)
+    for width in (8, 16):
+        for qid, q in (queries[10], queries[-1]):
+            got = sw_scores(q, db, matrix=matrix, gap_open=go, gap_extend=ge, WIDTH=width, ROWS=16, WG=4)
+            want = np.array([sw_score(PROTEIN.encode(q), db.sequence(i), m.scores, go, ge) for i in range(len(db))])
+            assert np.array_equal(got, want), (matrix, go, ge, width, qid)
+
+
+def test_real_sequences_against_parasail():
+    parasail = pytest.importorskip("parasail", reason="parasail (test extra) is not installed")
+    prot = os.path.join(DATA, "proteome.faa.gz")
+    if not os.path.exists(prot) or not os.path.exists(CUDASW):
+        pytest.skip("bundled proteome or ../shared/data/cudasw_queries.fasta absent")
+    full = Database.from_fasta(prot)
+    db = full.subset(np.arange(0, len(full), 7))              # 300 real proteins
+    queries = [r.sequence for r in read_fasta(CUDASW)]
+    for q in (queries[0], queries[3], queries[11]):          # 144, 375, 2005 aa
+        want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
+                         for i in range(len(db))])
+        for width in (8, 16, 32):
+            got = sw_scores(q, db, WIDTH=width)
+            assert np.array_equal(got, want), (len(q), width)
+    # the CUDASW++ queries as a database (lengths 144..5478)
+    cdb = Database.from_fasta(CUDASW)
+    q = queries[6]
+    want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
+                     for i in range(len(cdb))])
+    assert np.array_equal(sw_scores(q, cdb, WIDTH=8), want)
+
+
+def test_schedule_and_profile_rules():
+    eng = SWEngine("BLOSUM62", 11, 1, None)
+    assert eng.schedule(np.full(1000, 300)) == "static"
+    assert eng.schedule(np.arange(1, 1000)) == "dynamic"
+    assert SWEngine("BLOSUM62", 11, 1, None, SCHEDULE="static").schedule(np.arange(1, 1000)) == "static"
+    assert eng.profile_layout(32, 100) == "plain"
+    small, huge = eng.profile_layout(16, 1), eng.profile_layout(16, 10 ** 7)
+    assert huge == "plain" and small in ("plain", "pairs")
+    assert SWEngine("BLOSUM62", 11, 1, None, PROFILE="pairs").profile_layout(16, 10 ** 7) == "pairs"
+    # 8-bit lanes cannot hold gap costs above 255: the first pass starts at 16 bits
+    assert SWEngine("BLOSUM62", 300, 1, None, WIDTH=8).widths() == [16, 32]
