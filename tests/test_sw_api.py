@@ -1,0 +1,95 @@
+"""sw_scores / sw_search API and the `clalign sw` command: formats, ties, errors, no partial output."""
+import json
+import os
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from clalign.data import Database, makedb
+from clalign.errors import ClalignError
+from clalign.sw import sw_scores, sw_search, top_hits
+from clalign.sw.cli import sw
+
+
+def _main():
+    """The real `clalign` group when every engine's CLI imports, else a group with the same error handling."""
+    try:
+        from clalign.cli import main
+        return main
+    except ImportError:
+        import sys
+
+        class G(click.Group):
+            def invoke(self, ctx):
+                try:
+                    return super().invoke(ctx)
+                except ClalignError as exc:
+                    click.echo(f"clalign: error: {exc}", err=True)
+                    sys.exit(2)
+        return G(commands={"sw": sw})
+
+
+SUBJECTS = ["MKTAYIAKQRQISFVKSHFSRQ", "ACDEFGHIKL", "MKTAYIAKQRQISFVKSHFSRQ", "WWWW", "MKTAYIAKQR", "PPPP"]
+
+
+@pytest.fixture
+def dbfa(write_file):
+    return write_file("db.fa", "".join(f">s{i} d{i}\n{s}\n" for i, s in enumerate(SUBJECTS)))
+
+
+def test_top_hits_ties_in_database_order():
+    sc = np.array([5, 9, 5, 9, 1, 5], dtype=np.int32)
+    assert list(top_hits(sc, 4)) == [1, 3, 0, 2]
+    assert list(top_hits(sc, 100)) == [1, 3, 0, 2, 5, 4]
+
+
+def test_sw_scores_paths_and_database(dbfa, tmp_path):
+    a = sw_scores("MKTAYIAKQR", dbfa)
+    db = Database.from_fasta(dbfa)
+    assert np.array_equal(a, sw_scores("MKTAYIAKQR", db))
+    prepared = makedb(dbfa, str(tmp_path / "prep"), quiet=True)
+    assert np.array_equal(a, sw_scores("MKTAYIAKQR", str(tmp_path / "prep")))
+    assert a.dtype == np.int32 and len(a) == len(SUBJECTS) and len(prepared) == len(SUBJECTS)
+    assert a[0] == a[2] and a[0] > a[5]
+
+
+def test_sw_search_order(dbfa):
+    res = sw_search(["MKTAYIAKQRQISFVKSHFSRQ", ("named", "WWWW")], dbfa, top=3)
+    assert [r.query_id for r in res] == ["query_1", "named"]
+    h = res[0].hits
+    assert [x.subject_index for x in h] == [0, 2, 4]           # tie 0/2 in database order
+    assert h[0].score == h[1].score and h[0].subject_id == "s0" and h[0].qlen == 22 and h[0].slen == 22
+    assert res[1].hits[0].subject_id == "s3"
+
+
+def test_cli_tsv_json(dbfa, write_file, tmp_path):
+    q = write_file("q.fa", ">qa first\nMKTAYIAKQRQISFVKSHFSRQ\n>qb\nWWWW\n")
+    out = tmp_path / "hits.tsv"
+    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-max_target_seqs", "2", "-out", str(out)])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "qseqid\tsseqid\tscore\tqlen\tslen"
+    assert len(lines) == 1 + 4
+    assert lines[1].split("\t")[:2] == ["qa", "s0"] and lines[2].split("\t")[:2] == ["qa", "s2"]
+    assert lines[3].split("\t")[1] == "s3" and lines[3].split("\t")[3:] == ["4", "4"]
+    jo = tmp_path / "hits.json"
+    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-outfmt", "json", "-out", str(jo),
+                                     "-matrix", "BLOSUM50", "-gapopen", "10", "-gapextend", "2"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(jo.read_text())
+    assert [d["query_id"] for d in data] == ["qa", "qb"] and len(data[0]["hits"]) == len(SUBJECTS)
+    assert data[0]["hits"][0]["subject_id"] == "s0"
+
+
+def test_cli_bad_query_one_line_no_output(dbfa, write_file, tmp_path):
+    q = write_file("bad.fa", ">ok\nMKT\n>bad\nAC1D\n")
+    out = tmp_path / "never.tsv"
+    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-out", str(out)])
+    assert r.exit_code != 0
+    msg = [x for x in r.output.splitlines() if x.startswith("clalign: error:")]
+    assert len(msg) == 1 and "bad.fa:4" in msg[0]
+    assert not out.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".clalign-sw-")]
+    r = CliRunner().invoke(_main(), ["sw", "-query", str(tmp_path / "nope.fa"), "-db", dbfa])
+    assert r.exit_code != 0 and "nope.fa" in r.output
