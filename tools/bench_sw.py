@@ -491,6 +491,8 @@ def run(args) -> int:
                     raise BenchError(f"sw_scores returned shape {sc.shape}, expected ({db.n},)")
                 results["clalign"].append(sc if perm is None else sc[perm])
                 row["clalign_s"], row["clalign_gcups"] = dt, len(seq) * db.total / dt / 1e9
+                if not sys.stderr.isatty():  # progress for logs (a tty gets the tqdm bar)
+                    log(f"clalign {name} ({len(seq)} aa): {dt:.3f} s, {row['clalign_gcups']:.2f} GCUPS")
             del cdb, wdb
 
     # --- peers
