@@ -7,7 +7,8 @@ synthetic Swiss-Prot-like database (``tools/gen_protein_db.py``; 570,000 sequenc
 of the scan and GCUPS = query length x database residues / seconds; overall GCUPS =
 sum(qlen x residues) / sum(seconds). Kernel builds are excluded from the timed scans: every
 query is first run once against a small warm-up database (200 sequences plus the 10 longest),
-and the first call's time is reported separately.
+then the first query once against the full database (which leaves it resident on the device,
+as CUDASW++ loads its database before timing); these times are reported separately.
 
 On a CPU OpenCL device (PoCL) the same run also times the CPU peers on the same data and
 the same host cores: parasail (striped SIMD Smith-Waterman with an 8->16->32-bit
@@ -479,9 +480,15 @@ def run(args) -> int:
             for _, seq in queries[1:]:
                 run_sw(seq, wdb)
             meta["clalign_warmup_rest_s"] = time.perf_counter() - t
+            # Then one full-database call, so the timed scans start with the database on the
+            # device as CUDASW++ does (the engine keeps a database that fits resident).
+            t = time.perf_counter()
+            run_sw(queries[0][1], cdb)
+            meta["clalign_first_full_call_s"] = time.perf_counter() - t
             log(f"clalign: database load {meta['clalign_db_load_s']:.1f} s, first call (builds) "
                 f"{meta['clalign_first_call_s']:.2f} s, warm-up of the other queries "
-                f"{meta['clalign_warmup_rest_s']:.2f} s ({len(pick)} subjects)")
+                f"{meta['clalign_warmup_rest_s']:.2f} s ({len(pick)} subjects), first full-database "
+                f"call (incl. upload) {meta['clalign_first_full_call_s']:.2f} s")
             results["clalign"] = []
             for row, (name, seq) in zip(rows, _progress(queries, "clalign")):
                 t = time.perf_counter()
@@ -566,6 +573,7 @@ def run(args) -> int:
         print(f"overall clalign / best peer ({o['peer']}): {o['ratio']:.2f}x")
     if "clalign_first_call_s" in meta:
         print(f"clalign first call (kernel builds, small db): {meta['clalign_first_call_s']:.2f} s; "
+              f"first full-database call (incl. upload): {meta['clalign_first_full_call_s']:.2f} s; "
               f"database load: {meta['clalign_db_load_s']:.2f} s")
     for k, v in mismatches.items():
         print(f"score check {k}: {'identical' if v == 0 else f'{v} MISMATCHES'}")
