@@ -10,8 +10,8 @@ query is first run once against a small warm-up database (200 sequences plus the
 then the first query once against the full database (which leaves it resident on the device,
 as CUDASW++ loads its database before timing); these times are reported separately.
 
-On a CPU OpenCL device (PoCL) the same run also times the CPU peers on the same data and
-the same host cores: parasail (striped SIMD Smith-Waterman with an 8->16->32-bit
+On a CPU OpenCL device (PoCL), or with ``--peers``, the same run also times the CPU peers on
+the same data and all host cores: parasail (striped SIMD Smith-Waterman with an 8->16->32-bit
 saturation check, ``sw_striped_profile_sat``; one process per core over database chunks)
 and pyopal (Opal's inter-sequence SIMD; one thread per core over database chunks), checks
 that all three report identical scores, and prints clalign's GCUPS relative to the best
@@ -410,6 +410,8 @@ def parse_args(argv=None):
     ap.add_argument("--out", default=None, help="directory for sw_bench.csv/.png/.json")
     ap.add_argument("--no-peers", action="store_true", help="do not run parasail/pyopal")
     ap.add_argument("--no-clalign", action="store_true", help="time only the peers (no OpenCL needed)")
+    ap.add_argument("--peers", action="store_true",
+                    help="run the peers on the host cores even when clalign uses a GPU")
     ap.add_argument("--matrix", default="BLOSUM62", help="scoring matrix (default BLOSUM62)")
     ap.add_argument("--gapopen", type=int, default=11, help="gap open cost (default 11)")
     ap.add_argument("--gapextend", type=int, default=1, help="gap extension cost (default 1)")
@@ -426,6 +428,8 @@ def parse_args(argv=None):
         ap.error("--gapopen must be >= 0 and --gapextend >= 1")
     if args.no_clalign and args.no_peers:
         ap.error("--no-clalign and --no-peers leave nothing to run")
+    if args.peers and args.no_peers:
+        ap.error("--peers and --no-peers contradict each other")
     return args
 
 
@@ -439,9 +443,9 @@ def run(args) -> int:
         sw_scores, cdata = import_clalign()
         devdesc, is_cpu = device_info(args.device)
         log(f"device: {devdesc}")
-    use_peers = not args.no_peers and (is_cpu or args.no_clalign)
+    use_peers = not args.no_peers and (is_cpu or args.no_clalign or args.peers)
     if not args.no_peers and not use_peers:
-        log("not a CPU device: peers skipped (they only make sense on the same host cores)")
+        log("not a CPU device: peers skipped (--peers runs them on the host cores anyway)")
 
     db = SynthDB(args.n, args.seed)
     log(f"database: {db.n} sequences, {db.total} residues (mean {db.total / db.n:.1f}), "
