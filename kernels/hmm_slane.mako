@@ -1,51 +1,81 @@
 <%doc>
   S-lane HMMER3 MSV / SSV filter (after CUDAMPF++), OpenCL C 1.2.
 
-  Parameters (clalign.hmm.params.HMM_SLANE): ALGO (msv|ssv), WAVE, S, H, WG_WAVES, and the
-  SIMD params. A wavefront of WAVE work-items holds 4*WAVE byte lanes; each of its S
-  sequences owns P = 4*WAVE/S of them, spread over L = max(1, WAVE/S) work-items (a lane
-  group) with W = min(4, P) bytes of that sequence per 32-bit word; for S > WAVE a work-item
-  packs SPW = S/WAVE sequences into its word. Each work-item keeps H words (unrolled), so a
-  sequence's DP row has P*H striped states: state k (0-based) = p*H + h for byte lane p of
-  the sequence's vector and word h. The profile table is striped the same way.
+  Parameters (clalign.hmm.params.HMM_SLANE): ALGO (msv|ssv), WAVE, LANE, S, H, WG_WAVES,
+  PROF_LOCAL and the SIMD params. A 32-bit word holds NL = 32/LANE DP cells; a wavefront of
+  WAVE work-items holds NL*WAVE lanes; each of its S sequences owns P = NL*WAVE/S of them,
+  spread over L = max(1, WAVE/S) work-items (a lane group) with W = min(NL, P) lanes of that
+  sequence per word; for S > WAVE a work-item packs SPW = S/WAVE sequences into its word.
+  Each work-item keeps H words (unrolled), so a sequence's DP row has P*H striped states:
+  state k (0-based) = p*H + h for lane p of the sequence's vector and word h. The profile
+  table is striped the same way (LANE-bit entries).
 
   Data: one block of rows x C columns (C = S*WG_WAVES) per work-group; column c is one
   sequence lane; it holds sequences back to back, each followed by an END code (28) that
   writes that sequence's raw result and resets the lane; PAD (29) fills the column to the
-  block's row count. Rows 28..31 of the profile are "impossible" (cost 255 / signed 127).
+  block's row count. Rows 28..31 of the profile are "impossible". The next row's residues
+  are loaded one row ahead (their global latency overlaps the current row). PROF_LOCAL
+  copies profile rows 0..29 to local memory once per work-group.
 
-  MSV adds the bias with a wrapping add where HMMER saturates: until a sequence overflows,
-  every previous-row value and xB is below 255 - bias (else the row's xE >= 255 - bias would
-  have set the sticky overflow flag), so max(mpv, xB) + bias <= 254 never saturates and the
-  bytes are HMMER's; after an overflow that sequence's bytes no longer matter (+inf).
+  LANE = 8 (HMMER's bytes). MSV adds the bias with a wrapping add where HMMER saturates:
+  until a sequence overflows, every previous-row value and xB is below 255 - bias (else the
+  row's xE >= 255 - bias would have set the sticky overflow flag; xB <= max(base, xJ) and
+  base + bias <= 254, checked by the host), so max(mpv, xB) + bias <= 254 never saturates
+  and the bytes are HMMER's; after an overflow that sequence's bytes no longer matter (+inf).
+  SSV is HMMER's signed saturating byte subtraction, xE an unsigned byte max.
+
+  LANE = 16 (exact 16-bit forms, no saturation; the host stores a 16-bit profile):
+  * MSV: profile c = bias - cost (in [-255, 255]); cell sv = max(mpv, xB) + c, row
+    xE = max(0, max sv). Proof of equality with the bytes, by induction over rows while no
+    overflow has been flagged: every stored cell is HMMER's byte where that is >= 0 ...
+    precisely, stored = m + bias - cost with m = max(mpv, xB) in [0, 254 - bias] (a
+    negative stored mpv is below xB >= 0, so it acts as HMMER's 0), hence HMMER's
+    subus(addus(m, bias), cost) = max(stored, 0): same max against xB next row, same row
+    xE, same overflow test xE >= 255 - bias, same xJ/xB; cells lie in [-255, 254] (no
+    16-bit wrap). After the flag is set that sequence's cells are irrelevant (+inf).
+  * SSV: profile t = -sbv (in [-127, 128]); cell v = max(mpv + t, -128) (addmaxs: one DPX
+    op on sm_90), xE = signed max. HMMER clips at 127 too and takes the *unsigned* byte max.
+    Since sbv = clip(rbv - bias) >= -bias (host checks), a cell rising to >= -1 - bias
+    does so from <= -2 - bias, i.e. lands in [-1 - bias, -2]: until then no cell exceeds
+    -2 (no upper clip, same values), and that first cell is seen by HMMER's unsigned max
+    as >= 255 - bias (overflow) just as ours is >= -1 - bias. So min(xE + 256, 255) is
+    HMMER's byte whenever it is below 255 - bias, and >= 255 - bias exactly when HMMER's
+    is (the host's decision uses only that test then). xE is a running max, so a later
+    16-bit wrap of an overflowed cell cannot lower it.
 
   Output per sequence (database order), raw bytes for the host to convert exactly as HMMER:
     msv: xJ | overflow << 8          ssv: unsigned max xE (atomic_max over the lane group)
 </%doc>
 <%include file="simd.mako"/>
 <%
-    P = 4 * WAVE // S
+    NL = 32 // LANE
+    V = "8x4" if LANE == 8 else "16x2"
+    LM = (1 << LANE) - 1
+    P = NL * WAVE // S
     L = max(1, WAVE // S)
     SPW = max(1, S // WAVE)
-    W = min(4, P)
+    W = min(NL, P)
     C = S * WG_WAVES
     WG = WAVE * WG_WAVES
     MSV = ALGO == "msv"
-    INIT = 0x00 if MSV else 0x80
-    INITW = "0x%08xu" % (INIT * 0x01010101)
+    B16 = LANE == 16
+    ONE = 0x01010101 if LANE == 8 else 0x00010001
+    # lane value a fresh row / the shifted-in lane starts from
+    INIT = 0x00 if MSV else (0x80 if LANE == 8 else 0xff80)
+    INITW = "0x%08xu" % (INIT * ONE)
     SHFL = bool(PTX_SHFL) and L > 1
     LOCAL = (not PTX_SHFL) and L > 1
-    # byte mask of packed sequence j inside a word
-    if SPW == 1:
-        MASKS = ["0xffffffffu"]
-    elif SPW == 2:
-        MASKS = ["0x0000ffffu", "0xffff0000u"]
-    else:
-        MASKS = ["0x000000ffu", "0x0000ff00u", "0x00ff0000u", "0xff000000u"]
-    ONES = {1: ["0x01010101u"], 2: ["0x00000101u", "0x01010000u"],
-            4: ["0x00000001u", "0x00000100u", "0x00010000u", "0x01000000u"]}[SPW]
+    PBITS = 32 // SPW                      # bits of one packed sequence in a word
+    PT = {32: "uint", 16: "ushort", 8: "uchar"}[PBITS]
+    MASKS = ["0x%08xu" % ((((1 << PBITS) - 1) << (PBITS * j)) & 0xffffffff) for j in range(SPW)]
+    ONES = ["0x%08xu" % (sum(1 << (LANE * (W * j + i)) for i in range(W))) for j in range(SPW)]
+    PAS = "__local" if PROF_LOCAL else "__global"
+    PWORDS = -(-30 * H * P * LANE // 32)   # uint words of profile rows 0..29
+    # W > 1 lanes per packed sequence (LANE 8, SPW 2): keep all but each sequence's lane 0
+    KEEPW = "0x%08xu" % (0xffffffff & ~sum(LM << (PBITS * j) for j in range(SPW)))
+    INITP = "0x%08xu" % sum(INIT << (PBITS * j) for j in range(SPW))
 %>
-/* hmm_slane: ALGO=${ALGO} WAVE=${WAVE} S=${S} H=${H} WG_WAVES=${WG_WAVES} -> P=${P} L=${L} SPW=${SPW} W=${W} */
+/* hmm_slane: ALGO=${ALGO} WAVE=${WAVE} LANE=${LANE} S=${S} H=${H} WG_WAVES=${WG_WAVES} PROF_LOCAL=${int(bool(PROF_LOCAL))} -> P=${P} L=${L} SPW=${SPW} W=${W} */
 #define HK_END 28u
 #define HK_PAD 29u
 
@@ -73,7 +103,7 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
                __global const uint *restrict col_start,  /* nblocks*${C}+1 starts into ids        */
                __global const uint *restrict ids,        /* sequence index per column slot        */
                __global const uchar *restrict seq_tjbm,  /* (tjb_b + tbm_b) & 255 per sequence     */
-               __global const uchar *restrict prof,      /* [32][${H}][${P}] striped match bytes  */
+               __global const uint *restrict gprof,      /* [32][${H}][${P}] striped ${LANE}-bit entries */
                const uint base, const uint bias, const uint tec,
                __global uint *restrict out)
 {
@@ -96,6 +126,15 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
     __local uint red[${WG}];
 %   endif
 % endif
+% if PROF_LOCAL:
+    __local uint lprof[${PWORDS}];
+    for (uint i = lid; i < ${PWORDS}u; i += ${WG}u)
+        lprof[i] = gprof[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ${PAS} const uint *prof = lprof;
+% else:
+    ${PAS} const uint *prof = gprof;
+% endif
 
     /* per packed sequence: current slot, end of the column, database index */
 % for j in range(SPW):
@@ -109,37 +148,54 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
     dp[${h}] = ${INITW};
 % endfor
 % if MSV:
+%   if not B16:
     const uint biasv = cla_splat_8x4(bias);
-    const uint basev = cla_splat_8x4(base);
-    const uint tecv = cla_splat_8x4(tec);
-    const uint ceilv = cla_splat_8x4(255u - bias);
+%   endif
+    const uint basev = cla_splat_${V}(base);
+    const uint tecv = cla_splat_${V}(tec);
+    const uint ceilv = cla_splat_${V}(255u - bias);
     uint tjbmv = 0u;
 %   for j in range(SPW):
     tjbmv |= (cur${j} < cend${j} ? (uint)seq_tjbm[id${j}] : 0u) * ${ONES[j]};
 %   endfor
     uint xJv = 0u, ovfv = 0u;
-    uint xBv = cla_subus_8x4(basev, tjbmv);
+    uint xBv = cla_subus_${V}(basev, tjbmv);
 % else:
     uint xEv = ${INITW};
+%   if B16:
+    const uint floorv = ${INITW};
+%   endif
 % endif
 
-    for (uint r = 0; r < rows; ++r) {
-        __global const uchar *rowp = data + r * ${C}u + col0;
+    /* residues of the next row, loaded one row ahead */
 % if SPW == 1:
-        const uint x0 = rowp[0];
-        __global const uint *pr0 = (__global const uint *)prof + x0 * ${H * L}u + tg;
+    uint xn = rows ? (uint)data[col0] : HK_PAD;
 % elif SPW == 2:
-        const uint xx = *(__global const ushort *)rowp;
-        const uint x0 = xx & 0xffu, x1 = xx >> 8;
-        __global const ushort *pr0 = (__global const ushort *)prof + x0 * ${H}u;
-        __global const ushort *pr1 = (__global const ushort *)prof + x1 * ${H}u;
+    uint xn = rows ? (uint)*(__global const ushort *)(data + col0) : 0u;
 % else:
-        const uint xx = *(__global const uint *)rowp;
-%   for j in range(4):
+    uint xn = rows ? *(__global const uint *)(data + col0) : 0u;
+% endif
+    for (uint r = 0; r < rows; ++r) {
+% if SPW == 1:
+        const uint x0 = xn;
+        ${PAS} const uint *pr0 = prof + x0 * ${H * L}u + tg;
+% else:
+        const uint xx = xn;
+%   for j in range(SPW):
         const uint x${j} = (xx >> ${8 * j}) & 0xffu;
-        __global const uchar *pr${j} = prof + x${j} * ${H}u;
+        ${PAS} const ${PT} *pr${j} = (${PAS} const ${PT} *)prof + x${j} * ${H}u;
 %   endfor
 % endif
+        if (r + 1u < rows) {
+            __global const uchar *rown = data + (r + 1u) * ${C}u + col0;
+% if SPW == 1:
+            xn = rown[0];
+% elif SPW == 2:
+            xn = *(__global const ushort *)rown;
+% else:
+            xn = *(__global const uint *)rown;
+% endif
+        }
         const uint top = dp[${H - 1}];          /* old row's last word, before it is overwritten */
 % if LOCAL:
         xch[r & 1u][lid] = top;
@@ -150,26 +206,44 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
 <%def name="cost(h)">\
 % if SPW == 1:
 pr0[${h * L}u]\
-% elif SPW == 2:
-((uint)pr0[${h}u] | ((uint)pr1[${h}u] << 16))\
 % else:
-((uint)pr0[${h}u] | ((uint)pr1[${h}u] << 8) | ((uint)pr2[${h}u] << 16) | ((uint)pr3[${h}u] << 24))\
+(${" | ".join("((uint)pr%d[%du]%s)" % (j, h, " << %d" % (PBITS * j) if j else "") for j in range(SPW))})\
 % endif
 </%def>
 <%def name="cell(h, mpv)">\
-% if MSV:
+% if MSV and not B16:
         { uint sv = cla_subus_8x4(cla_add_8x4(cla_maxu_8x4(${mpv}, xBv), biasv), ${cost(h)});
           xE = cla_maxu_8x4(xE, sv); dp[${h}] = sv; }
-% else:
+% elif MSV:
+        dp[${h}] = cla_add_16x2(cla_maxs_16x2(${mpv}, xBv), ${cost(h)});
+% elif not B16:
         { uint sv = cla_subss_8x4(${mpv}, ${cost(h)});
           xEv = cla_maxu_8x4(xEv, sv); dp[${h}] = sv; }
+% else:
+        dp[${h}] = cla_addmaxs_16x2(${mpv}, ${cost(h)}, floorv);
+% endif
+</%def>
+<%def name="acc(hs)">\
+% if B16:
+<%  XA = "xE" if MSV else "xEv" %>\
+%   if len(hs) == 2:
+        ${XA} = cla_max3s_16x2(${XA}, dp[${hs[0]}], dp[${hs[1]}]);
+%   else:
+        ${XA} = cla_maxs_16x2(${XA}, dp[${hs[0]}]);
+%   endif
 % endif
 </%def>
         /* words H-1..1 depend on the old row's word h-1 of the same work-item */
 % for h in range(H - 1, 0, -1):
-${cell(h, "dp[%d]" % (h - 1))}
+${cell(h, "dp[%d]" % (h - 1))}\
+%   if (H - 1 - h) % 2 == 1:
+${acc([h + 1, h])}\
+%   endif
 % endfor
-        /* word 0: the old last word shifted up by one byte lane (striped wrap) */
+% if (H - 1) % 2 == 1:
+${acc([1])}\
+% endif
+        /* word 0: the old last word shifted up by one lane (striped wrap) */
         {
 % if L > 1:
 %   if SHFL:
@@ -178,20 +252,21 @@ ${cell(h, "dp[%d]" % (h - 1))}
             barrier(CLK_LOCAL_MEM_FENCE);
             const uint prev = xch[r & 1u][lid == 0u ? 0u : lid - 1u];
 %   endif
-            const uint mpv = (top << 8) | (tg == 0u ? ${INIT}u : (prev >> 24));
+            const uint mpv = (top << ${LANE}) | (tg == 0u ? ${INIT}u : (prev >> ${32 - LANE}));
 % elif SPW == 1:
-            const uint mpv = (top << 8) | ${INIT}u;
-% elif SPW == 2:
-            const uint mpv = ((top << 8) & 0xff00ff00u) | ${"0x%08xu" % (INIT * 0x00010001)};
+            const uint mpv = (top << ${LANE}) | ${INIT}u;
+% elif W > 1:
+            const uint mpv = ((top << ${LANE}) & ${KEEPW}) | ${INITP};
 % else:
             const uint mpv = ${INITW};
 % endif
-${cell(0, "mpv")}
+${cell(0, "mpv")}\
+${acc([0])}\
         }
 % if MSV:
-        /* row maximum of each sequence, splatted over that sequence's bytes */
+        /* row maximum of each sequence, splatted over that sequence's lanes */
 %   if SPW == 1:
-        uint m = cla_hmaxu_8x4(xE);
+        uint m = cla_hmaxu_${V}(xE);
 %     if SHFL:
 %       for o in [1 << i for i in range(L.bit_length() - 1)]:
         m = max(m, hk_shfl_bfly(m, ${o}u));
@@ -206,16 +281,16 @@ ${cell(0, "mpv")}
 %       endfor
         }
 %     endif
-        const uint xEr = cla_splat_8x4(m);
-%   elif SPW == 2:
+        const uint xEr = cla_splat_${V}(m);
+%   elif W == 2:
         uint m2 = cla_maxu_8x4(xE, xE >> 8) & 0x00ff00ffu;
         const uint xEr = m2 | (m2 << 8);
 %   else:
         const uint xEr = xE;
 %   endif
-        ovfv |= cla_cmpgeu_8x4(xEr, ceilv);
-        xJv = cla_maxu_8x4(xJv, cla_subus_8x4(xEr, tecv));
-        xBv = cla_subus_8x4(cla_maxu_8x4(basev, xJv), tjbmv);
+        ovfv |= cla_cmpgeu_${V}(xEr, ceilv);
+        xJv = cla_maxu_${V}(xJv, cla_subus_${V}(xEr, tecv));
+        xBv = cla_subus_${V}(cla_maxu_${V}(basev, xJv), tjbmv);
 % endif
 
         /* END: write the finished sequence's raw result, reset its lanes, load the next */
@@ -224,7 +299,11 @@ ${cell(0, "mpv")}
 %   if MSV:
             if (tg == 0u) out[id0] = (xJv & 0xffu) | ((ovfv & 1u) << 8);
 %   else:
+%     if B16:
+            const uint e = (uint)min(cla_hmaxs_16x2(xEv) + 256, 255);
+%     else:
             const uint e = cla_hmaxu_8x4(xEv);
+%     endif
 %     if L > 1:
             atomic_max(out + id0, e);
 %     else:
@@ -238,9 +317,9 @@ ${cell(0, "mpv")}
             cur0 += 1u;
             id0 = cur0 < cend0 ? ids[cur0] : 0u;
 %   if MSV:
-            tjbmv = cur0 < cend0 ? cla_splat_8x4(seq_tjbm[id0]) : 0u;
+            tjbmv = cur0 < cend0 ? cla_splat_${V}(seq_tjbm[id0]) : 0u;
             xJv = 0u; ovfv = 0u;
-            xBv = cla_subus_8x4(basev, tjbmv);
+            xBv = cla_subus_${V}(basev, tjbmv);
 %   endif
         }
 % else:
@@ -248,7 +327,9 @@ ${cell(0, "mpv")}
 %   for j in range(SPW):
         if (x${j} == HK_END) {
 %     if MSV:
-            out[id${j}] = ((xJv >> ${8 * W * j}) & 0xffu) | (((ovfv >> ${8 * W * j}) & 1u) << 8);
+            out[id${j}] = ((xJv >> ${PBITS * j}) & 0xffu) | (((ovfv >> ${PBITS * j}) & 1u) << 8);
+%     elif B16:
+            out[id${j}] = (uint)min(cla_gets_16x2(xEv, ${j}u) + 256, 255);
 %     elif W == 2:
             out[id${j}] = max((xEv >> ${16 * j}) & 0xffu, (xEv >> ${16 * j + 8}) & 0xffu);
 %     else:
@@ -268,7 +349,7 @@ ${cell(0, "mpv")}
 %   endfor
 %   if MSV:
             xJv &= ~endm; ovfv &= ~endm;
-            xBv = (xBv & ~endm) | (cla_subus_8x4(basev, tjbmv) & endm);
+            xBv = (xBv & ~endm) | (cla_subus_${V}(basev, tjbmv) & endm);
 %   else:
             xEv = (xEv & ~endm) | (${INITW} & endm);
 %   endif

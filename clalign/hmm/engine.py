@@ -67,10 +67,14 @@ XROWS = 32
 tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
                                   # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
-                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md)
-                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False})])
+                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md, runs 1-2)
+                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False}),
+                                  # sm_90 native 16x2 ops: exact 16-bit lanes (docs/perf/hmm.md, run 3)
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "SIMD": "ptx", "PTX_S16X2": True,
+                                                         "PTX_SHFL": True})])
 tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1})])
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+                                  ({"ptx_s16x2": True}, {"LANE": 16})])
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,40 +162,74 @@ def as_profile(hmm, L: int = 400):
 # ---------------------------------------------------------------------------------------
 # kernel choice
 # ---------------------------------------------------------------------------------------
-def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
-    """Template values for a model of M states: S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES.
+def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves: int, shfl: bool) -> int:
+    """Local memory of a kernel with PROF_LOCAL: 30 profile rows plus its exchange buffers."""
+    g = geometry(S, wave, lane)
+    words = -(-30 * H * g["P"] * lane // 32)
+    xch = 0 if (shfl or g["L"] == 1) else (3 if algo == "msv" else 2) * wave * wg_waves
+    return 4 * (words + xch)
 
-    ``override`` may fix any of ALGO/WAVE/S/H/WG_WAVES/SIMD/PTX_SHFL... and ``HMAX``.
+
+def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
+    """Template values for a model of M states: LANE, S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES,
+    PROF_LOCAL.
+
+    ``override`` may fix any template value (ALGO/WAVE/LANE/S/H/WG_WAVES/PROF_LOCAL/SIMD/
+    PTX_SHFL...) and ``HMAX``. LANE comes from the tuning table only where the chosen SIMD
+    variant has native 16-bit ops (``PTX_S16X2``); elsewhere it defaults to 8 (HMMER's bytes).
+    ``HMAX`` (Hmax of Eq. 2-5) is the tuning value ``HMAX`` for LANE 8 and ``HMAX16`` for 16.
     """
     override = dict(override or {})
     tuned = tuning.lookup(f"hmm_slane.{algo}", caps)
-    hmax = int(override.pop("HMAX", tuned.pop("HMAX", 16)))
+    hmax8, hmax16 = tuned.pop("HMAX", 16), tuned.pop("HMAX16", None)
+    dev = simd_values(caps, simd)
+    eff = {**dev, **({} if simd else {k: tuned[k] for k in dev if k in tuned}),
+           **{k: override[k] for k in dev if k in override}}
+    lane = override.get("LANE")
+    if lane is None:
+        lane = tuned.get("LANE", 8) if eff["PTX_S16X2"] else 8
+    lane = int(lane)
+    if lane not in (8, 16):
+        raise ParameterError(f"hmm_slane: LANE={lane} is not 8 or 16")
+    tuned.pop("LANE", None)
+    hmax = int(override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8))
     wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
+    NL = 32 // lane
     S = override.get("S")
     if S is None:
         S = 1
-        for s in sorted((s for s in S_VALUES if s <= 4 * wave), reverse=True):
-            if geometry(s, wave)["P"] * hmax >= M:
+        for s in sorted((s for s in S_VALUES if s <= NL * wave), reverse=True):
+            if geometry(s, wave, lane)["P"] * hmax >= M:
                 S = s
                 break
     S = int(S)
-    if S not in S_VALUES or S > 4 * wave:
-        raise ParameterError(f"hmm_slane: S={S} is not one of {[s for s in S_VALUES if s <= 4 * wave]}")
-    P = geometry(S, wave)["P"]
+    if S not in S_VALUES or S > NL * wave:
+        raise ParameterError(f"hmm_slane: S={S} is not one of {[s for s in S_VALUES if s <= NL * wave]} "
+                             f"(LANE={lane}, WAVE={wave})")
+    P = geometry(S, wave, lane)["P"]
     H = override.get("H")
     H = int(H) if H is not None else max(1, math.ceil(M / P))
     if P * H < M:
         raise ParameterError(f"hmm_slane: S={S}, H={H} cover {P * H} states, the model has {M}")
     if H > H_LIMIT:
         raise ParameterError(f"model of {M} states needs H={H} > {H_LIMIT} even with S=1")
-    dev = simd_values(caps, simd)
     if caps.warp != 32 and (S < 32) and not caps.is_cpu and dev.get("PTX_SHFL"):
         dev["PTX_SHFL"] = False
-    values = {"ALGO": algo, "WAVE": wave, "S": S, "H": H}
-    override.update({"S": S, "H": H})
+    values = {"ALGO": algo, "WAVE": wave, "LANE": lane, "S": S, "H": H}
+    override.update({"S": S, "H": H, "LANE": lane})
     if simd:                     # an explicit variant beats the tuning table
-        override.update(dev)
-    return choose(HMM_SLANE, {**dev, **values}, tuned, override)
+        override.update({k: v for k, v in dev.items() if k not in override})
+    pre = choose(HMM_SLANE, {**dev, **values, "PROF_LOCAL": False}, tuned, override)
+    need = _prof_local_bytes(algo, S, H, pre["WAVE"], lane, pre["WG_WAVES"], pre["PTX_SHFL"])
+    fits = need <= min(int(caps.local_mem or 0), 48 * 1024)
+    want = override.get("PROF_LOCAL", tuned.get("PROF_LOCAL", fits))
+    if want and not fits:
+        if override.get("PROF_LOCAL"):
+            raise ParameterError(f"hmm_slane: PROF_LOCAL needs {need} bytes of local memory, "
+                                 f"{caps.name} allows {min(int(caps.local_mem or 0), 48 * 1024)}")
+        want = False
+    pre["PROF_LOCAL"] = bool(want)
+    return HMM_SLANE.validate(pre)
 
 
 # ---------------------------------------------------------------------------------------
@@ -295,17 +333,41 @@ def default_spc(n: int, C: int, caps) -> int:
 # ---------------------------------------------------------------------------------------
 # device table and launch
 # ---------------------------------------------------------------------------------------
-def striped_table(profile, algo: str, S: int, H: int, wave: int = 32) -> np.ndarray:
-    """Profile bytes [32][H][P] in the kernel's striping: state k = p*H + h."""
-    P = geometry(S, wave)["P"]
+def striped_table(profile, algo: str, S: int, H: int, wave: int = 32, lane: int = 8) -> np.ndarray:
+    """Profile entries [32][H][P] in the kernel's striping (state k = p*H + h), as bytes.
+
+    LANE 8: HMMER's bytes (MSV costs ``rbv``, pad 255; SSV signed ``sbv``, pad 127).
+    LANE 16: int16 ``bias - rbv`` (MSV, pad ``bias - 255``) or ``-sbv`` (SSV, pad -127), the
+    exact 16-bit forms of ``kernels/hmm_slane.mako``.
+    """
+    P = geometry(S, wave, lane)["P"]
     M = profile.M
-    if algo == "msv":
-        vals, pad = np.asarray(profile.rbv, dtype=np.uint8), 255
+    if lane == 8:
+        if algo == "msv":
+            vals, pad, dt = np.asarray(profile.rbv, dtype=np.uint8), 255, np.uint8
+        else:
+            vals, pad, dt = np.asarray(profile.sbv).view(np.uint8), 127, np.uint8
     else:
-        vals, pad = np.asarray(profile.sbv).view(np.uint8), 127
-    full = np.full((XROWS, P * H), pad, dtype=np.uint8)
+        bias = int(profile.bias_b)
+        if algo == "msv":
+            vals, pad = bias - np.asarray(profile.rbv, dtype=np.int16), bias - 255
+        else:
+            vals, pad = -np.asarray(profile.sbv).view(np.int8).astype(np.int16), -127
+        dt = np.int16
+    full = np.full((XROWS, P * H), pad, dtype=dt)
     full[:vals.shape[0], :M] = vals
-    return np.ascontiguousarray(full.reshape(XROWS, P, H).transpose(0, 2, 1))
+    return np.ascontiguousarray(full.reshape(XROWS, P, H).transpose(0, 2, 1)).view(np.uint8)
+
+
+def check_profile(profile) -> None:
+    """The byte-range facts the kernels' exactness proofs use (true for every HMMER protein
+    profile: base_b = 190, bias_b <= 3 * log2(1/min background) < 20, sbv = clip(rbv - bias))."""
+    base, bias = int(profile.base_b), int(profile.bias_b)
+    if base + bias > 254:
+        raise ParameterError(f"MSV profile with base_b + bias_b = {base + bias} > 254 is not supported")
+    sbv = np.asarray(profile.sbv).view(np.int8)
+    if sbv.size and int(sbv.min()) < -bias:
+        raise ParameterError(f"SSV profile has a score above bias_b ({-int(sbv.min())} > {bias})")
 
 
 def tjbm_per_sequence(profile, lengths) -> np.ndarray:
@@ -329,6 +391,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     rt = Runtime.get(device)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
+    check_profile(profile)
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
     n = int(np.asarray(lengths).size)
@@ -351,7 +414,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
 
     tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n, np.uint8)
     args = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids),
-            buf(tjbm), buf(striped_table(profile, algo, S, H, wave))]
+            buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
     d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
     knl.set_args(*args, np.uint32(profile.base_b), np.uint32(profile.bias_b), np.uint32(profile.tec_b), d_out)
     WG = wave * wgw

@@ -3,11 +3,13 @@
 One :class:`~clalign.runtime.params.ParamSet` for both filters (``ALGO`` picks the
 recurrence). Geometry, after CUDAMPF++ (see :mod:`clalign.hmm.engine` for the full story):
 
-* a *wavefront* is ``WAVE`` work-items whose 32-bit words together hold ``4*WAVE`` byte
-  lanes; ``S`` sequences share one wavefront, so each sequence owns ``P = 4*WAVE/S`` bytes;
+* a 32-bit word holds ``NL = 32/LANE`` DP cells (``LANE`` = 8: HMMER's bytes, 4 per word;
+  ``LANE`` = 16: 2 per word, an exact 16-bit form of the same recurrences, see
+  ``kernels/hmm_slane.mako``), so a *wavefront* of ``WAVE`` work-items holds ``NL*WAVE``
+  lanes; ``S`` sequences share one wavefront, so each sequence owns ``P = NL*WAVE/S`` lanes;
 * ``L = max(1, WAVE/S)`` work-items serve one sequence (a *lane group*) and each of them
-  keeps ``W = min(4, P)`` model states of that sequence per 32-bit word; for ``S > WAVE``
-  one work-item packs ``S/WAVE`` sequences (2 or 4) into its word, ``W`` bytes each (2 or 1);
+  keeps ``W = min(NL, P)`` model states of that sequence per 32-bit word; for ``S > WAVE``
+  one work-item packs ``S/WAVE`` sequences (up to NL) into its word, ``W`` lanes each;
 * ``H`` words per work-item (unrolled) give one row of ``P*H = W*L*H`` striped states,
   which must cover the model length ``M``;
 * ``WG_WAVES`` wavefronts form a work-group; all of them step through the same block of
@@ -19,7 +21,9 @@ from ..runtime.params import Param, ParamSet
 
 #: Legal numbers of sequences per wavefront.
 S_VALUES = (1, 2, 4, 8, 16, 32, 64, 128)
-#: Hard upper bound for H (states per row = 128*H/S on a 32-wide wavefront).
+#: Cells per DP lane.
+LANE_VALUES = (8, 16)
+#: Hard upper bound for H (states per row = (32/LANE)*32*H/S on a 32-wide wavefront).
 H_LIMIT = 256
 
 HMM_SLANE = ParamSet("hmm_slane", params=(
@@ -28,22 +32,31 @@ HMM_SLANE = ParamSet("hmm_slane", params=(
                  ("msv", "ssv")),
     Param.int("WAVE", "work-items per wavefront (the fixed SIMT group; 32 on NVIDIA, any on PoCL)",
               values=(16, 32, 64), default=32),
-    Param.int("S", "sequences per wavefront; S <= 4*WAVE (S > WAVE packs S/WAVE sequences into "
-                   "one work-item's 32-bit word)", values=S_VALUES),
+    Param.int("LANE", "bits per DP cell: 8 = HMMER's byte arithmetic, 4 cells per word (SWAR or video "
+                      "SIMD); 16 = exact 16-bit form (no saturation needed before the overflow test), "
+                      "2 cells per word, native single instructions with PTX_S16X2 (sm_90)",
+              values=LANE_VALUES, default=8),
+    Param.int("S", "sequences per wavefront; S <= (32/LANE)*WAVE (S > WAVE packs S/WAVE sequences "
+                   "into one work-item's 32-bit word)", values=S_VALUES),
     Param.int("H", "32-bit words of DP row per work-item (fully unrolled); W*L*H states per row",
               lo=1, hi=H_LIMIT),
+    Param.bool("PROF_LOCAL", "copy the striped profile (30 rows) into local memory once per work-group "
+                             "instead of reading it from global memory per cell (host sets it when it "
+                             "fits the device's local memory)", default=False),
     Param.int("WG_WAVES", "wavefronts per work-group (1..8); they share one block of rows",
               values=(1, 2, 4, 8), default=1),
 ))
 
 
-def geometry(S: int, WAVE: int = 32) -> dict:
-    """Derived sizes for ``S`` sequences on a ``WAVE``-wide wavefront.
+def geometry(S: int, WAVE: int = 32, LANE: int = 8) -> dict:
+    """Derived sizes for ``S`` sequences on a ``WAVE``-wide wavefront of ``LANE``-bit cells.
 
-    ``P``: bytes (states) of one sequence per row word-slice; ``L``: work-items per sequence;
-    ``SPW``: sequences per work-item; ``W``: bytes of one sequence inside one 32-bit word.
+    ``P``: lanes (states) of one sequence per row word-slice; ``L``: work-items per sequence;
+    ``SPW``: sequences per work-item; ``W``: lanes of one sequence inside one 32-bit word;
+    ``NL``: lanes per 32-bit word.
     """
-    if S > 4 * WAVE:
-        raise ValueError(f"S={S} exceeds 4*WAVE={4 * WAVE}")
-    P = 4 * WAVE // S
-    return {"P": P, "L": max(1, WAVE // S), "SPW": max(1, S // WAVE), "W": min(4, P)}
+    NL = 32 // LANE
+    if S > NL * WAVE:
+        raise ValueError(f"S={S} exceeds {NL}*WAVE={NL * WAVE} for LANE={LANE}")
+    P = NL * WAVE // S
+    return {"P": P, "L": max(1, WAVE // S), "SPW": max(1, S // WAVE), "W": min(NL, P), "NL": NL}
