@@ -80,18 +80,48 @@ def pyhmmer_filter(om, block, algo, threads):
     return out, time.perf_counter() - t0
 
 
-def kernels_for(M, hcap):
+def kernels_for(M, hcap, lane=8):
     """(S, H) of every S-lane kernel that covers M with H <= hcap."""
     out = []
     for S in S_VALUES:
-        H = -(-M // geometry(S)["P"])
+        if S > (32 // lane) * 32:
+            continue
+        H = -(-M // geometry(S, 32, lane)["P"])
         if H <= min(hcap, H_LIMIT):
             out.append((S, H))
     return out
 
 
+def parse_variants(text):
+    """``"LANE=16,simd=ptx,S=1/2/4;simd=swar"`` -> [(label, overrides, S list or None), ...].
+
+    ``default`` or ``swar``/``ptx`` alone are the old simd names; values that look like ints
+    become ints (PROF_LOCAL=0, PTX_SHFL=1 ...).
+    """
+    out = []
+    for spec in text.split(";"):
+        spec = spec.strip()
+        if not spec:
+            continue
+        if spec in ("default", "swar", "ptx"):
+            spec = "" if spec == "default" else f"simd={spec}"
+        kw, s_list = {}, None
+        for item in filter(None, spec.split(",")):
+            k, v = item.split("=")
+            if k == "S":
+                s_list = [int(x) for x in v.split("/")]
+            else:
+                kw[k] = int(v) if v.lstrip("-").isdigit() else v
+        out.append((spec or "default", kw, s_list))
+    return out
+
+
 def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, threads=None,
-          pyhmmer_n=20000, check_n=2000, simds=(None,), seed=7, log=print, s_list=None):
+          pyhmmer_n=20000, check_n=2000, simds=(None,), seed=7, log=print, s_list=None, variants=None):
+    """Rows of GCUPS per (M, algo, kernel). ``variants`` (from :func:`parse_variants`) replaces
+    ``simds``/``s_list``: each is a label, template overrides and an optional S list."""
+    if variants is None:
+        variants = [(simd or "default", {"simd": simd} if simd else {}, s_list) for simd in simds]
     from pyhmmer.easel import Alphabet
     from pyhmmer.plan7 import HMM
 
@@ -113,21 +143,20 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                              seconds=py_s, gcups=py_gcups, residues=py_res, ok=True))
             log(f"M={M:5d} {algo} pyhmmer {threads} thr: {py_gcups:8.2f} GCUPS ({py_s:.3f} s, {py_res} res)")
             wmap = dict(zip(py_idx.tolist(), want))
-            for simd in simds:
+            for label, vkw, vs_list in variants:
                 blocks = None
-                for S, H in kernels_for(M, hcap):
-                    if s_list and S not in s_list:
+                simd = label
+                for S, H in kernels_for(M, hcap, int(vkw.get("LANE", 8))):
+                    if vs_list and S not in vs_list:
                         continue
-                    kw = {"S": S, "H": H}
-                    if simd:
-                        kw["simd"] = simd
+                    kw = {**vkw, "S": S, "H": H}
                     t0 = time.perf_counter()
                     try:
                         r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
                                       repeat=repeat + 1, blocks=blocks, **kw)
                     except Exception as exc:  # report and go on with the other kernels
                         log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {simd or 'default'}: FAILED {exc}")
-                        rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, simd=simd or "default",
+                        rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, simd=simd,
                                          seconds=None, gcups=None, ok=False, error=str(exc)[:300]))
                         continue
                     host = time.perf_counter() - t0
@@ -138,11 +167,14 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                            else R.ssv_from_bytes(prof, raw, L))
                     ok = np.array_equal(got, np.array([wmap[int(i)] for i in chk_idx], np.float32), equal_nan=True)
                     g = M * res / r.seconds / 1e9
-                    rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H,
-                                     simd=r.values["SIMD"] + ("+shfl" if r.values["PTX_SHFL"] else ""),
+                    v = r.values
+                    rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, variant=label, LANE=v["LANE"],
+                                     PROF_LOCAL=v["PROF_LOCAL"],
+                                     simd=(f"L{v['LANE']} " + v["SIMD"] + ("+s16" if v["PTX_S16X2"] else "")
+                                           + ("+shfl" if v["PTX_SHFL"] else "") + ("+lprof" if v["PROF_LOCAL"] else "")),
                                      WG_WAVES=r.values["WG_WAVES"], seconds=r.seconds, gcups=g, host_s=host,
                                      residues=res, ok=bool(ok), speedup=g / py_gcups))
-                    log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {rows[-1]['simd']:9s}: {g:9.2f} GCUPS "
+                    log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {rows[-1]['simd']:24s}: {g:9.2f} GCUPS "
                         f"({r.seconds * 1e3:8.2f} ms) x{g / py_gcups:6.1f} vs pyhmmer  {'ok' if ok else 'WRONG'}")
     return rows
 
@@ -191,6 +223,8 @@ def main(argv=None):
     ap.add_argument("--hcap", type=int, default=64, help="skip kernels needing H above this")
     ap.add_argument("--S", default=None, help="comma list of S to run (default: all)")
     ap.add_argument("--simd", default="default", help="comma list: default, swar, ptx")
+    ap.add_argument("--variants", default=None,
+                    help='";"-separated override sets, e.g. "LANE=8,simd=swar,S=4/16;LANE=16,simd=ptx"')
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="pyhmmer threads (default: all cores)")
     ap.add_argument("--pyhmmer-n", type=int, default=20000)
@@ -213,7 +247,8 @@ def main(argv=None):
     simds = tuple(None if s == "default" else s for s in a.simd.split(","))
     rows = bench(db, [int(x) for x in a.lengths.split(",")], a.algos.split(","), a.device, a.hcap, a.repeat,
                  a.threads, a.pyhmmer_n, simds=simds, log=log,
-                 s_list=[int(x) for x in a.S.split(",")] if a.S else None)
+                 s_list=[int(x) for x in a.S.split(",")] if a.S else None,
+                 variants=parse_variants(a.variants) if a.variants else None)
     with open(os.path.join(a.out, "bench_msv.json"), "w") as f:
         json.dump({"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv, "rows": rows}, f, indent=1)
     md = table(rows)

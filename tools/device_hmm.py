@@ -40,7 +40,11 @@ def proteome_truth(hmm, block, threads):
     return prof, m, s
 
 
-def exactness(device, hcap, threads, log):
+_CACHE = {}
+
+
+def exactness(device, hcap, threads, log, configs=(("default", {}), ("swar", {"simd": "swar"})), every_s=True):
+    """Proteome x protein models for each (label, overrides) of ``configs``."""
     import pyhmmer
     from pyhmmer.plan7 import HMMFile
 
@@ -54,7 +58,9 @@ def exactness(device, hcap, threads, log):
                 if hmm.alphabet.K == 20:
                     models.append((f"{os.path.basename(fn)}#{i}", hmm))
     log(f"exactness: {len(db)} proteins ({db.total_residues} residues) x {len(models)} protein models")
-    truth = [(name, *proteome_truth(hmm, block, threads)) for name, hmm in models]
+    if "truth" not in _CACHE:
+        _CACHE["truth"] = [(name, *proteome_truth(hmm, block, threads)) for name, hmm in models]
+    truth = _CACHE["truth"]
     res = (db.residues, db.offsets, db.lengths, db.order)
     results = []
 
@@ -71,29 +77,33 @@ def exactness(device, hcap, threads, log):
         ok = np.array_equal(got, want, equal_nan=True)
         v = r.values
         results.append(dict(model=name, M=prof.M, algo=algo, S=v["S"], H=v["H"], SIMD=v["SIMD"],
-                            PTX_SHFL=v["PTX_SHFL"], ok=bool(ok), n_bad=int((~((got == want) | (np.isnan(got) & np.isnan(want)))).sum()),
+                            PTX_SHFL=v["PTX_SHFL"], LANE=v["LANE"], PROF_LOCAL=v["PROF_LOCAL"],
+                            PTX_S16X2=v["PTX_S16X2"], ok=bool(ok), n_bad=int((~((got == want) | (np.isnan(got) & np.isnan(want)))).sum()),
                             n_inf=int(np.isinf(want).sum()), n_none=int(np.isnan(want).sum()),
                             wall_s=time.perf_counter() - t0))
         if not ok:
-            log(f"  MISMATCH {name} {algo} S={v['S']} H={v['H']} {v['SIMD']} shfl={v['PTX_SHFL']}: "
+            log(f"  MISMATCH {name} {algo} LANE={v['LANE']} S={v['S']} H={v['H']} {v['SIMD']} shfl={v['PTX_SHFL']} "
+                f"lprof={v['PROF_LOCAL']}: "
                 f"{results[-1]['n_bad']} sequences differ")
 
-    for simd in (None, "swar"):
-        for name, prof, want_m, want_s in truth:                      # auto-selected kernel
-            kw = {} if simd is None else {"simd": simd}
-            check(prof, name, "msv", want_m, **kw)
-            check(prof, name, "ssv", want_s, **kw)
-        for S in S_VALUES:                                            # every S, one H per S
-            P = geometry(S)["P"]
-            sel = [t for t in truth if -(-t[1].M // P) <= hcap]
-            if not sel:
-                continue
-            H = max(-(-t[1].M // P) for t in sel)
-            for name, prof, want_m, want_s in sel:
-                kw = {"S": S, "H": H} if simd is None else {"S": S, "H": H, "simd": simd}
-                check(prof, name, "msv", want_m, **kw)
-                check(prof, name, "ssv", want_s, **kw)
-        log(f"  simd={simd or 'default'}: {sum(r['ok'] for r in results)}/{len(results)} checks exact so far")
+    for label, base_kw in configs:
+        for name, prof, want_m, want_s in truth:                      # auto-selected S and H
+            check(prof, name, "msv", want_m, **base_kw)
+            check(prof, name, "ssv", want_s, **base_kw)
+        if every_s:
+            lane = int(base_kw.get("LANE", 8))
+            for S in S_VALUES:                                        # every S, one H per S
+                if S > (32 // lane) * 32:
+                    continue
+                P = geometry(S, 32, lane)["P"]
+                sel = [t for t in truth if -(-t[1].M // P) <= hcap]
+                if not sel:
+                    continue
+                H = max(-(-t[1].M // P) for t in sel)
+                for name, prof, want_m, want_s in sel:
+                    check(prof, name, "msv", want_m, S=S, H=H, **base_kw)
+                    check(prof, name, "ssv", want_s, S=S, H=H, **base_kw)
+        log(f"  {label}: {sum(r['ok'] for r in results)}/{len(results)} checks exact so far")
     return results
 
 
@@ -104,6 +114,12 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--exact-hcap", type=int, default=128)
     ap.add_argument("--skip-exact", action="store_true")
+    ap.add_argument("--exact", default="auto:;L8:LANE=8;L16:LANE=16;L16g:LANE=16,PROF_LOCAL=0",
+                    help='";"-separated label:overrides for the auto-S exactness checks')
+    ap.add_argument("--exact-every-s", default="L16",
+                    help="comma list of --exact labels that also run every S (one H per S)")
+    ap.add_argument("--variants", default=None,
+                    help='sweep override sets (tools/bench_msv.py --variants); replaces --simd/--S')
     ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--lengths", default="20,50,100,200,400,800,1600,2400")
     ap.add_argument("--hcap", type=int, default=48)
@@ -129,7 +145,13 @@ def main(argv=None):
     log(f"date 2026-11-22, argv {sys.argv}")
     summary = {"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv}
     if not a.skip_exact:
-        ex = exactness(a.device, a.exact_hcap, a.threads, log)
+        ex = []
+        every = set(a.exact_every_s.split(","))
+        for spec in a.exact.split(";"):
+            label, _, kv = spec.partition(":")
+            kw = {k: (int(v) if v.lstrip("-").isdigit() else v)
+                  for k, v in (item.split("=") for item in filter(None, kv.split(",")))}
+            ex += exactness(a.device, a.exact_hcap, a.threads, log, [(label, kw)], every_s=label in every)
         summary["exactness"] = ex
         log(f"exactness: {sum(r['ok'] for r in ex)}/{len(ex)} exact; build seconds so far {rt.build_seconds:.1f}")
         with open(os.path.join(a.out, "exactness.json"), "w") as f:
@@ -144,7 +166,8 @@ def main(argv=None):
             break
         rows += bench_msv.bench(db, [M], device=a.device, hcap=a.hcap, repeat=a.repeat, threads=a.threads,
                                 pyhmmer_n=a.pyhmmer_n, simds=simds, log=log,
-                                s_list=[int(x) for x in a.S.split(",")] if a.S else None)
+                                s_list=[int(x) for x in a.S.split(",")] if a.S else None,
+                                variants=bench_msv.parse_variants(a.variants) if a.variants else None)
         with open(os.path.join(a.out, "sweep.json"), "w") as f:
             json.dump(rows, f, indent=1)
     summary["sweep"] = rows
