@@ -40,6 +40,11 @@ else:
     STRIP = 1024 * RW
 VW = 4 if RW % 4 == 0 else (2 if RW % 2 == 0 else 1)
 CH = RPW * VW                 # rows per fetch group
+# The plain profile is stored residue-minor: per strip, for each group of VW words, the ALPHA
+# residues' vectors side by side. The lanes of a wavefront hold different subject residues, so
+# one vector load then touches ALPHA * VW * 4 contiguous bytes instead of ALPHA scattered rows.
+TRANSPOSED = PROFILE == "plain" or WIDTH == 32
+ALPHA = 32
 %>
 /* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} */
 #define SW_SENTINEL 28u
@@ -74,7 +79,7 @@ inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
           dg${w} = h${r}_${w}; h${r}_${w} = h; }
 % elif WIDTH == 16:
         { uint h = cla_maxzs_16x2(cla_addmaxs_16x2(dg${w}, p${r}_${w}, e${r}_${w}), f${w});
-          uint t = cla_sub_16x2(h, vgoe);
+          uint t = cla_add_16x2(h, vngoe);
           e${r}_${w} = cla_addmaxs_16x2(e${r}_${w}, vnext, t);
           f${w} = cla_addmaxs_16x2(f${w}, vnext, t);
           mx${w} = cla_maxs_16x2(mx${w}, h);
@@ -94,12 +99,13 @@ inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
 <% t0 = r0 // RPW %>\
         {
 % for k in range(NFETCH):
+<% idx = ("pc%d_%d + %du" % (w, k, (t0 // VW) * ALPHA)) if TRANSPOSED else ("(pc%d_%d + %du) / %d" % (w, k, t0, VW)) %>\
 %  if VW == 4:
-        const uint4 x${k}_${w} = ((__global const uint4 *)pb)[(pc${w}_${k} + ${t0}u) >> 2];
+        const uint4 x${k}_${w} = ((__global const uint4 *)pb)[${idx}];
 %  elif VW == 2:
-        const uint2 x${k}_${w} = ((__global const uint2 *)pb)[(pc${w}_${k} + ${t0}u) >> 1];
+        const uint2 x${k}_${w} = ((__global const uint2 *)pb)[${idx}];
 %  else:
-        const uint x${k}_${w} = pb[pc${w}_${k} + ${t0}u];
+        const uint x${k}_${w} = pb[${idx}];
 %  endif
 % endfor
 % for v in range(VW):
@@ -121,12 +127,10 @@ inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
 </%def>
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void sw_intertask(__global const uchar *restrict res,    /* batch residues (codes < 28) */
-                  __global const int *restrict offs,     /* subject start in res */
-                  __global const int *restrict lens,     /* subject length */
+void sw_intertask(__global const uint *restrict ires,   /* interleaved residues (sw_interleave) */
                   __global const int *restrict list,     /* S subject ids per group, -1 = empty lane */
                   __global const int *restrict glen,     /* columns of each group (longest lane) */
-                  __global const long *restrict boff,    /* first column of each block in tmp */
+                  __global const long *restrict boff,    /* first column of each block (multiple of 4) */
                   const int ngroups, const int nblocks,
                   __global const uint *restrict prof,    /* query profile, ${STRIP} words per strip */
                   const int nstrips,
@@ -140,6 +144,7 @@ void sw_intertask(__global const uchar *restrict res,    /* batch residues (code
     const uint vgoe = cla_splat_${N}((uint)goe);
     const uint vext = cla_splat_${N}((uint)ext);
     const uint vnext = cla_splat_${N}((uint)(-ext));
+    const uint vngoe = cla_splat_${N}((uint)(-goe));
 % endif
     const int lid = get_local_id(0);
 % if SCHEDULE == "dynamic":
@@ -159,11 +164,12 @@ void sw_intertask(__global const uchar *restrict res,    /* batch residues (code
         if (g < ngroups) {
             const int ncol = glen[g];
             __global uint *tbase = tmp + (ulong)boff[blk] * ${WG * WORDS * 2} + (ulong)lid * ${WORDS * 2};
+            const int ncol4 = (ncol + 3) & ~3;
+            /* chunk c (columns 4c..4c+3) of this work-item's lanes: S words, one per lane, 4 codes each */
+            __global const uint *rbase = ires + ((ulong)(boff[blk] >> 2) * ${WG} + lid) * ${S};
 % for w in range(WORDS):
 %  for k in range(L):
             const int sid${w}_${k} = list[g * ${S} + ${w * L + k}];
-            const int len${w}_${k} = sid${w}_${k} < 0 ? 0 : lens[sid${w}_${k}];
-            __global const uchar *sq${w}_${k} = res + (sid${w}_${k} < 0 ? 0 : offs[sid${w}_${k}]);
 %  endfor
             ${T} mx${w} = 0;
 % endfor
@@ -177,32 +183,47 @@ void sw_intertask(__global const uchar *restrict res,    /* batch residues (code
                 ${T} h${r}_${w} = 0, e${r}_${w} = 0;
 %  endfor
 % endfor
-                /* software pipeline: residue codes and strip boundary of column j+1 are loaded
-                   while column j is computed */
+                /* software pipeline: the next chunk of residue codes is loaded while the current
+                   four columns are computed, the strip boundary of column j+1 during column j */
 % for w in range(WORDS):
 %  for k in range(L):
-                uint cn${w}_${k} = 0 < len${w}_${k} ? (uint)sq${w}_${k}[0] : SW_SENTINEL;
+                uint rw${w}_${k} = 0, rn${w}_${k} = ncol4 > 0 ? rbase[${w * L + k}] : 0u;
 %  endfor
-                uint2 hfn${w} = (s > 0 && ncol > 0) ? ((__global const uint2 *)tp)[${w}] : (uint2)(0u, 0u);
+                uint2 hfn${w} = (s > 0 && ncol4 > 0) ? ((__global const uint2 *)tp)[${w}] : (uint2)(0u, 0u);
 % endfor
-                for (int j = 0; j < ncol; j++) {
+                for (int j = 0; j < ncol4; j++) {
                     const int jn = j + 1;
+                    if ((j & 3) == 0) {
+% for w in range(WORDS):
+%  for k in range(L):
+                        rw${w}_${k} = rn${w}_${k};
+%  endfor
+% endfor
+                        if (jn + 3 < ncol4) {
+                            __global const uint *rp = rbase + (ulong)((j >> 2) + 1) * ${WG * S};
+% for w in range(WORDS):
+%  for k in range(L):
+                            rn${w}_${k} = rp[${w * L + k}];
+%  endfor
+% endfor
+                        }
+                    }
+                    const uint sh = (uint)(j & 3) * 8u;
 % for w in range(WORDS):
                     ${T} hup${w} = (${T})hfn${w}.x, f${w} = (${T})hfn${w}.y;
                     ${T} dg${w} = dgb${w};
                     dgb${w} = hup${w};
 %  for k in range(L):
-                    const uint c${w}_${k} = cn${w}_${k};
-                    cn${w}_${k} = jn < len${w}_${k} ? (uint)sq${w}_${k}[jn] : SW_SENTINEL;
+                    const uint c${w}_${k} = (rw${w}_${k} >> sh) & 0xffu;
 %  endfor
-                    if (s > 0 && jn < ncol) hfn${w} = ((__global const uint2 *)(tp + ${WG * WORDS * 2}))[${w}];
+                    if (s > 0 && jn < ncol4) hfn${w} = ((__global const uint2 *)(tp + ${WG * WORDS * 2}))[${w}];
 %  if PROFILE == "pairs" and PK:
 %   for k in range(0, L, 2):
                     const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;
 %   endfor
 %  else:
 %   for k in range(L):
-                    const uint pc${w}_${k} = c${w}_${k} * ${RW}u;
+                    const uint pc${w}_${k} = c${w}_${k}${"" if TRANSPOSED else " * %du" % RW};
 %   endfor
 %  endif
 % endfor
@@ -241,6 +262,37 @@ ${cell(r, w)}
             }
 %  endfor
 % endfor
+        }
+    }
+}
+
+/* sw_interleave: lays the subjects of each block out for sw_intertask. For block b, chunk c
+   (columns 4c..4c+3), work-item t and lane l the word at ((boff[b]/4 + c) * WG + t) * S + l holds
+   the lane's four residue codes (SW_SENTINEL past the subject's end or in empty lanes), so a
+   wavefront reads one contiguous stretch per chunk. */
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void sw_interleave(__global const uchar *restrict res, __global const int *restrict offs,
+                   __global const int *restrict lens, __global const int *restrict list,
+                   __global const long *restrict boff, const int ngroups, const int nblocks,
+                   __global uint *restrict ires)
+{
+    const int blk = get_group_id(0), lid = get_local_id(0);
+    if (blk >= nblocks) return;
+    const int g = blk * ${WG} + lid;
+    const long nch = (boff[blk + 1] - boff[blk]) >> 2;
+    __global uint *out = ires + ((ulong)(boff[blk] >> 2) * ${WG} + lid) * ${S};
+    for (int l = 0; l < ${S}; l++) {
+        const int sid = g < ngroups ? list[g * ${S} + l] : -1;
+        const int len = sid < 0 ? 0 : lens[sid];
+        __global const uchar *sq = res + (sid < 0 ? 0 : offs[sid]);
+        for (long c = 0; c < nch; c++) {
+            uint wv = 0;
+            for (int b = 0; b < 4; b++) {
+                const long j = 4 * c + b;
+                const uint code = j < len ? (uint)sq[j] : SW_SENTINEL;
+                wv |= code << (8 * b);
+            }
+            out[c * ${WG * S} + l] = wv;
         }
     }
 }

@@ -53,6 +53,20 @@ VARIANTS = [
     ("w16-plain-r48", dict(WIDTH=16, PROFILE="plain", ROWS=48, WORDS=1)),
     ("w16-plain-r64-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=256)),
     ("w32-r64", dict(WIDTH=32, ROWS=64)),
+    ("w16-plain-r48-x2", dict(WIDTH=16, PROFILE="plain", ROWS=48, WORDS=2)),
+    ("w16-plain-r48-wg64", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=64)),
+    ("w16-plain-r48-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=256)),
+    ("w32-r48", dict(WIDTH=32, ROWS=48)),
+    ("w16-plain-r32-x2", dict(WIDTH=16, PROFILE="plain", ROWS=32, WORDS=2)),
+    ("w16-plain-r32-x2-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=32, WORDS=2, WG=256)),
+    ("w16-plain-r64-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=256)),
+    ("w32-r48-wg256", dict(WIDTH=32, ROWS=48, WG=256)),
+    ("w32-r64-wg256", dict(WIDTH=32, ROWS=64, WG=256)),
+    ("w32-r32-x2", dict(WIDTH=32, ROWS=32, WORDS=2)),
+    ("w16-plain-r48-wg512", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=512)),
+    ("w16-plain-r64-wg512", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=512)),
+    ("w32-r64-wg64", dict(WIDTH=32, ROWS=64, WG=64)),
+    ("w16-plain-r32-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=32, WG=256)),
 ]
 
 

@@ -132,8 +132,15 @@ def build_profile(qcodes, scoring: Scoring, width: int, rows: int, layout: str) 
         dt = np.int32
     P = P.reshape(ns, rows, ALPHA)
     if layout == "plain" or width == 32:
+        # Residue-minor: (strip, word group, residue, VW words) so that one vector load of a
+        # wavefront, whose lanes hold different residues, reads one contiguous stretch.
         arr = np.ascontiguousarray(P.transpose(0, 2, 1)).astype(dt)    # (ns, a, rows)
-        return arr.reshape(-1).view(np.uint32)
+        words = arr.reshape(ns, ALPHA, -1).view(np.uint32) if dt != np.int32 else arr.view(np.uint32)
+        words = words.reshape(ns, ALPHA, -1)                           # (ns, a, RW)
+        rw = words.shape[2]
+        vw = 4 if rw % 4 == 0 else (2 if rw % 2 == 0 else 1)
+        words = words.reshape(ns, ALPHA, rw // vw, vw).transpose(0, 2, 1, 3)
+        return np.ascontiguousarray(words).reshape(-1)
     pair = np.arange(ALPHA * ALPHA)
     a0, a1 = pair & 31, pair >> 5
     if width == 16:
@@ -154,7 +161,7 @@ class Layout:
 
     lanes: np.ndarray       # int32 (ngroups * S), -1 = empty lane
     glen: np.ndarray        # int32 (ngroups)
-    boff: np.ndarray        # int64 (nblocks): first column of each block in tmp
+    boff: np.ndarray        # int64 (nblocks + 1): first column of each block (multiples of 4)
     ngroups: int
     nblocks: int
     columns: int            # sum of block lengths
@@ -172,9 +179,9 @@ def make_layout(ids: np.ndarray, lengths: np.ndarray, S: int, WG: int) -> Layout
     nblocks = -(-ngroups // WG)
     gl = np.zeros(nblocks * WG, dtype=np.int64)
     gl[:ngroups] = glen
-    blen = gl.reshape(nblocks, WG).max(axis=1)
-    boff = np.zeros(nblocks, dtype=np.int64)
-    np.cumsum(blen[:-1], out=boff[1:])
+    blen = (gl.reshape(nblocks, WG).max(axis=1) + 3) & ~3     # whole chunks of 4 columns
+    boff = np.zeros(nblocks + 1, dtype=np.int64)
+    np.cumsum(blen, out=boff[1:])
     return Layout(lanes, glen.astype(np.int32), boff, ngroups, nblocks, int(blen.sum()))
 
 
@@ -344,10 +351,18 @@ class SWEngine:
             mf = cl.mem_flags
             bufs = tuple(cl.Buffer(self.rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
                          for a in (lay.lanes, lay.glen, lay.boff))
-            cached = (lay, bufs)
+            # The subjects' residues, interleaved lane by lane for this layout (on the device).
+            ires = cl.Buffer(self.rt.ctx, mf.READ_WRITE, max(16, lay.columns * vals["WG"] * S))
+            inter = cl.Kernel(prg, "sw_interleave")
+            inter.set_args(batch["res"], batch["offs"], batch["lens"], bufs[0], bufs[2],
+                           np.int32(lay.ngroups), np.int32(lay.nblocks), ires)
+            ev = cl.enqueue_nd_range_kernel(q, inter, (lay.nblocks * vals["WG"],), (vals["WG"],),
+                                            wait_for=list(batch.get("events", [])) or None)
+            batch.setdefault("events", []).append(ev)
+            cached = (lay, bufs + (ires,))
             if ids is batch["order"]:
                 batch[lkey] = cached      # the first pass's layout is the same for every query
-        lay, (lanes, glen, boff) = cached
+        lay, (lanes, glen, boff, ires) = cached
         key = (width, layout, vals["ROWS"])
         prof = prof_cache.get(key)
         if prof is None:
@@ -373,7 +388,7 @@ class SWEngine:
         if knl is None:
             knl = self._kernels[id(prg)] = (cl.Kernel(prg, "sw_intertask"), prg)
         knl = knl[0]
-        knl.set_args(batch["res"], batch["offs"], batch["lens"], lanes, glen, boff,
+        knl.set_args(ires, lanes, glen, boff,
                      np.int32(lay.ngroups), np.int32(lay.nblocks), prof, np.int32(nstrips), tmp,
                      batch["scores"], counter, np.int32(bias), np.int32(goe), np.int32(ext), np.int32(thresh))
         ev = cl.enqueue_nd_range_kernel(q, knl, (nwg * vals["WG"],), (vals["WG"],), wait_for=wait or None)

@@ -48,5 +48,7 @@ register(FAMILY, [
     # H100 (sm_90), tools/device_sw.py 2026-11-22, docs/perf/sw.md: 16-bit lanes with DPX (PTX_S16X2)
     # beat 8-bit video SIMD 7x (1.0 vs 0.14 TCUPS) and 16-bit SWAR 4.5x; the plain profile beat the
     # pair variant (0.99 vs 0.90 at ROWS=32); ROWS=48 beat 32 and 64; WORDS=2 and WG 64/256 were slower.
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 128, "PROFILE": "plain"}),
+    # Re-measured after the residue-minor profile, interleaved residues and t = h + (-goe) (runs 4-5 in
+    # docs/perf/sw.md): 16-bit ROWS=48 WG=256 1.73 TCUPS kernel, 32-bit ROWS=64 WG=128 1.77.
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 256, "PROFILE": "plain"}),
 ])
