@@ -114,11 +114,13 @@ def test_reference_matches_pyhmmer_on_sampled_models():
             assert np.isinf(want_m).any() and np.isfinite(want_m).any(), M
 
 
-def _cases():
+def _cases(lane=8):
     """(S, M, H): model lengths just below, at and above the W*L*H coverage boundaries."""
     out = []
     for S in S_VALUES:
-        P = geometry(S)["P"]
+        if S > 32 * (32 // lane):
+            continue
+        P = geometry(S, 32, lane)["P"]
         for H in (1, 2, 3):
             for M in (P * H - 1, P * H, P * H + 1):
                 if M < 2 or M > P * H or (H == 3 and M != P * H):
@@ -128,18 +130,27 @@ def _cases():
     return out
 
 
-@pytest.mark.parametrize("S", S_VALUES)
-def test_every_slane_kernel_vs_reference_and_pyhmmer(S):
-    for (s, M, H) in [c for c in _cases() if c[0] == S]:
+# LANE 8: every S; LANE 16 (2 cells per word, exact 16-bit forms): lane groups of 32 and 2
+# work-items and two sequences per word (S=64); S=8 (groups of 4), S=32 (one work-item per
+# sequence) and S=64 on WAVE=64 are in the shape and threshold tests below
+@pytest.mark.parametrize("lane,S", [(8, s) for s in S_VALUES] + [(16, s) for s in (1, 16, 64)])
+def test_every_slane_kernel_vs_reference_and_pyhmmer(lane, S):
+    cases = [c for c in _cases(lane) if c[0] == S]
+    if lane == 16:                                 # fewer builds: H = 1, 2 and the auto H = 3
+        cases = [c for c in cases if c[2] != 3]
+    for i, (s, M, H) in enumerate(cases):
         hmm = sampled_hmm(M)
         prof = E.profile_from_pyhmmer(hmm)
         seqs = synthetic_seqs(hmm, M, n=25)
         db = Database.from_sequences(seqs)
         want_m, want_s = pyhmmer_scores(hmm, seqs)
-        over = {"S": S} if H is None else {"S": S, "H": H}
+        over = {"S": S, "LANE": lane} if H is None else {"S": S, "H": H, "LANE": lane}
+        if lane == 16:                             # profile in local and in global memory
+            over["PROF_LOCAL"] = bool(i % 2)
         for spc in (1, 3):                         # 3: several sequences per column (END resets)
             got_m, r = run_scores(prof, db, "msv", spc=spc, **over)
-            assert r.values["S"] == S and r.values["H"] * geometry(S)["P"] >= M
+            assert r.values["S"] == S and r.values["H"] * geometry(S, 32, lane)["P"] >= M
+            assert r.values["LANE"] == lane
             assert same(got_m, want_m), (S, M, H, spc, "msv")
             got_s, _ = run_scores(prof, db, "ssv", spc=spc, **over)
             assert same(got_s, want_s), (S, M, H, spc, "ssv")
@@ -147,7 +158,8 @@ def test_every_slane_kernel_vs_reference_and_pyhmmer(S):
 
 
 @pytest.mark.parametrize("over", [{"S": 4, "WG_WAVES": 2}, {"S": 2, "WAVE": 16}, {"S": 128, "WAVE": 64},
-                                  {"S": 16, "WG_WAVES": 4}])
+                                  {"S": 16, "WG_WAVES": 4}, {"S": 8, "WG_WAVES": 2, "LANE": 16},
+                                  {"S": 128, "WAVE": 64, "LANE": 16, "PROF_LOCAL": False}])
 def test_other_wavefront_shapes(over):
     hmm = sampled_hmm(70)
     prof = E.profile_from_pyhmmer(hmm)
@@ -164,9 +176,9 @@ def test_empty_and_zero_length_sequences():
     prof = E.profile_from_pyhmmer(hmm)
     seqs = [np.zeros(0, np.uint8), STD[:5], np.zeros(0, np.uint8), consensus(hmm)]
     db = Database.from_sequences(seqs)
-    for S in (1, 32, 128):
-        assert same(run_scores(prof, db, "msv", S=S)[0], R.msv_reference(prof, seqs))
-        assert same(run_scores(prof, db, "ssv", S=S)[0], R.ssv_reference(prof, seqs))
+    for S, lane in ((1, 8), (32, 8), (128, 8), (2, 16), (64, 16)):
+        assert same(run_scores(prof, db, "msv", S=S, LANE=lane)[0], R.msv_reference(prof, seqs))
+        assert same(run_scores(prof, db, "ssv", S=S, LANE=lane)[0], R.ssv_reference(prof, seqs))
     empty = Database.from_sequences([])
     assert E.msv_scores(prof, empty).shape == (0,)
 
@@ -184,6 +196,32 @@ def test_kernel_choice_follows_eq_2_to_5():
         assert v["H"] == -(-M // P)                             # the smallest H that fits
     with pytest.raises(Exception):
         E.choose_kernel(100, "msv", caps, {"S": 128, "H": 10})  # 10 states < 100
+    for M in (2, 64, 65, 129, 400, 2400):                       # LANE 16: 64 lanes per wavefront
+        v = E.choose_kernel(M, "ssv", caps, {"HMAX": 16, "LANE": 16})
+        P = geometry(v["S"], 32, 16)["P"]
+        assert v["LANE"] == 16 and v["H"] == -(-M // P) and (P * 16 >= M or v["S"] == 1)
+        assert all(geometry(s, 32, 16)["P"] * 16 < M for s in (8, 16, 32, 64) if s > v["S"])
+    with pytest.raises(Exception):
+        E.choose_kernel(10, "ssv", caps, {"S": 128, "LANE": 16})  # 128 > 64 lanes
+
+
+def test_lane_choice_from_tuning_table():
+    """LANE 16 is taken from the tuning table only where the SIMD variant has native 16x2 ops."""
+    import dataclasses
+
+    from clalign.runtime import Runtime
+
+    caps = Runtime.get().caps
+    assert E.choose_kernel(300, "msv", caps)["LANE"] == 8            # PoCL: SWAR
+    h100 = dataclasses.replace(caps, is_cpu=False, is_gpu=True, is_nvidia=True, ptx=True, ptx_s16x2=True,
+                               ptx_shfl=True, compute_capability=(9, 0), local_mem=49152, warp=32)
+    for algo in ("msv", "ssv"):
+        v = E.choose_kernel(300, algo, h100)
+        assert v["LANE"] == 16 and v["SIMD"] == "ptx" and v["PTX_S16X2"], v
+        assert E.choose_kernel(300, algo, h100, simd="swar")["LANE"] == 8
+        assert E.choose_kernel(300, algo, h100, {"LANE": 8})["LANE"] == 8
+        big = E.choose_kernel(2400, algo, h100, {"S": 1})            # 30 rows x 2400 x 2 bytes > 48 KiB
+        assert not big["PROF_LOCAL"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -197,6 +235,16 @@ def _protein_hmms():
             if hmm.alphabet.K == 20:
                 out.append((f"{os.path.basename(fn)}#{i}", fn, hmm, i, len(hmms)))
     return out
+
+
+_TRUTH = {}
+
+
+def _proteome_truth(hmm, codes):
+    key = (hmm.name, hmm.M, len(codes))
+    if key not in _TRUTH:
+        _TRUTH[key] = pyhmmer_scores(hmm, codes)
+    return _TRUTH[key]
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +262,7 @@ def test_real_proteome_every_real_protein_hmm(proteome):
     except ImportError:
         build_msv_profile = None
     for name, path, hmm, i, nfile in hmms:
-        want_m, want_s = pyhmmer_scores(hmm, codes)
+        want_m, want_s = _proteome_truth(hmm, codes)
         assert same(E.msv_scores(hmm, proteome), want_m), name
         # a one-model file is also accepted as a path
         got_s = E.ssv_scores(path if nfile == 1 else hmm, proteome)
@@ -224,3 +272,78 @@ def test_real_proteome_every_real_protein_hmm(proteome):
             adapter = E.profile_from_pyhmmer(hmm)
             assert np.array_equal(prof.rbv, adapter.rbv) and np.array_equal(prof.sbv, adapter.sbv), name
             assert same(E.msv_scores(prof, proteome), want_m), name
+
+
+class _RampProfile:
+    """A hand-made MSV profile whose diagonal scores rise by exactly one per residue 'A', so
+    the byte recurrences reach every value up to and across the overflow thresholds."""
+
+    def __init__(self, M=160, bias=17, seed=3):
+        rng = np.random.default_rng(seed)
+        self.M, self.name = M, "ramp"
+        self.base_b, self.bias_b, self.tbm_b, self.tec_b, self.scale_b = 190, bias, 40, 3, 3.0 / np.log(2)
+        rbv = rng.integers(bias + 1, 256, size=(28, M)).astype(np.uint8)
+        rbv[PROTEIN.encode("A")[0]] = bias - 1          # score +1
+        rbv[PROTEIN.encode("C")[0]] = bias               # score 0
+        rbv[PROTEIN.encode("W")[0], ::7] = 0             # the best score, bias, now and then
+        self.rbv = rbv
+        self.sbv = np.clip(rbv.astype(np.int16) - bias, -128, 127).astype(np.int8)
+
+    def tjb_b(self, L):
+        return min(9, int(L) // 40)
+
+
+def test_overflow_thresholds_exact_for_both_lanes():
+    """MSV and SSV right below, at and above 255 - bias (and long past it, where 16-bit cells
+    would wrap) on both lane widths, against the numpy byte reference."""
+    prof = _RampProfile()
+    A, C, W = (PROTEIN.encode(c) for c in "ACW")
+    seqs = [np.repeat(A, n) for n in range(60, 140)]               # every ramp length
+    seqs += [np.concatenate([np.repeat(A, n), C, np.repeat(A, 5)]) for n in range(80, 120, 3)]
+    seqs += [np.tile(np.concatenate([np.repeat(A, 30), np.repeat(W, 3)]), 4), np.repeat(A, 3000),
+             np.repeat(W, 2000), STD[np.random.default_rng(0).integers(0, 20, 500)]]
+    xe = R.ssv_xe(prof, seqs)
+    bias = prof.bias_b
+    assert {254 - bias, 255 - bias, 256 - bias} <= set(xe.tolist())   # SSV hits the threshold exactly
+    xJ, ovf = R.msv_bytes(prof, seqs)
+    assert ovf.any() and (~ovf).any()
+    flips = [n for n in range(len(seqs[:80]) - 1) if not ovf[n] and ovf[n + 1]]
+    assert flips                                                       # MSV: last finite, first +inf
+    want_m, want_s = R.msv_reference(prof, seqs), R.ssv_reference(prof, seqs)
+    want_pure = R.msv_pure_reference(prof, seqs)
+    db = Database.from_sequences(seqs)
+    for lane, S in ((8, 4), (16, 32)):
+        got_m, r = run_scores(prof, db, "msv", S=S, LANE=lane, spc=2)
+        assert same(got_m, want_m), (lane, S)
+        raw = r.raw[np.argsort(np.arange(len(seqs)))]
+        assert np.array_equal((raw >> 8) & 1, ovf.astype(np.uint32)), (lane, S)
+        assert np.array_equal(np.where(ovf, 0, raw & 0xFF), np.where(ovf, 0, xJ)), (lane, S)
+        got_s, rs = run_scores(prof, db, "ssv", S=S, LANE=lane, spc=2)
+        assert same(got_s, want_s), (lane, S)
+        ok = xe < 255 - bias                                           # below the threshold: the byte itself
+        assert np.array_equal(rs.raw[ok], xe[ok]) and (rs.raw[~ok] >= 255 - bias).all(), (lane, S)
+    assert np.isinf(want_pure).any() and np.isfinite(want_pure).any()
+
+
+def test_profile_facts_checked():
+    prof = _RampProfile()
+    prof.base_b = 240                                                  # base + bias > 254
+    db = Database.from_sequences([STD[:10]])
+    with pytest.raises(Exception, match="base_b"):
+        run_scores(prof, db, "msv")
+    prof = _RampProfile()
+    prof.sbv = prof.sbv.copy()
+    prof.sbv[0, 0] = -100                                              # a score above bias
+    with pytest.raises(Exception, match="bias_b"):
+        run_scores(prof, db, "ssv", LANE=16)
+
+
+def test_real_proteome_lane16(proteome):
+    """The proteome x every protein model with LANE 16 forced (auto S; H = 25 for all, so
+    three kernels per filter cover the 14 models), both profile placements, vs pyhmmer."""
+    codes = [proteome.sequence(i) for i in range(len(proteome))]
+    for k, (name, path, hmm, i, nfile) in enumerate(_protein_hmms()):
+        want_m, want_s = _proteome_truth(hmm, codes)
+        over = {"LANE": 16, "HMAX": 25, "H": 25, "PROF_LOCAL": bool(k % 2)}
+        assert same(E.msv_scores(hmm, proteome, **over), want_m), name
+        assert same(E.ssv_scores(hmm, proteome, **over), want_s), name

@@ -48,6 +48,8 @@ def exactness(device, hcap, threads, log, configs=(("default", {}), ("swar", {"s
     import pyhmmer
     from pyhmmer.plan7 import HMMFile
 
+    from clalign.runtime import Runtime
+
     data = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
     db = as_database(os.path.join(data, "seqs", "938293.PRJEB85.HG003687.faa"))
     block = bench_msv.digital_block(db, np.arange(len(db)))
@@ -91,7 +93,9 @@ def exactness(device, hcap, threads, log, configs=(("default", {}), ("swar", {"s
             check(prof, name, "msv", want_m, **base_kw)
             check(prof, name, "ssv", want_s, **base_kw)
         if every_s:
-            lane = int(base_kw.get("LANE", 8))
+            lane = E.choose_kernel(truth[0][1].M, "msv", Runtime.get(device).caps,
+                                   {k: v for k, v in base_kw.items() if k != "simd"},
+                                   simd=base_kw.get("simd"))["LANE"]
             for S in S_VALUES:                                        # every S, one H per S
                 if S > (32 // lane) * 32:
                     continue

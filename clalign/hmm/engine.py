@@ -69,12 +69,14 @@ tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
                                   # shfl for MSV at M >= 200 (docs/perf/hmm.md, runs 1-2)
                                   ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False}),
-                                  # sm_90 native 16x2 ops: exact 16-bit lanes (docs/perf/hmm.md, run 3)
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "SIMD": "ptx", "PTX_S16X2": True,
-                                                         "PTX_SHFL": True})])
+                                  # sm_90 native 16x2 ops: exact 16-bit lanes, 2.0-2.7x LANE 8; H of
+                                  # 25-50 beats 13 by 30-60 %, so Hmax 32 (H100, docs/perf/hmm.md run 3)
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32, "SIMD": "ptx",
+                                                         "PTX_S16X2": True, "PTX_SHFL": True})])
 tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
-                                  ({"ptx_s16x2": True}, {"LANE": 16})])
+                                  # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32})])
 
 
 # ---------------------------------------------------------------------------------------
