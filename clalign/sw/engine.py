@@ -7,6 +7,10 @@ lane; every subject whose lane saturated is rescored on the device at the next w
 32 bits), so every score is exact. Databases larger than the device's memory go through in
 batches (contiguous in database order, sorted by length inside), the upload of the next batch
 overlapping the search of the current one on a second queue.
+
+On CPU devices the first pass is the vector kernel (``kernels/sw_vector.mako``, ``KERNEL="vector"``):
+``VEC`` subjects per work-item in the elements of a ``short{VEC}`` vector, 16-bit saturating,
+with the subjects whose lane may have saturated rescored by the 32-bit inter-task pass.
 """
 from __future__ import annotations
 
@@ -22,11 +26,12 @@ from ..data import PROTEIN, as_database, get_matrix, read_fasta
 from ..errors import InputError, ParameterError
 from ..runtime import Runtime, choose, simd_values
 from ..runtime.tuning import lookup
-from .params import FAMILY, SW_PARAMS
+from .params import FAMILY, INTERTASK_ONLY, SW_PARAMS, SWV_PARAMS, VFAMILY
 
 ALPHA = 32          # profile rows per residue code (28 codes + sentinels), power of 2 for pair indices
 SENTINEL = 28       # residue code of padding lanes/columns/rows; scores min(matrix.min, 0)
 _TEMPLATE = "sw_intertask.mako"
+_VTEMPLATE = "sw_vector.mako"
 
 
 # ------------------------------------------------------------------------------------------
@@ -226,26 +231,42 @@ class SWEngine:
         self.caps = self.rt.caps
         self.scoring = Scoring.make(matrix, gap_open, gap_extend)
         ov = dict(overrides)
+        intertask_asked = any(k in ov for k in INTERTASK_ONLY)
         self.batch_residues = ov.pop("batch_residues", None)
         self.groups_per_cu = int(ov.pop("groups_per_cu", 0) or 0)
         if "first_width" in ov:
             ov["WIDTH"] = ov.pop("first_width")
         simd = ov.pop("SIMD", None)
-        unknown = set(ov) - set(SW_PARAMS.names())
+        known = set(SW_PARAMS.names()) | set(SWV_PARAMS.names())
+        unknown = set(ov) - known
         if unknown:
             raise ParameterError(f"unknown sw option(s) {sorted(unknown)}; known: "
-                                 f"{sorted(SW_PARAMS.names()) + ['batch_residues', 'groups_per_cu']}")
-        self.override = ov
+                                 f"{sorted(known) + ['batch_residues', 'groups_per_cu']}")
+        vnames = set(SWV_PARAMS.names())
+        self.override = {k: v for k, v in ov.items() if k in SW_PARAMS.names()}
         self.simd = simd_values(self.caps, simd)
         self.tuned = lookup(FAMILY, self.caps)
-        base = choose(SW_PARAMS, self.simd, self.tuned, {k: v for k, v in ov.items()
+        base = choose(SW_PARAMS, self.simd, self.tuned, {k: v for k, v in self.override.items()
                                                          if k not in ("PROFILE", "SCHEDULE")})
+        # First-pass kernel family: override, else the intertask kernel when one of its own
+        # parameters was overridden (e.g. WIDTH=8), else the tuning table.
+        if "KERNEL" in ov or not intertask_asked:
+            self.kernel = base["KERNEL"]
+        else:
+            self.kernel = "intertask"
+        if self.kernel == "vector" and not self.scoring.width_ok(16):
+            self.kernel = "intertask"      # scores too wide for 16-bit lanes: the 32-bit pass does all
+        self.vvalues = choose(SWV_PARAMS, {}, lookup(VFAMILY, self.caps),
+                              {k: v for k, v in ov.items() if k in vnames})
+        if self.vvalues["WG"] > self.caps.max_work_group:
+            self.vvalues["WG"] = self.caps.max_work_group
         self.first_width = base["WIDTH"]
         self.words, self.rows, self.wg = base["WORDS"], base["ROWS"], base["WG"]
         if self.wg > self.caps.max_work_group:
             self.wg = self.caps.max_work_group
         self.kernel_seconds = 0.0
         self.last_passes: list = []       # (width, subjects) of the last query, for tests/diagnostics
+        self.last_kernels: list = []      # first-pass family per entry of last_passes
         self._copyq = None
         self._kernels: dict = {}
         self._resident = None             # (Database, uploaded batch) kept while it is the only batch
@@ -253,6 +274,8 @@ class SWEngine:
     # -- parameter choice ----------------------------------------------------------------
     def widths(self):
         """Lane widths of the passes: the first width the scoring fits, then wider ones."""
+        if self.kernel == "vector":
+            return [16, 32]
         order = [w for w in (8, 16, 32) if w >= self.first_width]
         return [w for w in order if self.scoring.width_ok(w)]
 
@@ -278,7 +301,7 @@ class SWEngine:
         return "static" if mean == 0 or float(np.std(lengths)) <= 0.01 * mean else "dynamic"
 
     def values(self, width, layout, sched) -> dict:
-        ov = {**self.override, "WIDTH": width, "PROFILE": layout, "SCHEDULE": sched, "WG": self.wg}
+        ov = {**self.override, "KERNEL": "intertask", "WIDTH": width, "PROFILE": layout, "SCHEDULE": sched, "WG": self.wg}
         return choose(SW_PARAMS, self.simd, self.tuned, ov)
 
     def program(self, values):
@@ -289,7 +312,7 @@ class SWEngine:
         """[(start, stop)] contiguous ranges of the database, each within the batch size."""
         lim = self.batch_residues
         if lim is None:
-            L = 32 // self.first_width
+            L = 2 if self.kernel == "vector" else 32 // self.first_width
             per_res = 2 + 8.0 / L + 0.3          # two residue slots, strip boundaries, lane tables
             lim = int(self.caps.global_mem * 0.5 / per_res)
             lim = min(lim, int(self.caps.max_alloc * L / 8 * 0.9), self.caps.max_alloc, 2 ** 31 - 1)
@@ -406,14 +429,26 @@ class SWEngine:
         result = np.zeros(batch["n"], dtype=np.int32)
         if batch["n"] == 0:
             return result
-        passes = []
+        passes, kernels = [], []
         sched = self.schedule(batch["lengths"])
-        for k, width in enumerate(self.widths()):
+        if self.kernel == "vector":
+            sc = self._run_vector(batch, qcodes)
+            passes.append((16, len(ids)))
+            kernels.append("vector")
+            ok = sc >= 0
+            result[ok] = sc[ok]
+            ids = ids[~ok[ids]]
+            widths = [32]
+            sched = self.override.get("SCHEDULE", "static")
+        else:
+            widths = self.widths()
+        for k, width in enumerate(widths):
             if len(ids) == 0:
                 break
             sc = self._run_pass(batch, ids, width, qcodes, sched if k == 0 else self.override.get("SCHEDULE", "static"),
                                 prof_cache)
             passes.append((width, len(ids)))
+            kernels.append("intertask")
             got = sc[ids]
             ok = got >= 0
             result[ids[ok]] = got[ok]
@@ -421,7 +456,60 @@ class SWEngine:
         if len(ids):
             raise RuntimeError("sw: internal error, 32-bit pass left subjects unscored")
         self.last_passes = passes
+        self.last_kernels = kernels
         return result
+
+    def _run_vector(self, batch, qcodes):
+        """First pass with the vector kernel: 16-bit scores of every subject, -1 = rescore."""
+        q = self.rt.queue
+        ctx = self.rt.ctx
+        mf = cl.mem_flags
+        vals = self.vvalues
+        vec, cols, strip, wg = vals["VEC"], vals["COLS"], vals["STRIP"], vals["WG"]
+        prg = self.rt.program(_VTEMPLATE, SWV_PARAMS, vals)
+        key = ("vlist", vec)
+        cached = batch.get(key)
+        if cached is None:
+            order = batch["order"]
+            ngroups = max(1, -(-len(order) // vec))
+            lanes = np.full(ngroups * vec, -1, dtype=np.int32)
+            lanes[:len(order)] = order
+            maxlen = int(batch["lengths"].max()) if batch["n"] else 0
+            cached = batch[key] = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lanes), ngroups, maxlen)
+        lanes, ngroups, maxlen = cached
+        if self.__dict__.get("_matT") is None:
+            mt = np.ascontiguousarray(self.scoring.scores.T).astype(np.int16)
+            self._matT = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=mt)
+        m = len(qcodes)
+        qh = np.zeros(max(16, m), dtype=np.uint8)
+        qh[:m] = qcodes
+        qbuf = self._buf("vquery", qh.nbytes)
+        wait = [cl.enqueue_copy(q, qbuf, qh, is_blocking=False)]
+        per_cu = self.groups_per_cu or (8 if self.caps.is_gpu else 2)
+        nwg = max(1, min(-(-ngroups // wg), self.caps.compute_units * per_cu))
+        nwi = nwg * wg
+        maxcols = (maxlen + cols - 1) // cols * cols
+        hscr = self._buf("vh", nwi * 2 * strip * vec * 2)
+        bscr = self._buf("vb", nwi * 2 * max(1, maxcols) * vec * 2 if m > strip else 16)
+        counter = self._buf("counter", 4)
+        wait += list(batch.pop("events", []))
+        wait.append(cl.enqueue_fill_buffer(q, counter, np.int32(0), 0, 4))
+        knl = self._kernels.get(id(prg))
+        if knl is None:
+            knl = self._kernels[id(prg)] = (cl.Kernel(prg, "sw_vector"), prg)
+        knl = knl[0]
+        _, goe, ext, thresh = self.scoring.kernel_consts(16)
+        knl.set_args(batch["res"], batch["offs"], batch["lens"], lanes, np.int32(ngroups), qbuf, np.int32(m),
+                     self._matT, hscr, bscr, np.int32(maxcols), batch["scores"], counter,
+                     np.int32(goe), np.int32(ext), np.int32(thresh))
+        ev = cl.enqueue_nd_range_kernel(q, knl, (nwi,), (wg,), wait_for=wait)
+        out = np.empty(batch["n"], dtype=np.int32)
+        cl.enqueue_copy(q, out, batch["scores"], wait_for=[ev], is_blocking=True)
+        try:
+            self.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
+        except cl.Error:
+            pass
+        return out
 
     # -- public --------------------------------------------------------------------------
     def search(self, queries, db, progress=True, report=None):
@@ -501,7 +589,8 @@ def sw_scores(query, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, device=No
 
     ``query``: residue string (or uint8 codes); ``db``: Database, prepared-database folder or FASTA
     path. Gap of k residues scores -(gap_open + k*gap_extend). ``overrides`` set template
-    parameters (WIDTH, WORDS, ROWS, PROFILE, SCHEDULE, WG, SIMD) or ``batch_residues``.
+    parameters (WIDTH, WORDS, ROWS, PROFILE, SCHEDULE, WG, SIMD; KERNEL="intertask"|"vector" and the
+    vector kernel's VEC, COLS, STRIP) or ``batch_residues``.
     """
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
     codes = query if isinstance(query, np.ndarray) else _as_codes(query)

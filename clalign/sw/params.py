@@ -4,6 +4,11 @@ The inter-task kernel (``kernels/sw_intertask.mako``) aligns one query against
 ``WORDS * (32 // WIDTH)`` subjects per work-item, packed in the lanes of 32-bit words, with
 ``ROWS`` query rows of the current strip held in registers while it walks the subjects
 column by column.
+
+The vector kernel (``kernels/sw_vector.mako``, family ``sw_vector``) is the CPU first pass: each
+work-item aligns the query against ``VEC`` subjects held in the elements of a ``short{VEC}``
+OpenCL C vector (SWIPE-style inter-task SIMD with a per-column score profile); ``KERNEL`` picks
+which family runs the first pass.
 """
 from __future__ import annotations
 
@@ -29,7 +34,24 @@ SW_PARAMS = ParamSet(FAMILY, (
                              "whose work-groups take the next block (longest first) from an atomic counter",
                  ("static", "dynamic"), default="static"),
     Param.int("WG", "work-items per work-group (one block = WG groups of subjects)", lo=1, hi=1024, default=64),
+    Param.choice("KERNEL", "first-pass kernel family: 'intertask' = packed-word lanes (sw_intertask, 8/16/32-bit "
+                           "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
+                           "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
+                 ("intertask", "vector"), default="intertask"),
 ))
+
+VFAMILY = "sw_vector"
+
+SWV_PARAMS = ParamSet(VFAMILY, (
+    Param.int("VEC", "subjects per work-item = elements of the short{VEC} score vector (16: one AVX2 register)",
+              values=(8, 16), default=16),
+    Param.int("COLS", "subject columns computed per pass over the query rows (row state read/written once "
+                      "per COLS columns)", values=(1, 2, 4), default=2),
+    Param.int("STRIP", "query rows per strip: the strip's row state (STRIP x 2 vectors per work-item) should "
+                       "stay in the CPU cache; longer queries go strip by strip with a per-column boundary",
+              lo=16, hi=65536, default=1024),
+    Param.int("WG", "work-items per work-group", lo=1, hi=1024, default=1),
+), with_simd=False)
 
 # Non-template knobs the engine also accepts as overrides (not rendered into kernels).
 ENGINE_KNOBS = {
@@ -38,12 +60,18 @@ ENGINE_KNOBS = {
     "first_width": "alias of WIDTH: the lane width of the first pass",
 }
 
+# Template parameters only the inter-task kernel has: overriding one of them without KERNEL asks
+# for the inter-task first pass (e.g. WIDTH=8), whatever the tuning table says.
+INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "first_width")
+
 # Tuned values: entries later in the list win (see clalign.runtime.tuning.lookup).
 register(FAMILY, [
     ({}, {"WIDTH": 8, "WORDS": 1, "ROWS": 16, "WG": 64}),
     # PoCL on x86 (2026-11-22, tools/device_sw.py on 3,000 subjects): 32-bit lanes vectorised across
     # work-items ran 0.8 GCUPS, 8-bit SWAR 0.2, 16-bit SWAR 0.1.
     ({"is_cpu": True}, {"WIDTH": 32, "WORDS": 2, "ROWS": 32, "WG": 8}),
+    # PoCL on x86: the short16 vector kernel (sw_vector), see docs/perf/sw.md (PoCL section).
+    ({"is_cpu": True}, {"KERNEL": "vector"}),
     ({"is_gpu": True}, {"WG": 128}),
     # H100 (sm_90), tools/device_sw.py 2026-11-22, docs/perf/sw.md: 16-bit lanes with DPX (PTX_S16X2)
     # beat 8-bit video SIMD 7x (1.0 vs 0.14 TCUPS) and 16-bit SWAR 4.5x; the plain profile beat the
@@ -51,4 +79,8 @@ register(FAMILY, [
     # Re-measured after the residue-minor profile, interleaved residues and t = h + (-goe) (runs 4-5 in
     # docs/perf/sw.md): 16-bit ROWS=48 WG=256 1.73 TCUPS kernel, 32-bit ROWS=64 WG=128 1.77.
     ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 256, "PROFILE": "plain"}),
+])
+
+register(VFAMILY, [
+    ({}, {"VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
 ])

@@ -1,0 +1,122 @@
+<%doc>
+Smith-Waterman-Gotoh inter-task kernel for CPU OpenCL devices (after SWIPE, Rognes 2011, and
+the inter-task idea of CUDASW++3.0): each work-item aligns the query against VEC subjects held
+in the elements of an OpenCL C vector `short${VEC}`. Saturating 16-bit arithmetic
+(add_sat/sub_sat/max) maps onto packed SIMD instructions of the host CPU, so the vector lanes
+do the parallel work that PoCL does not find across work-items in the packed-word kernel.
+
+Parameters (defined once in clalign/sw/params.py, SWV_PARAMS):
+  VEC    8 | 16      subjects per work-item (elements of the score vector)
+  COLS   1 | 2 | 4   subject columns computed per pass over the query rows (the per-row state
+                     H, E is read and written once per COLS columns)
+  STRIP  rows        query rows per strip; a strip's row state (H, E) lives in a per-work-item
+                     scratch area of STRIP vectors each, the strip boundary (H, F of the last
+                     row) per column in another
+  WG     work-items per work-group
+Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
+
+Scores: per column the score profile sp[a] = (score of query code a against lane l's residue)
+over the lanes is built from the transposed matrix (SWIPE's per-column profile), then each cell
+reads sp[q_i]: one vector load, no gather. Subjects past their end and empty lanes read the
+sentinel code 28 (matrix row of smin). A lane whose best score reaches `thresh` (32767 minus the
+largest matrix score) may have saturated: its score is written as -1 and the host rescores that
+subject at 32 bits with the sw_intertask kernel. Below that bound no cell saturated upwards, and
+the values clamped at -32768 (E, F far below zero) never win a max against H >= 0.
+Work-items take groups from an atomic counter, longest group first (groups are in ascending
+length order), and keep their scratch areas across groups.
+</%doc>
+<%
+V = "short%d" % VEC
+%>
+/* sw_vector: VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
+#define SWV_SENTINEL 28
+#define SWV_CODES 28
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void sw_vector(__global const uchar *restrict res,     /* residues of the batch */
+               __global const int *restrict offs,      /* first residue of each subject */
+               __global const int *restrict lens,      /* length of each subject */
+               __global const int *restrict list,      /* VEC subject ids per group, -1 = empty lane */
+               const int ngroups,
+               __global const uchar *restrict query, const int qlen,
+               __global const short *restrict matT,    /* [c * 32 + a] = score(query a, subject c) */
+               __global ${V} *restrict hscr,          /* per work-item: STRIP x (H, E) */
+               __global ${V} *restrict bscr,          /* per work-item: maxcols x (H, F) */
+               const int maxcols,
+               __global int *restrict scores,          /* per subject; -1 = may have saturated */
+               __global int *restrict counter,         /* next group to take */
+               const int goe, const int ext, const int thresh)
+{
+    const ${V} vgoe = (${V})((short)goe), vext = (${V})((short)ext), vzero = (${V})((short)0);
+    const size_t wid = get_global_id(0);
+    __global ${V} *hs = hscr + wid * ${2 * STRIP};
+    __global ${V} *bs = bscr + wid * (size_t)maxcols * 2;
+    union { ${V} v[SWV_CODES]; short s[SWV_CODES * ${VEC}]; } sp[${COLS}];
+    for (;;) {
+        const int taken = atomic_inc(counter);
+        if (taken >= ngroups) break;
+        const int g = ngroups - 1 - taken;            /* longest groups first */
+        int sid[${VEC}], len[${VEC}];
+        __global const uchar *sq[${VEC}];
+        int ncol = 0;
+        for (int l = 0; l < ${VEC}; l++) {
+            sid[l] = list[g * ${VEC} + l];
+            len[l] = sid[l] < 0 ? 0 : lens[sid[l]];
+            sq[l] = res + (sid[l] < 0 ? 0 : offs[sid[l]]);
+            ncol = max(ncol, len[l]);
+        }
+        ncol = (ncol + ${COLS - 1}) & ~${COLS - 1};
+        ${V} mx = vzero;
+        for (int s0 = 0; s0 < qlen; s0 += ${STRIP}) {
+            const int rows = min(${STRIP}, qlen - s0);
+            const int first = s0 == 0, last = s0 + ${STRIP} >= qlen;
+            __global const uchar *qs = query + s0;
+            for (int i = 0; i < 2 * rows; i++) hs[i] = vzero;
+            ${V} dgb = vzero;                          /* boundary H of the previous column */
+            for (int j = 0; j < ncol; j += ${COLS}) {
+% for c in range(COLS):
+                for (int l = 0; l < ${VEC}; l++) {
+                    const int code = j + ${c} < len[l] ? (int)sq[l][j + ${c}] : SWV_SENTINEL;
+                    __global const short *row = matT + code * 32;
+                    for (int a = 0; a < SWV_CODES; a++) sp[${c}].s[a * ${VEC} + l] = row[a];
+                }
+                ${V} up${c} = first ? vzero : bs[2 * (j + ${c})];
+                ${V} f${c} = first ? vzero : bs[2 * (j + ${c}) + 1];
+% endfor
+                ${V} left = dgb;                       /* H[i-1][j-1] */
+                dgb = up${COLS - 1};
+                for (int i = 0; i < rows; i++) {
+                    const int q = qs[i];
+                    ${V} h = hs[2 * i], e = hs[2 * i + 1];
+                    const ${V} hl = h;
+% for c in range(1, COLS):
+                    const ${V} d${c} = up${c - 1};
+% endfor
+% for c in range(COLS):
+                    {
+                        const ${V} dg = ${"left" if c == 0 else "d%d" % c};
+                        h = max(max(dg + sp[${c}].v[q], e), max(f${c}, vzero));
+                        mx = max(mx, h);
+                        const ${V} t = h - vgoe;
+                        e = max(e - vext, t);
+                        f${c} = max(f${c} - vext, t);
+                        up${c} = h;
+                    }
+% endfor
+                    left = hl;
+                    hs[2 * i] = h;
+                    hs[2 * i + 1] = e;
+                }
+                if (!last) {
+% for c in range(COLS):
+                    bs[2 * (j + ${c})] = up${c};
+                    bs[2 * (j + ${c}) + 1] = f${c};
+% endfor
+                }
+            }
+        }
+% for l in range(VEC):
+        if (sid[${l}] >= 0) scores[sid[${l}]] = mx.s${"%x" % l} >= thresh ? -1 : (int)mx.s${"%x" % l};
+% endfor
+    }
+}
