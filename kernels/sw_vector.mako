@@ -27,7 +27,31 @@ length order), and keep their scratch areas across groups.
 </%doc>
 <%
 V = "short%d" % VEC
+NB = -(-28 // VEC)            # blocks of VEC codes covering the 28 residue codes
+import math
+STAGES = int(math.log2(VEC))
 %>
+<%def name="profile(c)">\
+## sp[c][a] = lanes' scores against query code a: the VEC matrix rows m_l (one per lane, the
+## transposed matrix row of the lane's residue), loaded VEC codes at a time and transposed by
+## log2(VEC) rounds of even/odd unzips (constant swizzles, i.e. vector shuffles).
+% for b in range(NB):
+                    {
+%  for l in range(VEC):
+                    ${V} x0_${l} = vload${VEC}(${b}, m${l});
+%  endfor
+%  for st in range(STAGES):
+%   for k in range(VEC // 2):
+                    const ${V} x${st + 1}_${k} = (${V})(x${st}_${2 * k}.even, x${st}_${2 * k + 1}.even);
+                    const ${V} x${st + 1}_${k + VEC // 2} = (${V})(x${st}_${2 * k}.odd, x${st}_${2 * k + 1}.odd);
+%   endfor
+%  endfor
+%  for a in range(VEC):
+                    sp[${c}][${b * VEC + a}] = x${STAGES}_${a};
+%  endfor
+                    }
+% endfor
+</%def>
 /* sw_vector: VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
 #define SWV_SENTINEL 28
 #define SWV_CODES 28
@@ -51,7 +75,7 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
     const size_t wid = get_global_id(0);
     __global ${V} *hs = hscr + wid * ${2 * STRIP};
     __global ${V} *bs = bscr + wid * (size_t)maxcols * 2;
-    union { ${V} v[SWV_CODES]; short s[SWV_CODES * ${VEC}]; } sp[${COLS}];
+    ${V} sp[${COLS}][32];
     for (;;) {
         const int taken = atomic_inc(counter);
         if (taken >= ngroups) break;
@@ -75,10 +99,11 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
             ${V} dgb = vzero;                          /* boundary H of the previous column */
             for (int j = 0; j < ncol; j += ${COLS}) {
 % for c in range(COLS):
-                for (int l = 0; l < ${VEC}; l++) {
-                    const int code = j + ${c} < len[l] ? (int)sq[l][j + ${c}] : SWV_SENTINEL;
-                    __global const short *row = matT + code * 32;
-                    for (int a = 0; a < SWV_CODES; a++) sp[${c}].s[a * ${VEC} + l] = row[a];
+                {
+% for l in range(VEC):
+                    __global const short *m${l} = matT + (j + ${c} < len[${l}] ? (int)sq[${l}][j + ${c}] : SWV_SENTINEL) * 32;
+% endfor
+${profile(c)}
                 }
                 ${V} up${c} = first ? vzero : bs[2 * (j + ${c})];
                 ${V} f${c} = first ? vzero : bs[2 * (j + ${c}) + 1];
@@ -95,7 +120,7 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
 % for c in range(COLS):
                     {
                         const ${V} dg = ${"left" if c == 0 else "d%d" % c};
-                        h = max(max(dg + sp[${c}].v[q], e), max(f${c}, vzero));
+                        h = max(max(dg + sp[${c}][q], e), max(f${c}, vzero));
                         mx = max(mx, h);
                         const ${V} t = h - vgoe;
                         e = max(e - vext, t);
