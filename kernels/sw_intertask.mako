@@ -10,6 +10,7 @@ Parameters (defined once in clalign/sw/params.py, SW_PARAMS):
   PROFILE  plain|pairs  query profile layout (pairs = residue-pair variant, K = 2; 8/16 bits)
   SCHEDULE static|dynamic
   WG       work-items per work-group
+  UNROLL   1 | 4        subject columns per loop iteration (4: straight-line body over a residue chunk)
 Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
 
 Matrix layout: query rows i (strips of ROWS rows), subject columns j. Per strip the work-item
@@ -183,69 +184,102 @@ void sw_intertask(__global const uint *restrict ires,   /* interleaved residues 
                 ${T} h${r}_${w} = 0, e${r}_${w} = 0;
 %  endfor
 % endfor
-                /* software pipeline: the next chunk of residue codes is loaded while the current
-                   four columns are computed, the strip boundary of column j+1 during column j */
+                /* UNROLL columns per iteration: with UNROLL=4 (one chunk of residue codes) the body
+                   is straight-line code for four columns, so the compiler can overlap their
+                   dependency chains. The next chunk's residue codes and the next columns' strip
+                   boundary are loaded while the current ones are computed. */
+                const uint2 zero2 = (uint2)(0u, 0u);
 % for w in range(WORDS):
 %  for k in range(L):
-                uint rw${w}_${k} = 0, rn${w}_${k} = ncol4 > 0 ? rbase[${w * L + k}] : 0u;
+                uint rw${w}_${k} = 0u, rn${w}_${k} = ncol4 > 0 ? rbase[${w * L + k}] : 0u;
 %  endfor
-                uint2 hfn${w} = (s > 0 && ncol4 > 0) ? ((__global const uint2 *)tp)[${w}] : (uint2)(0u, 0u);
+%  for u in range(UNROLL):
+                uint2 hfn${u}_${w} = (s > 0 && ncol4 > 0) ? ((__global const uint2 *)tp)[${u * WG * WORDS + w}] : zero2;
+%  endfor
 % endfor
-                for (int j = 0; j < ncol4; j++) {
-                    const int jn = j + 1;
+                for (int j = 0; j < ncol4; j += ${UNROLL}) {
+% if UNROLL < 4:
                     if ((j & 3) == 0) {
+% endif
 % for w in range(WORDS):
 %  for k in range(L):
-                        rw${w}_${k} = rn${w}_${k};
+                    rw${w}_${k} = rn${w}_${k};
 %  endfor
 % endfor
-                        if (jn + 3 < ncol4) {
-                            __global const uint *rp = rbase + (ulong)((j >> 2) + 1) * ${WG * S};
+                    if (j + 4 < ncol4) {
+                        __global const uint *rp = rbase + (ulong)((j >> 2) + 1) * ${WG * S};
 % for w in range(WORDS):
 %  for k in range(L):
-                            rn${w}_${k} = rp[${w * L + k}];
+                        rn${w}_${k} = rp[${w * L + k}];
 %  endfor
 % endfor
-                        }
+                    }
+% if UNROLL < 4:
                     }
                     const uint sh = (uint)(j & 3) * 8u;
+% endif
 % for w in range(WORDS):
-                    ${T} hup${w} = (${T})hfn${w}.x, f${w} = (${T})hfn${w}.y;
-                    ${T} dg${w} = dgb${w};
-                    dgb${w} = hup${w};
-%  for k in range(L):
-                    const uint c${w}_${k} = (rw${w}_${k} >> sh) & 0xffu;
+%  for u in range(UNROLL):
+                    const uint2 hf${u}_${w} = hfn${u}_${w};
 %  endfor
-                    if (s > 0 && jn < ncol4) hfn${w} = ((__global const uint2 *)(tp + ${WG * WORDS * 2}))[${w}];
-%  if PROFILE == "pairs" and PK:
-%   for k in range(0, L, 2):
-                    const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;
-%   endfor
-%  else:
-%   for k in range(L):
-                    const uint pc${w}_${k} = c${w}_${k}${"" if TRANSPOSED else " * %du" % RW};
-%   endfor
-%  endif
 % endfor
-% for r0 in range(0, ROWS, CH):
+                    if (s > 0 && j + ${UNROLL} < ncol4) {
+% for w in range(WORDS):
+%  for u in range(UNROLL):
+                        hfn${u}_${w} = ((__global const uint2 *)tp)[${(UNROLL + u) * WG * WORDS + w}];
+%  endfor
+% endfor
+                    }
+% for w in range(WORDS):
+%  for u in range(UNROLL):
+                    ${T} hs${u}_${w}, fs${u}_${w};
+%  endfor
+% endfor
+% for u in range(UNROLL):
+                    {   /* column j + ${u} */
 %  for w in range(WORDS):
-%   for r in range(r0, r0 + CH):
-                    ${T} p${r}_${w};
+                    ${T} f${w} = (${T})hf${u}_${w}.y;
+                    ${T} dg${w} = dgb${w};
+                    dgb${w} = (${T})hf${u}_${w}.x;
+%   for k in range(L):
+                    const uint c${w}_${k} = (rw${w}_${k} >> ${("%du" % (8 * u)) if UNROLL == 4 else "sh"}) & 0xffu;
 %   endfor
-${fetch(r0, w)}
+%   if PROFILE == "pairs" and PK:
+%    for k in range(0, L, 2):
+                    const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;
+%    endfor
+%   else:
+%    for k in range(L):
+                    const uint pc${w}_${k} = c${w}_${k}${"" if TRANSPOSED else " * %du" % RW};
+%    endfor
+%   endif
 %  endfor
-%  for r in range(r0, r0 + CH):
+%  for r0 in range(0, ROWS, CH):
 %   for w in range(WORDS):
+%    for r in range(r0, r0 + CH):
+                    ${T} p${r}_${w};
+%    endfor
+${fetch(r0, w)}
+%   endfor
+%   for r in range(r0, r0 + CH):
+%    for w in range(WORDS):
 ${cell(r, w)}
+%    endfor
 %   endfor
 %  endfor
+%  for w in range(WORDS):
+                    hs${u}_${w} = h${ROWS - 1}_${w}; fs${u}_${w} = f${w};
+%  endfor
+                    }
 % endfor
                     if (!last) {
 % for w in range(WORDS):
-                        ((__global uint2 *)tp)[${w}] = (uint2)((uint)h${ROWS - 1}_${w}, (uint)f${w});
+%  for u in range(UNROLL):
+                        ((__global uint2 *)tp)[${u * WG * WORDS + w}] = (uint2)((uint)hs${u}_${w}, (uint)fs${u}_${w});
+%  endfor
 % endfor
                     }
-                    tp += ${WG * WORDS * 2};
+                    tp += ${UNROLL * WG * WORDS * 2};
                 }
             }
 % for w in range(WORDS):

@@ -33,6 +33,9 @@ VARIANTS = [
     dict(WIDTH=16, PROFILE="plain", ROWS=48, WORDS=1, SCHEDULE="dynamic", WG=5),
     dict(WIDTH=32, PROFILE="plain", ROWS=4, WORDS=1, SCHEDULE="static", WG=4),
     dict(WIDTH=32, PROFILE="plain", ROWS=24, WORDS=2, SCHEDULE="dynamic", WG=8),
+    # four columns per iteration (the GPU choice), kept small: it is slow to build on PoCL
+    dict(WIDTH=16, PROFILE="plain", ROWS=8, WORDS=1, SCHEDULE="dynamic", WG=4, UNROLL=4),
+    dict(WIDTH=8, PROFILE="pairs", ROWS=4, WORDS=2, SCHEDULE="static", WG=3, UNROLL=4),
 ]
 
 
@@ -59,7 +62,7 @@ def case():
     return db, queries, ref
 
 
-@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}".format(**v))
+@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}".format(**{"UNROLL": 1, **v}))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, **ov)

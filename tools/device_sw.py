@@ -67,6 +67,13 @@ VARIANTS = [
     ("w16-plain-r64-wg512", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=512)),
     ("w32-r64-wg64", dict(WIDTH=32, ROWS=64, WG=64)),
     ("w16-plain-r32-wg256", dict(WIDTH=16, PROFILE="plain", ROWS=32, WG=256)),
+    ("w16-r48-wg256-u1", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=256, UNROLL=1)),
+    ("w16-r48-wg256-u4", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=256, UNROLL=4)),
+    ("w16-r48-wg128-u4", dict(WIDTH=16, PROFILE="plain", ROWS=48, WG=128, UNROLL=4)),
+    ("w16-r32-wg256-u4", dict(WIDTH=16, PROFILE="plain", ROWS=32, WG=256, UNROLL=4)),
+    ("w16-r64-wg128-u4", dict(WIDTH=16, PROFILE="plain", ROWS=64, WG=128, UNROLL=4)),
+    ("w32-r64-u4", dict(WIDTH=32, ROWS=64, WG=128, UNROLL=4)),
+    ("w32-r64-u1", dict(WIDTH=32, ROWS=64, WG=128, UNROLL=1)),
 ]
 
 

@@ -34,6 +34,9 @@ SW_PARAMS = ParamSet(FAMILY, (
                              "whose work-groups take the next block (longest first) from an atomic counter",
                  ("static", "dynamic"), default="static"),
     Param.int("WG", "work-items per work-group (one block = WG groups of subjects)", lo=1, hi=1024, default=64),
+    Param.int("UNROLL", "subject columns per loop iteration: 4 = straight-line code over a chunk of four "
+                        "residues (independent dependency chains the GPU compiler can overlap; 4x the code, "
+                        "slow to build on CPU OpenCL), 1 = one column per iteration", values=(1, 4), default=1),
     Param.choice("KERNEL", "first-pass kernel family: 'intertask' = packed-word lanes (sw_intertask, 8/16/32-bit "
                            "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
                            "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
@@ -43,8 +46,12 @@ SW_PARAMS = ParamSet(FAMILY, (
 VFAMILY = "sw_vector"
 
 SWV_PARAMS = ParamSet(VFAMILY, (
-    Param.int("VEC", "subjects per work-item = elements of the short{VEC} score vector (16: one AVX2 register)",
-              values=(8, 16), default=16),
+    Param.choice("LANE", "score lanes: 's16' = signed 16-bit short{VEC} (VEC 8 or 16; saturated lanes rescored "
+                         "at 32 bits); 'u8' = unsigned biased 8-bit with saturating add/sub (VEC 16 = uchar16, or "
+                         "32 = a Clang vector extension, PoCL/Clang only), saturated lanes rescored by s16",
+                 ("s16", "u8"), default="s16"),
+    Param.int("VEC", "subjects per work-item = elements of the score vector: s16 8 | 16, u8 16 | 32 "
+                     "(16 x 16 bit and 32 x 8 bit are one AVX2 register)", values=(8, 16, 32), default=16),
     Param.int("COLS", "subject columns computed per pass over the query rows (row state read/written once "
                       "per COLS columns)", values=(1, 2, 4), default=2),
     Param.int("STRIP", "query rows per strip: the strip's row state (STRIP x 2 vectors per work-item) should "
@@ -78,7 +85,8 @@ register(FAMILY, [
     # pair variant (0.99 vs 0.90 at ROWS=32); ROWS=48 beat 32 and 64; WORDS=2 and WG 64/256 were slower.
     # Re-measured after the residue-minor profile, interleaved residues and t = h + (-goe) (runs 4-5 in
     # docs/perf/sw.md): 16-bit ROWS=48 WG=256 1.73 TCUPS kernel, 32-bit ROWS=64 WG=128 1.77.
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 256, "PROFILE": "plain"}),
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 256, "PROFILE": "plain",
+                                             "UNROLL": 4}),
 ])
 
 register(VFAMILY, [
