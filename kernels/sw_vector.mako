@@ -1,32 +1,41 @@
 <%doc>
 Smith-Waterman-Gotoh inter-task kernel for CPU OpenCL devices (after SWIPE, Rognes 2011, and
 the inter-task idea of CUDASW++3.0): each work-item aligns the query against VEC subjects held
-in the elements of an OpenCL C vector `short${VEC}`. Saturating 16-bit arithmetic
-(add_sat/sub_sat/max) maps onto packed SIMD instructions of the host CPU, so the vector lanes
-do the parallel work that PoCL does not find across work-items in the packed-word kernel.
+in the elements of one vector value, so the packed SIMD instructions of the host CPU do the
+parallel work that PoCL does not find across work-items in the packed-word kernel.
 
 Parameters (defined once in clalign/sw/params.py, SWV_PARAMS):
-  VEC    8 | 16      subjects per work-item (elements of the score vector)
+  LANE   s16 | u8    s16: signed 16-bit lanes (short{VEC}, VEC 8 | 16), wrapping add/sub and max;
+                     u8: unsigned 8-bit lanes with saturating add/sub and a biased profile (SWIPE),
+                     VEC 16 (uchar16) | 32 (Clang ext_vector_type, PoCL only)
+  VEC    subjects per work-item (elements of the score vector)
   COLS   1 | 2 | 4   subject columns computed per pass over the query rows (the per-row state
                      H, E is read and written once per COLS columns)
   STRIP  rows        query rows per strip; a strip's row state (H, E) lives in a per-work-item
-                     scratch area of STRIP vectors each, the strip boundary (H, F of the last
+                     scratch area of STRIP x 2 vectors, the strip boundary (H, F of the last
                      row) per column in another
   WG     work-items per work-group
 Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
 
 Scores: per column the score profile sp[a] = (score of query code a against lane l's residue)
-over the lanes is built from the transposed matrix (SWIPE's per-column profile), then each cell
-reads sp[q_i]: one vector load, no gather. Subjects past their end and empty lanes read the
-sentinel code 28 (matrix row of smin). A lane whose best score reaches `thresh` (32767 minus the
-largest matrix score) may have saturated: its score is written as -1 and the host rescores that
-subject at 32 bits with the sw_intertask kernel. Below that bound no cell saturated upwards, and
-the values clamped at -32768 (E, F far below zero) never win a max against H >= 0.
+over the lanes is built by transposing the lanes' rows of the transposed matrix (SWIPE's
+per-column profile), then each cell reads sp[q_i]: one vector load, no gather or shuffle.
+Subjects past their end and empty lanes read the sentinel code 28 (matrix row of smin).
+Exactness: a lane whose best score reaches `thresh` may have gone past its range and is
+written as -1, and the host rescores that subject in a wider pass (u8 -> s16 -> 32-bit
+sw_intertask). s16: thresh = 32767 - smax. An H can only wrap when the diagonal H is above
+32767 - smax, i.e. after the lane's max has reached thresh; E and F stay >= -GOE (0 start,
+max with H - GOE), so E - ext, F - ext, H - GOE never wrap (GOE + ext < 16384 is checked on
+the host). u8 (values >= 0, floor 0 from the saturating subtract): thresh = 255 - bias - smax,
+same argument with the upper saturation.
 Work-items take groups from an atomic counter, longest group first (groups are in ascending
 length order), and keep their scratch areas across groups.
 </%doc>
 <%
-V = "short%d" % VEC
+U8 = LANE == "u8"
+assert (VEC in (16, 32)) if U8 else (VEC in (8, 16))
+E = "uchar" if U8 else "short"
+V = "swv_u8x32" if VEC == 32 else "%s%d" % (E, VEC)
 NB = -(-28 // VEC)            # blocks of VEC codes covering the 28 residue codes
 import math
 STAGES = int(math.log2(VEC))
@@ -38,7 +47,7 @@ STAGES = int(math.log2(VEC))
 % for b in range(NB):
                     {
 %  for l in range(VEC):
-                    ${V} x0_${l} = vload${VEC}(${b}, m${l});
+                    ${V} x0_${l} = ((__global const ${V} *)m${l})[${b}];
 %  endfor
 %  for st in range(STAGES):
 %   for k in range(VEC // 2):
@@ -52,9 +61,20 @@ STAGES = int(math.log2(VEC))
                     }
 % endfor
 </%def>
-/* sw_vector: VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
+/* sw_vector: LANE=${LANE} VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
 #define SWV_SENTINEL 28
-#define SWV_CODES 28
+% if VEC == 32:
+/* 32 unsigned 8-bit lanes (one AVX2 register): a Clang vector extension, beyond OpenCL C 1.2's
+   16 elements, so this variant builds only with Clang-based compilers (PoCL, Intel CPU). */
+typedef uchar swv_u8x32 __attribute__((ext_vector_type(32)));
+% endif
+% if U8:
+/* unsigned saturating add/subtract and max, written as compare + select so that LLVM emits the
+   packed instructions (vpaddusb, vpsubusb, vpmaxub) for every vector type */
+inline ${V} swv_addus(const ${V} a, const ${V} b) { const ${V} s = a + b; return s < a ? (${V})(255) : s; }
+inline ${V} swv_subus(const ${V} a, const ${V} b) { return a > b ? a - b : (${V})(0); }
+inline ${V} swv_max(const ${V} a, const ${V} b) { return a > b ? a : b; }
+% endif
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void sw_vector(__global const uchar *restrict res,     /* residues of the batch */
@@ -63,15 +83,18 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
                __global const int *restrict list,      /* VEC subject ids per group, -1 = empty lane */
                const int ngroups,
                __global const uchar *restrict query, const int qlen,
-               __global const short *restrict matT,    /* [c * 32 + a] = score(query a, subject c) */
+               __global const ${E} *restrict matT,    /* [c * 32 + a] = score(query a, subject c)${" + bias" if U8 else ""} */
                __global ${V} *restrict hscr,          /* per work-item: STRIP x (H, E) */
                __global ${V} *restrict bscr,          /* per work-item: maxcols x (H, F) */
                const int maxcols,
                __global int *restrict scores,          /* per subject; -1 = may have saturated */
                __global int *restrict counter,         /* next group to take */
-               const int goe, const int ext, const int thresh)
+               const int bias, const int goe, const int ext, const int thresh)
 {
-    const ${V} vgoe = (${V})((short)goe), vext = (${V})((short)ext), vzero = (${V})((short)0);
+    const ${V} vgoe = (${V})((${E})goe), vext = (${V})((${E})ext), vzero = (${V})((${E})0);
+% if U8:
+    const ${V} vbias = (${V})((${E})bias);
+% endif
     const size_t wid = get_global_id(0);
     __global ${V} *hs = hscr + wid * ${2 * STRIP};
     __global ${V} *bs = bscr + wid * (size_t)maxcols * 2;
@@ -101,7 +124,7 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
 % for c in range(COLS):
                 {
 % for l in range(VEC):
-                    __global const short *m${l} = matT + (j + ${c} < len[${l}] ? (int)sq[${l}][j + ${c}] : SWV_SENTINEL) * 32;
+                    __global const ${E} *m${l} = matT + (j + ${c} < len[${l}] ? (int)sq[${l}][j + ${c}] : SWV_SENTINEL) * 32;
 % endfor
 ${profile(c)}
                 }
@@ -120,11 +143,19 @@ ${profile(c)}
 % for c in range(COLS):
                     {
                         const ${V} dg = ${"left" if c == 0 else "d%d" % c};
+% if U8:
+                        h = swv_max(swv_max(swv_subus(swv_addus(dg, sp[${c}][q]), vbias), e), f${c});
+                        mx = swv_max(mx, h);
+                        const ${V} t = swv_subus(h, vgoe);
+                        e = swv_max(swv_subus(e, vext), t);
+                        f${c} = swv_max(swv_subus(f${c}, vext), t);
+% else:
                         h = max(max(dg + sp[${c}][q], e), max(f${c}, vzero));
                         mx = max(mx, h);
                         const ${V} t = h - vgoe;
                         e = max(e - vext, t);
                         f${c} = max(f${c} - vext, t);
+% endif
                         up${c} = h;
                     }
 % endfor
@@ -140,8 +171,9 @@ ${profile(c)}
                 }
             }
         }
-% for l in range(VEC):
-        if (sid[${l}] >= 0) scores[sid[${l}]] = mx.s${"%x" % l} >= thresh ? -1 : (int)mx.s${"%x" % l};
-% endfor
+        union { ${V} v; ${E} s[${VEC}]; } mxu;
+        mxu.v = mx;
+        for (int l = 0; l < ${VEC}; l++)
+            if (sid[l] >= 0) scores[sid[l]] = (int)mxu.s[l] >= thresh ? -1 : (int)mxu.s[l];
     }
 }

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from clalign.data import PROTEIN, Database, get_matrix, read_fasta
+from clalign.errors import ParameterError
 from clalign.runtime.tuning import lookup
 from clalign.sw import SWEngine, sw_scores
 from clalign.sw.params import FAMILY
@@ -21,15 +22,34 @@ DATA = os.path.join(HERE, "..", "data")
 CUDASW = os.path.join(HERE, "..", "..", "shared", "data", "cudasw_queries.fasta")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
 
-# (VEC, COLS, STRIP, WG): both vector widths, every column block, strips of a few rows (the
-# boundary path, odd strip lengths) and one strip for the whole query.
+# (LANE, VEC, COLS, STRIP, WG): every lane type and vector width, every column block, strips of
+# a few rows (the boundary path, odd strip lengths) and one strip for the whole query.
 VARIANTS = [
-    dict(VEC=16, COLS=4, STRIP=4096, WG=1),
-    dict(VEC=16, COLS=1, STRIP=17, WG=2),
-    dict(VEC=16, COLS=2, STRIP=32, WG=1),
-    dict(VEC=8, COLS=4, STRIP=16, WG=3),
-    dict(VEC=8, COLS=1, STRIP=4096, WG=1),
+    dict(LANE="s16", VEC=16, COLS=4, STRIP=4096, WG=1),
+    dict(LANE="s16", VEC=16, COLS=1, STRIP=17, WG=2),
+    dict(LANE="s16", VEC=8, COLS=4, STRIP=16, WG=3),
+    dict(LANE="s16", VEC=8, COLS=2, STRIP=4096, WG=1),
+    dict(LANE="u8", VEC=16, COLS=2, STRIP=33, WG=1),
 ]
+POCL = dict(LANE="u8", VEC=32)      # Clang vector extension: PoCL only
+
+
+def _variants():
+    from clalign.runtime import Runtime
+
+    out = list(VARIANTS)
+    if Runtime.get().caps.platform == "Portable Computing Language":
+        out += [dict(POCL, COLS=4, STRIP=4096, WG=1), dict(POCL, COLS=1, STRIP=16, WG=2)]
+    return out
+
+
+def _exact_passes(ov, ref, n):
+    """The pass list the overflow query must produce: all subjects at the first width, then those
+    at or above each width's bound (BLOSUM62 11/1: u8 bound 255 - 4 - 11, s16 bound 32767 - 11)."""
+    passes = [(8, n)] if ov.get("LANE") == "u8" else []
+    passes.append((16, int((ref >= 240).sum()) if passes else n))
+    passes.append((32, int((ref >= 32756).sum())))
+    return passes
 
 
 def _rand(rng, n):
@@ -62,7 +82,7 @@ def case():
     return db, queries, ref
 
 
-@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "vec{VEC}-cols{COLS}-strip{STRIP}-wg{WG}".format(**v))
+@pytest.mark.parametrize("ov", _variants(), ids=lambda v: "{LANE}-vec{VEC}-cols{COLS}-strip{STRIP}-wg{WG}".format(**v))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", **ov)
@@ -71,18 +91,19 @@ def test_variant_matches_reference(case, ov):
     for (qid, _), g, r in zip(queries, got, ref):
         bad = np.flatnonzero(g != r)
         assert bad.size == 0, f"{qid}: subjects {bad[:8]} got {g[bad[:8]]} want {r[bad[:8]]}"
-    # the overflow query: all subjects at 16 bits, then exactly the ones at or above the bound at 32
-    n_over = int((ref[-1] >= 32767 - 11).sum())
-    assert eng.last_passes == [(16, len(db)), (32, n_over)]
-    assert eng.last_kernels == ["vector", "intertask"]
+    # the overflow query: all subjects at the first width, then exactly the ones at or above each bound
+    want = _exact_passes(ov, ref[-1], len(db))
+    assert eng.last_passes == want
+    assert eng.last_kernels == ["vector"] * (len(want) - 1) + ["intertask"]
 
 
 def test_no_rescoring_without_overflow(case):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", VEC=16, COLS=4, STRIP=4096, WG=1)
-    got, _ = eng.search([("q", PROTEIN.encode(queries[5][1]))], db, progress=False)
-    assert np.array_equal(got[0], ref[5])
-    assert eng.last_passes == [(16, len(db))]
+    for lane in ("s16", "u8"):
+        eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE=lane, VEC=16, COLS=4, STRIP=4096, WG=1)
+        got, _ = eng.search([("q", PROTEIN.encode(queries[5][1]))], db, progress=False)
+        assert np.array_equal(got[0], ref[5])
+        assert ref[5].max() < 240 and eng.last_passes == [(8 if lane == "u8" else 16, len(db))]
 
 
 @pytest.mark.parametrize("matrix,go,ge", [("BLOSUM50", 13, 2), ("PAM30", 9, 1), ("BLOSUM62", 300, 40),
@@ -91,16 +112,17 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     db, queries, _ = case
     picks = [queries[9], queries[-1]]
     want = _ref(picks, db, matrix, go, ge)
-    for vec in (8, 16):
+    for lane, vec in (("s16", 8), ("u8", 16)):
         for (qid, q), w in zip(picks, want):
-            got = sw_scores(q, db, matrix=matrix, gap_open=go, gap_extend=ge, KERNEL="vector", VEC=vec,
+            got = sw_scores(q, db, matrix=matrix, gap_open=go, gap_extend=ge, KERNEL="vector", LANE=lane, VEC=vec,
                             COLS=4, STRIP=64, WG=1)
-            assert np.array_equal(got, w), (matrix, go, ge, vec, qid)
+            assert np.array_equal(got, w), (matrix, go, ge, lane, vec, qid)
 
 
 def test_forced_multi_batch(case):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", batch_residues=700, VEC=8, COLS=2, STRIP=64, WG=1)
+    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", batch_residues=700, LANE="u8", VEC=16, COLS=2,
+                   STRIP=64, WG=1)
     assert len(eng.plan_batches(db)) > 5
     pick = [0, 7, 12, len(queries) - 1]
     got, _ = eng.search([(queries[i][0], PROTEIN.encode(queries[i][1])) for i in pick], db, progress=False)
@@ -111,11 +133,17 @@ def test_forced_multi_batch(case):
 def test_kernel_choice():
     eng = SWEngine("BLOSUM62", 11, 1, None)
     if eng.caps.is_cpu:
-        assert eng.kernel == "vector" and eng.widths() == [16, 32]
+        assert eng.kernel == "vector" and eng.widths()[-2:] == [16, 32]
     # an inter-task-only parameter without KERNEL asks for the inter-task kernel
     assert SWEngine("BLOSUM62", 11, 1, None, WIDTH=8).kernel == "intertask"
     assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="intertask").kernel == "intertask"
     assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", WIDTH=8).kernel == "vector"
+    # u8 lanes: gap costs above 255 start at s16; LANE alone resets VEC to 16
+    eng = SWEngine("BLOSUM62", 300, 1, None, KERNEL="vector", LANE="u8", VEC=16)
+    assert eng.widths() == [16, 32]
+    assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16").vvalues["VEC"] == 16
+    with pytest.raises(ParameterError):
+        SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16", VEC=32)
 
     class Caps:     # what lookup() reads of a probed device
         is_cpu, is_gpu, is_nvidia, compute_capability, name = False, True, True, (9, 0), "NVIDIA H100"
@@ -134,9 +162,10 @@ def test_real_sequences_against_parasail():
     for q in (queries[0], queries[3], queries[11]):          # 144, 375, 2005 aa
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
-        for vec in (8, 16):
-            got = sw_scores(q, db, KERNEL="vector", VEC=vec)
-            assert np.array_equal(got, want), (len(q), vec)
+        for lane, vec in (("s16", 8), ("s16", 16), ("u8", 16)):
+            got = sw_scores(q, db, KERNEL="vector", LANE=lane, VEC=vec)
+            assert np.array_equal(got, want), (len(q), lane, vec)
+        assert np.array_equal(sw_scores(q, db), want)            # the device's tuned choice
     # the CUDASW++ queries as a database (lengths 144..5478), a query longer than one strip
     cdb = Database.from_fasta(CUDASW)
     q = queries[6]

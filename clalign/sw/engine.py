@@ -256,8 +256,15 @@ class SWEngine:
             self.kernel = "intertask"
         if self.kernel == "vector" and not self.scoring.width_ok(16):
             self.kernel = "intertask"      # scores too wide for 16-bit lanes: the 32-bit pass does all
-        self.vvalues = choose(SWV_PARAMS, {}, lookup(VFAMILY, self.caps),
-                              {k: v for k, v in ov.items() if k in vnames})
+        vov = {k: v for k, v in ov.items() if k in vnames}
+        vt = lookup(VFAMILY, self.caps)
+        if "LANE" in vov and "VEC" not in vov:
+            vt = {**vt, "VEC": 16}        # the tuned VEC belongs to the tuned LANE
+        self.vvalues = choose(SWV_PARAMS, {}, vt, vov)
+        lane, vec = self.vvalues["LANE"], self.vvalues["VEC"]
+        if vec not in ((16, 32) if lane == "u8" else (8, 16)):
+            raise ParameterError(f"sw_vector: VEC={vec} is not available with LANE={lane} "
+                                 f"(s16: 8 or 16; u8: 16 or 32)")
         if self.vvalues["WG"] > self.caps.max_work_group:
             self.vvalues["WG"] = self.caps.max_work_group
         self.first_width = base["WIDTH"]
@@ -275,9 +282,19 @@ class SWEngine:
     def widths(self):
         """Lane widths of the passes: the first width the scoring fits, then wider ones."""
         if self.kernel == "vector":
-            return [16, 32]
+            return [w for w, _ in self.vector_passes()] + [32]
         order = [w for w in (8, 16, 32) if w >= self.first_width]
         return [w for w in order if self.scoring.width_ok(w)]
+
+    def vector_passes(self):
+        """[(width, template values)] of the vector kernel's passes: u8 (when asked for and the
+        scoring fits 8 bits), then s16 (VEC 16 after a 32-lane u8 pass)."""
+        v = self.vvalues
+        out = []
+        if v["LANE"] == "u8" and self.scoring.width_ok(8):
+            out.append((8, dict(v)))
+        out.append((16, {**v, "LANE": "s16", "VEC": 16 if v["VEC"] == 32 else v["VEC"]}))
+        return out
 
     def profile_layout(self, width: int, qlen: int) -> str:
         """CUDASW++3.0's rule, with our table sizes: the residue-pair variant while its table for
@@ -432,12 +449,16 @@ class SWEngine:
         passes, kernels = [], []
         sched = self.schedule(batch["lengths"])
         if self.kernel == "vector":
-            sc = self._run_vector(batch, qcodes)
-            passes.append((16, len(ids)))
-            kernels.append("vector")
-            ok = sc >= 0
-            result[ok] = sc[ok]
-            ids = ids[~ok[ids]]
+            for width, vals in self.vector_passes():
+                if len(ids) == 0:
+                    break
+                sc = self._run_vector(batch, qcodes, ids, vals)
+                passes.append((width, len(ids)))
+                kernels.append("vector")
+                got = sc[ids]
+                ok = got >= 0
+                result[ids[ok]] = got[ok]
+                ids = ids[~ok]
             widths = [32]
             sched = self.override.get("SCHEDULE", "static")
         else:
@@ -459,27 +480,34 @@ class SWEngine:
         self.last_kernels = kernels
         return result
 
-    def _run_vector(self, batch, qcodes):
-        """First pass with the vector kernel: 16-bit scores of every subject, -1 = rescore."""
+    def _run_vector(self, batch, qcodes, ids, vals):
+        """One vector-kernel pass over the subjects ``ids`` (batch-local, ascending length):
+        scores (batch order; entries of ``ids`` set, -1 = rescore at the next width)."""
         q = self.rt.queue
         ctx = self.rt.ctx
         mf = cl.mem_flags
-        vals = self.vvalues
+        u8 = vals["LANE"] == "u8"
         vec, cols, strip, wg = vals["VEC"], vals["COLS"], vals["STRIP"], vals["WG"]
+        esize = 1 if u8 else 2
         prg = self.rt.program(_VTEMPLATE, SWV_PARAMS, vals)
+        full = ids is batch["order"]
         key = ("vlist", vec)
-        cached = batch.get(key)
+        cached = batch.get(key) if full else None
         if cached is None:
-            order = batch["order"]
-            ngroups = max(1, -(-len(order) // vec))
+            ngroups = max(1, -(-len(ids) // vec))
             lanes = np.full(ngroups * vec, -1, dtype=np.int32)
-            lanes[:len(order)] = order
-            maxlen = int(batch["lengths"].max()) if batch["n"] else 0
-            cached = batch[key] = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lanes), ngroups, maxlen)
+            lanes[:len(ids)] = ids
+            maxlen = int(batch["lengths"][ids].max()) if len(ids) else 0
+            cached = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lanes), ngroups, maxlen)
+            if full:
+                batch[key] = cached
         lanes, ngroups, maxlen = cached
-        if self.__dict__.get("_matT") is None:
-            mt = np.ascontiguousarray(self.scoring.scores.T).astype(np.int16)
-            self._matT = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=mt)
+        mats = self.__dict__.setdefault("_matT", {})
+        if vals["LANE"] not in mats:
+            mt = np.ascontiguousarray(self.scoring.scores.T)
+            mt = (mt - self.scoring.smin).astype(np.uint8) if u8 else mt.astype(np.int16)
+            mats[vals["LANE"]] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=mt)
+        matT = mats[vals["LANE"]]
         m = len(qcodes)
         qh = np.zeros(max(16, m), dtype=np.uint8)
         qh[:m] = qcodes
@@ -489,8 +517,8 @@ class SWEngine:
         nwg = max(1, min(-(-ngroups // wg), self.caps.compute_units * per_cu))
         nwi = nwg * wg
         maxcols = (maxlen + cols - 1) // cols * cols
-        hscr = self._buf("vh", nwi * 2 * strip * vec * 2)
-        bscr = self._buf("vb", nwi * 2 * max(1, maxcols) * vec * 2 if m > strip else 16)
+        hscr = self._buf("vh", nwi * 2 * strip * vec * esize)
+        bscr = self._buf("vb", nwi * 2 * max(1, maxcols) * vec * esize if m > strip else 16)
         counter = self._buf("counter", 4)
         wait += list(batch.pop("events", []))
         wait.append(cl.enqueue_fill_buffer(q, counter, np.int32(0), 0, 4))
@@ -498,10 +526,10 @@ class SWEngine:
         if knl is None:
             knl = self._kernels[id(prg)] = (cl.Kernel(prg, "sw_vector"), prg)
         knl = knl[0]
-        _, goe, ext, thresh = self.scoring.kernel_consts(16)
+        bias, goe, ext, thresh = self.scoring.kernel_consts(8 if u8 else 16)
         knl.set_args(batch["res"], batch["offs"], batch["lens"], lanes, np.int32(ngroups), qbuf, np.int32(m),
-                     self._matT, hscr, bscr, np.int32(maxcols), batch["scores"], counter,
-                     np.int32(goe), np.int32(ext), np.int32(thresh))
+                     matT, hscr, bscr, np.int32(maxcols), batch["scores"], counter,
+                     np.int32(bias), np.int32(goe), np.int32(ext), np.int32(thresh))
         ev = cl.enqueue_nd_range_kernel(q, knl, (nwi,), (wg,), wait_for=wait)
         out = np.empty(batch["n"], dtype=np.int32)
         cl.enqueue_copy(q, out, batch["scores"], wait_for=[ev], is_blocking=True)

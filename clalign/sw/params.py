@@ -89,6 +89,11 @@ register(FAMILY, [
                                              "UNROLL": 4}),
 ])
 
+# PoCL, 2-core AMD EPYC (Zen 3, AVX2), 2026-11-22, docs/perf/sw.md (PoCL section): s16 VEC=16 COLS=4
+# ran ~19 GCUPS (COLS=1: 6), u8 with 32 lanes ~35 GCUPS (u8 on uchar16: ~18, as s16); STRIP 4096-8192
+# beat 1024 (boundary traffic, profile rebuilt per strip).
 register(VFAMILY, [
-    ({}, {"VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
+    ({}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
+    # 32 x 8-bit lanes need Clang's ext_vector_type: PoCL compiles OpenCL C with Clang.
+    ({"is_cpu": True, "platform": "Portable Computing Language"}, {"LANE": "u8", "VEC": 32}),
 ])
