@@ -85,7 +85,10 @@ register(FAMILY, [
     # pair variant (0.99 vs 0.90 at ROWS=32); ROWS=48 beat 32 and 64; WORDS=2 and WG 64/256 were slower.
     # Re-measured after the residue-minor profile, interleaved residues and t = h + (-goe) (runs 4-5 in
     # docs/perf/sw.md): 16-bit ROWS=48 WG=256 1.73 TCUPS kernel, 32-bit ROWS=64 WG=128 1.77.
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 16, "WORDS": 1, "ROWS": 48, "WG": 256, "PROFILE": "plain",
+    # Run 6 (docs/perf/sw.md): four columns per iteration (UNROLL=4) let ptxas overlap the columns' dependency
+    # chains: 32-bit ROWS=64 WG=128 2.80 TCUPS kernel (1.76 with UNROLL=1), 16-bit ROWS=64 WG=128 2.53,
+    # 16-bit ROWS=48 WG=256 2.26. 32-bit lanes also never need a rescoring pass.
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain",
                                              "UNROLL": 4}),
 ])
 
