@@ -40,10 +40,70 @@ NB = -(-28 // VEC)            # blocks of VEC codes covering the 28 residue code
 import math
 STAGES = int(math.log2(VEC))
 %>
+<%
+# VEC == 32 (Clang only): the transpose is 4 rounds of in-128-bit-lane byte unpacks (vpunpck[lh]bw)
+# and one round of 128-bit half selections (vperm2i128), with __builtin_shufflevector. Simulated
+# here on labels (row, code): T32[a] = ((vector, half), (vector, half)) holding code a for all
+# rows, POS[p] = the input row that ends up in element p of every output, ROW = its inverse.
+def _t32():
+    X = [[(l, e) for e in range(32)] for l in range(32)]
+    def unpack(a, b, hi):
+        out = []
+        for h in (0, 1):
+            for i in range(8):
+                k = h * 16 + i + (8 if hi else 0)
+                out += [a[k], b[k]]
+        return out
+    for _ in range(4):
+        X = [unpack(X[k], X[k + 16], hi) for k in range(16) for hi in (0, 1)]
+    where = {}
+    for v in range(32):
+        for h in (0, 1):
+            seg = X[v][h * 16:(h + 1) * 16]
+            codes = {e for _, e in seg}
+            assert len(codes) == 1
+            where.setdefault(codes.pop(), []).append((v, h, [l for l, _ in seg]))
+    table, order = [], None
+    for a in range(32):
+        (v0, h0, l0), (v1, h1, l1) = sorted(where[a], key=lambda t: t[2][0])
+        assert order is None or order == l0 + l1
+        order = l0 + l1
+        table.append(((v0, h0), (v1, h1)))
+    assert sorted(order) == list(range(32))
+    return table, order
+if VEC == 32:
+    T32, POS = _t32()
+    # element p of every output comes from input row POS[p], so input row POS[p] is lane p's row
+    ROW = [None] * 32
+    for _p, _r in enumerate(POS):
+        ROW[_r] = _p
+    UNPACK = [", ".join(str(h * 16 + i + (8 if hi else 0) + o) for h in (0, 1) for i in range(8) for o in (0, 32))
+              for hi in (0, 1)]
+else:
+    T32, POS, ROW, UNPACK = None, None, None, None
+%>
 <%def name="profile(c)">\
-## sp[c][a] = lanes' scores against query code a: the VEC matrix rows m_l (one per lane, the
-## transposed matrix row of the lane's residue), loaded VEC codes at a time and transposed by
-## log2(VEC) rounds of even/odd unzips (constant swizzles, i.e. vector shuffles).
+## sp[c][a] = lanes' scores against query code a, from the VEC matrix rows m_l (one per lane: the
+## transposed-matrix row of the lane's residue), transposed with constant shuffles only.
+% if VEC == 32:
+                    {
+%  for l in range(32):
+                    const ${V} x0_${l} = *((__global const ${V} *)m${ROW[l]});
+%  endfor
+%  for st in range(4):
+%   for k in range(16):
+%    for hi in (0, 1):
+                    const ${V} x${st + 1}_${2 * k + hi} = __builtin_shufflevector(x${st}_${k}, x${st}_${k + 16}, ${UNPACK[hi]});
+%    endfor
+%   endfor
+%  endfor
+%  for a in range(28):
+<% (v0, h0), (v1, h1) = T32[a] %>\
+                    sp[${c}][${a}] = __builtin_shufflevector(x4_${v0}, x4_${v1}, ${", ".join([str(h0 * 16 + i) for i in range(16)] + [str(32 + h1 * 16 + i) for i in range(16)])});
+%  endfor
+                    }
+% else:
+## log2(VEC) rounds of even/odd unzips (OpenCL C swizzles), VEC codes at a time
 % for b in range(NB):
                     {
 %  for l in range(VEC):
@@ -60,6 +120,7 @@ STAGES = int(math.log2(VEC))
 %  endfor
                     }
 % endfor
+% endif
 </%def>
 /* sw_vector: LANE=${LANE} VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
 #define SWV_SENTINEL 28
