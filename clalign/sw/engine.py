@@ -447,7 +447,9 @@ class SWEngine:
         if batch["n"] == 0:
             return result
         passes, kernels = [], []
-        sched = self.schedule(batch["lengths"])
+        sched = batch.get("sched")
+        if sched is None:
+            sched = batch["sched"] = self.schedule(batch["lengths"])
         if self.kernel == "vector":
             for width, vals in self.vector_passes():
                 if len(ids) == 0:
@@ -455,10 +457,7 @@ class SWEngine:
                 sc = self._run_vector(batch, qcodes, ids, vals)
                 passes.append((width, len(ids)))
                 kernels.append("vector")
-                got = sc[ids]
-                ok = got >= 0
-                result[ids[ok]] = got[ok]
-                ids = ids[~ok]
+                ids = self._merge(batch, result, sc, ids)
             widths = [32]
             sched = self.override.get("SCHEDULE", "static")
         else:
@@ -470,15 +469,29 @@ class SWEngine:
                                 prof_cache)
             passes.append((width, len(ids)))
             kernels.append("intertask")
-            got = sc[ids]
-            ok = got >= 0
-            result[ids[ok]] = got[ok]
-            ids = ids[~ok]
+            ids = self._merge(batch, result, sc, ids)
         if len(ids):
             raise RuntimeError("sw: internal error, 32-bit pass left subjects unscored")
         self.last_passes = passes
         self.last_kernels = kernels
         return result
+
+    @staticmethod
+    def _merge(batch, result, sc, ids):
+        """Take the finished scores of pass ``sc`` over ``ids`` into ``result``; return the subjects
+        still to rescore (-1 in ``sc``), ascending length as the passes expect."""
+        if ids is batch["order"]:
+            # first pass over every subject: whole-array operations, no gathers over the batch
+            result[:] = sc
+            bad = np.flatnonzero(sc < 0)
+            if bad.size == 0:
+                return bad
+            result[bad] = 0
+            return bad[np.argsort(batch["lengths"][bad], kind="stable")]
+        got = sc[ids]
+        ok = got >= 0
+        result[ids[ok]] = got[ok]
+        return ids[~ok]
 
     def _run_vector(self, batch, qcodes, ids, vals):
         """One vector-kernel pass over the subjects ``ids`` (batch-local, ascending length):
