@@ -138,9 +138,8 @@ inline ${V} swv_max(const ${V} a, const ${V} b) { return a > b ? a : b; }
 % endif
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void sw_vector(__global const uchar *restrict res,     /* residues of the batch */
-               __global const int *restrict offs,      /* first residue of each subject */
-               __global const int *restrict lens,      /* length of each subject */
+void sw_vector(__global const uchar *restrict ires,    /* interleaved residue codes (swv_interleave) */
+               __global const long *restrict goff,     /* first code of each group in ires (ngroups + 1) */
                __global const int *restrict list,      /* VEC subject ids per group, -1 = empty lane */
                const int ngroups,
                __global const uchar *restrict query, const int qlen,
@@ -164,16 +163,8 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
         const int taken = atomic_inc(counter);
         if (taken >= ngroups) break;
         const int g = ngroups - 1 - taken;            /* longest groups first */
-        int sid[${VEC}], len[${VEC}];
-        __global const uchar *sq[${VEC}];
-        int ncol = 0;
-        for (int l = 0; l < ${VEC}; l++) {
-            sid[l] = list[g * ${VEC} + l];
-            len[l] = sid[l] < 0 ? 0 : lens[sid[l]];
-            sq[l] = res + (sid[l] < 0 ? 0 : offs[sid[l]]);
-            ncol = max(ncol, len[l]);
-        }
-        ncol = (ncol + ${COLS - 1}) & ~${COLS - 1};
+        __global const uchar *gres = ires + goff[g];
+        const int ncol = (int)((goff[g + 1] - goff[g]) / ${VEC});   /* a multiple of COLS */
         ${V} mx = vzero;
         for (int s0 = 0; s0 < qlen; s0 += ${STRIP}) {
             const int rows = min(${STRIP}, qlen - s0);
@@ -185,7 +176,7 @@ void sw_vector(__global const uchar *restrict res,     /* residues of the batch 
 % for c in range(COLS):
                 {
 % for l in range(VEC):
-                    __global const ${E} *m${l} = matT + (j + ${c} < len[${l}] ? (int)sq[${l}][j + ${c}] : SWV_SENTINEL) * 32;
+                    __global const ${E} *m${l} = matT + (int)gres[(j + ${c}) * ${VEC} + ${l}] * 32;
 % endfor
 ${profile(c)}
                 }
@@ -234,7 +225,29 @@ ${profile(c)}
         }
         union { ${V} v; ${E} s[${VEC}]; } mxu;
         mxu.v = mx;
-        for (int l = 0; l < ${VEC}; l++)
-            if (sid[l] >= 0) scores[sid[l]] = (int)mxu.s[l] >= thresh ? -1 : (int)mxu.s[l];
+        for (int l = 0; l < ${VEC}; l++) {
+            const int sid = list[g * ${VEC} + l];
+            if (sid >= 0) scores[sid] = (int)mxu.s[l] >= thresh ? -1 : (int)mxu.s[l];
+        }
+    }
+}
+
+/* swv_interleave: one work-item per group lays its subjects' residue codes out column by column,
+   VEC codes per column (lane order), SWV_SENTINEL past a subject's end and in empty lanes, so that
+   sw_vector reads each column's codes from one contiguous stretch without bounds checks. */
+__kernel void swv_interleave(__global const uchar *restrict res, __global const int *restrict offs,
+                             __global const int *restrict lens, __global const int *restrict list,
+                             __global const long *restrict goff, const int ngroups,
+                             __global uchar *restrict ires)
+{
+    const int g = get_global_id(0);
+    if (g >= ngroups) return;
+    const int ncol = (int)((goff[g + 1] - goff[g]) / ${VEC});
+    __global uchar *out = ires + goff[g];
+    for (int l = 0; l < ${VEC}; l++) {
+        const int sid = list[g * ${VEC} + l];
+        const int len = sid < 0 ? 0 : lens[sid];
+        __global const uchar *sq = res + (sid < 0 ? 0 : offs[sid]);
+        for (int j = 0; j < ncol; j++) out[j * ${VEC} + l] = j < len ? sq[j] : (uchar)SWV_SENTINEL;
     }
 }

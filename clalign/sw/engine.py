@@ -504,17 +504,31 @@ class SWEngine:
         esize = 1 if u8 else 2
         prg = self.rt.program(_VTEMPLATE, SWV_PARAMS, vals)
         full = ids is batch["order"]
-        key = ("vlist", vec)
+        key = ("vlist", vec, cols)
         cached = batch.get(key) if full else None
         if cached is None:
+            # groups of VEC subjects (ascending length), each padded to a multiple of COLS columns;
+            # their residue codes interleaved column by column on the device (swv_interleave)
             ngroups = max(1, -(-len(ids) // vec))
             lanes = np.full(ngroups * vec, -1, dtype=np.int32)
             lanes[:len(ids)] = ids
-            maxlen = int(batch["lengths"][ids].max()) if len(ids) else 0
-            cached = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lanes), ngroups, maxlen)
+            ln = np.zeros(ngroups * vec, dtype=np.int64)
+            ln[:len(ids)] = batch["lengths"][ids]
+            glen = (ln.reshape(ngroups, vec).max(axis=1) + cols - 1) // cols * cols
+            goff = np.zeros(ngroups + 1, dtype=np.int64)
+            np.cumsum(glen * vec, out=goff[1:])
+            lbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lanes)
+            gbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=goff)
+            ires = cl.Buffer(ctx, mf.READ_WRITE, max(16, int(goff[-1])))
+            inter = cl.Kernel(prg, "swv_interleave")
+            inter.set_args(batch["res"], batch["offs"], batch["lens"], lbuf, gbuf, np.int32(ngroups), ires)
+            ev = cl.enqueue_nd_range_kernel(q, inter, (ngroups,), None,
+                                            wait_for=list(batch.get("events", [])) or None)
+            batch.setdefault("events", []).append(ev)
+            cached = (lbuf, gbuf, ires, ngroups, int(glen.max()))
             if full:
                 batch[key] = cached
-        lanes, ngroups, maxlen = cached
+        lanes, goff, ires, ngroups, maxcols = cached
         mats = self.__dict__.setdefault("_matT", {})
         if vals["LANE"] not in mats:
             mt = np.ascontiguousarray(self.scoring.scores.T)
@@ -529,7 +543,6 @@ class SWEngine:
         per_cu = self.groups_per_cu or (8 if self.caps.is_gpu else 2)
         nwg = max(1, min(-(-ngroups // wg), self.caps.compute_units * per_cu))
         nwi = nwg * wg
-        maxcols = (maxlen + cols - 1) // cols * cols
         hscr = self._buf("vh", nwi * 2 * strip * vec * esize)
         bscr = self._buf("vb", nwi * 2 * max(1, maxcols) * vec * esize if m > strip else 16)
         counter = self._buf("counter", 4)
@@ -540,7 +553,7 @@ class SWEngine:
             knl = self._kernels[id(prg)] = (cl.Kernel(prg, "sw_vector"), prg)
         knl = knl[0]
         bias, goe, ext, thresh = self.scoring.kernel_consts(8 if u8 else 16)
-        knl.set_args(batch["res"], batch["offs"], batch["lens"], lanes, np.int32(ngroups), qbuf, np.int32(m),
+        knl.set_args(ires, goff, lanes, np.int32(ngroups), qbuf, np.int32(m),
                      matT, hscr, bscr, np.int32(maxcols), batch["scores"], counter,
                      np.int32(bias), np.int32(goe), np.int32(ext), np.int32(thresh))
         ev = cl.enqueue_nd_range_kernel(q, knl, (nwi,), (wg,), wait_for=wait)
