@@ -1,8 +1,5 @@
-"""clalign hmmsearch against hmmsearch (Debian HMMER 3.3.2) and pyhmmer's reference tables.
-
-The MSV filter runs on clalign.hmm.engine when it imports; otherwise on the test-only CPU
-stand-in (tests/hmm_cpu_fallback.py, HMMER's own MSV through pyhmmer).
-"""
+"""clalign hmmsearch (MSV filter on the OpenCL device) against hmmsearch (Debian HMMER 3.3.2)
+and pyhmmer's reference tables."""
 import os
 import shutil
 import subprocess
@@ -14,9 +11,6 @@ import pytest
 pyhmmer = pytest.importorskip("pyhmmer")
 from click.testing import CliRunner
 
-sys.path.insert(0, os.path.dirname(__file__))
-from hmm_cpu_fallback import cpu_msv_scores  # noqa: E402
-
 from clalign.cli import main  # noqa: E402
 from clalign.hmm.search import hmmsearch, trailing_stops  # noqa: E402
 
@@ -24,18 +18,6 @@ PYDATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
 TXT = os.path.join(PYDATA, "hmms", "txt")
 FAA = os.path.join(PYDATA, "seqs", "938293.PRJEB85.HG003687.faa")
 HMMSEARCH = shutil.which("hmmsearch")
-
-
-@pytest.fixture(autouse=True)
-def _engine(monkeypatch):
-    """Use the OpenCL engine if it exists, else the CPU stand-in (for the CLI path too)."""
-    try:
-        import clalign.hmm.engine  # noqa: F401
-    except ImportError:
-        import types
-        fake = types.ModuleType("clalign.hmm.engine")
-        fake.msv_scores = cpu_msv_scores
-        monkeypatch.setitem(sys.modules, "clalign.hmm.engine", fake)
 
 
 def _rows(path):
@@ -75,7 +57,7 @@ def test_equals_hmmsearch(tmp_path, name, extra):
 
 
 def test_api_counts_and_superset():
-    s = hmmsearch(os.path.join(TXT, "RREFam.hmm"), FAA, msv_scores=cpu_msv_scores)
+    s = hmmsearch(os.path.join(TXT, "RREFam.hmm"), FAA)
     res = list(s)
     assert len(res) == 10 and s.stats.sequences == 2100 and s.stats.residues == 682583   # hmmsearch counts '*'
     for r in res:
@@ -84,8 +66,45 @@ def test_api_counts_and_superset():
 
 def test_trailing_stops(tmp_path):
     p = tmp_path / "s.faa"
-    p.write_text(">a desc*with star\nMKV*\n>b\nMK\nV\n>c x\nMKVL**\n")
-    np.testing.assert_array_equal(trailing_stops(str(p), 3), [1, 0, 2])
+    p.write_text(">a desc*with star\nMKV*\n>b\nMK\nV\n>c x\nMKVL**\n>d\nMK*V\n>e\nM*K\n*\n\n")
+    np.testing.assert_array_equal(trailing_stops(str(p), 5), [1, 0, 2, 0, 1])
+
+
+def test_internal_and_trailing_stops_match_pyhmmer(tmp_path):
+    """A '*' inside a sequence is a residue for HMMER and for us; only trailing ones are stripped
+    by our reader and given back to HMMER's length model. Scores compared at full precision."""
+    from pyhmmer.easel import Alphabet, SequenceFile
+    from pyhmmer.plan7 import Pipeline
+
+    from clalign.data import read_fasta
+
+    recs = list(read_fasta(FAA))
+    lines = []
+    for i, r in enumerate(recs):
+        seq = r.sequence
+        if i % 3 == 0:
+            seq = seq[: len(seq) // 2] + "*" + seq[len(seq) // 2:]
+        lines.append(f">{r.id} {r.description}\n{seq}{'*' if i % 2 else ''}\n")
+    faa = tmp_path / "stops.faa"
+    faa.write_text("".join(lines))
+    hmm = os.path.join(TXT, "PF02826.hmm")
+    got = list(hmmsearch(hmm, str(faa), F1=0.5))[0].hits
+    aa = Alphabet.amino()
+    with SequenceFile(str(faa), digital=True, alphabet=aa) as sf:
+        seqs = sf.read_block()
+    model = _pyhmmer_model(hmm)
+    ref = Pipeline(aa, Z=len(recs), F1=0.5).search_hmm(model, seqs)
+    key = lambda hits: [(h.name if isinstance(h.name, str) else h.name.decode(), h.score, h.evalue) for h in hits]
+    assert key(got) == key(ref) and len(ref) > 0
+    starred = {recs[i].id for i in range(0, len(recs), 3)}
+    assert starred & {k[0] for k in key(ref)}, "no hit among the sequences with an inner '*'"
+
+
+def _pyhmmer_model(path):
+    from pyhmmer.plan7 import HMMFile
+
+    with HMMFile(path) as hf:
+        return hf.read()
 
 
 def test_bad_inputs_leave_no_files(tmp_path):

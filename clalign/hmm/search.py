@@ -72,8 +72,9 @@ class SearchStats:
 def trailing_stops(path, nrecords):
     """Number of '*' characters clalign's FASTA reader stripped from each record's end.
 
-    Stops elsewhere in a sequence are rejected by the reader, so every '*' outside a header
-    line is a stripped terminal stop; they are counted per record with numpy on the raw bytes.
+    The reader strips only the run of '*' at a record's end (a '*' inside a protein stays in
+    the sequence as the stop code), so a '*' counts here when no residue letter follows it in
+    its record; counted per record with numpy on the raw bytes.
     """
     from ..data.fasta import read_bytes
 
@@ -91,6 +92,12 @@ def trailing_stops(path, nrecords):
     he = np.append(nl, arr.size)[np.searchsorted(nl, hs)]          # newline ending each header
     rec = np.searchsorted(hs, stars, side="right") - 1
     in_seq = (rec >= 0) & (stars > he[np.maximum(rec, 0)])
+    # trailing: the next letter (A-Z, a-z) after the '*' lies past the record's end
+    letters = np.flatnonzero(((arr | 32) >= 97) & ((arr | 32) <= 122))
+    rec_end = np.append(hs[1:], arr.size)[np.maximum(rec, 0)]
+    nxt = np.searchsorted(letters, stars)
+    nxt_pos = np.where(nxt < letters.size, letters[np.minimum(nxt, letters.size - 1)], arr.size)
+    in_seq &= nxt_pos >= rec_end
     counts = np.bincount(rec[in_seq], minlength=len(hs)).astype(np.int64)
     if len(hs) != nrecords:
         raise InputError(f"found {len(hs)} FASTA records but the database holds {nrecords}", path)
