@@ -36,7 +36,7 @@ run: opencl
 	$(VENV)/bin/clalign makedb --force data/proteome.faa.gz $(OUTDIR)/proteome
 	$(VENV)/bin/clalign sw -query data/queries.faa -db $(OUTDIR)/proteome -max_target_seqs 5 -out $(OUTDIR)/sw_hits.tsv
 	@cat $(OUTDIR)/sw_hits.tsv
-	$(VENV)/bin/clalign hmmsearch --tblout $(OUTDIR)/hmmsearch.tbl data/hmms.hmm $(OUTDIR)/proteome > $(OUTDIR)/hmmsearch.out
+	$(VENV)/bin/clalign hmmsearch --tblout $(OUTDIR)/hmmsearch.tbl -o $(OUTDIR)/hmmsearch.out data/hmms.hmm data/proteome.faa.gz
 	@grep -v '^#' $(OUTDIR)/hmmsearch.tbl | head -20
 
 test: opencl
