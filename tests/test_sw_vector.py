@@ -172,3 +172,11 @@ def test_real_sequences_against_parasail():
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])
     assert np.array_equal(sw_scores(q, cdb, KERNEL="vector", STRIP=256), want)
+
+
+def test_empty_query_and_subjects():
+    db = Database.from_sequences(["ACDE", "", "W" * 5])
+    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="u8", VEC=16)
+    got, _ = eng.search([("e", np.zeros(0, dtype=np.uint8)), ("ac", PROTEIN.encode("AC"))], db, progress=False)
+    assert got[0].tolist() == [0, 0, 0]
+    assert got[1].tolist() == [13, 0, 0]
