@@ -180,3 +180,19 @@ def test_empty_query_and_subjects():
     got, _ = eng.search([("e", np.zeros(0, dtype=np.uint8)), ("ac", PROTEIN.encode("AC"))], db, progress=False)
     assert got[0].tolist() == [0, 0, 0]
     assert got[1].tolist() == [13, 0, 0]
+
+
+def test_vec32_needs_clang_vectors(monkeypatch):
+    """The 32-lane u8 form is a Clang extension: refused unless the probe found it builds."""
+    import dataclasses
+
+    from clalign.errors import ParameterError
+    from clalign.runtime import Runtime
+    from clalign.sw.engine import SWEngine
+
+    rt = Runtime.get()
+    monkeypatch.setattr(rt, "caps", dataclasses.replace(rt.caps, clang_vectors=False))
+    with pytest.raises(ParameterError, match="clang_vectors"):
+        SWEngine(KERNEL="vector", LANE="u8", VEC=32)
+    eng = SWEngine(KERNEL="vector")            # the tuning table then keeps portable vectors
+    assert eng.vvalues["VEC"] != 32

@@ -31,7 +31,7 @@ def devices(as_json):
         click.echo(json.dumps([{"id": i, "default": dflt, **c.as_dict()} for i, c, dflt in rows], indent=2))
         return
     cols = ["id", "device", "platform", "type", "CUs", "local", "global", "L2", "cc", "ptx", "s16x2", "shfl",
-            "subgrp", "simd"]
+            "subgrp", "clangvec", "simd"]
     out = [cols]
     for i, c, dflt in rows:
         out.append([
@@ -39,7 +39,7 @@ def devices(as_json):
             str(c.compute_units), _kib(c.local_mem), _kib(c.global_mem), _kib(c.global_cache),
             "-" if c.compute_capability is None else "%d.%d" % c.compute_capability,
             "yes" if c.ptx else "no", "yes" if c.ptx_s16x2 else "no", "yes" if c.ptx_shfl else "no",
-            "yes" if c.subgroups else "no", c.simd_variant,
+            "yes" if c.subgroups else "no", "yes" if c.clang_vectors else "no", c.simd_variant,
         ])
     widths = [max(len(r[k]) for r in out) for k in range(len(cols))]
     for r in out:

@@ -28,6 +28,15 @@ __kernel void probe(__global uint *o) {
     o[2] = f;
 }
 """
+_CLANG_VECTORS = r"""
+typedef uchar u8x32 __attribute__((ext_vector_type(32)));
+__kernel void probe(__global uchar *o) {
+    u8x32 a = *(__global const u8x32 *)o;
+    u8x32 b = __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14,
+                                      17, 16, 19, 18, 21, 20, 23, 22, 25, 24, 27, 26, 29, 28, 31, 30);
+    *(__global u8x32 *)o = a + b;
+}
+"""
 _PTX_SHFL = r"""
 __kernel void probe(__global uint *o) {
     uint a = o[get_local_id(0)], d;
@@ -54,6 +63,7 @@ class Capabilities:
     ptx_s16x2: bool                # sm_90+ packed 16-bit add/max[.relu]
     ptx_shfl: bool                 # shfl.sync compiles
     subgroups: bool                # cl_khr_subgroups / cl_intel_subgroups
+    clang_vectors: bool            # Clang's ext_vector_type(32) + __builtin_shufflevector build (PoCL)
     compute_units: int
     max_work_group: int
     local_mem: int
@@ -105,6 +115,8 @@ def probe(device) -> Capabilities:
         if ptx:
             s16 = _builds(ctx, _PTX_S16X2)
             shfl = _builds(ctx, _PTX_SHFL)
+    # Not OpenCL C: only Clang-based compilers (PoCL) take it; kernels use it only when this is true.
+    clang_vectors = (not is_nvidia) and _builds(cl.Context([device]), _CLANG_VECTORS)
     warp = 32 if is_nvidia else (64 if "AMD" in vendor.upper() and device.type & cl.device_type.GPU else 1)
     caps = Capabilities(
         name=device.name.strip(), platform=plat.name.strip(), vendor=vendor,
@@ -112,7 +124,7 @@ def probe(device) -> Capabilities:
         opencl_c=getattr(device, "opencl_c_version", "OpenCL C 1.0").strip(),
         is_gpu=bool(device.type & cl.device_type.GPU), is_cpu=bool(device.type & cl.device_type.CPU),
         is_nvidia=is_nvidia, compute_capability=cc, ptx=ptx, ptx_s16x2=s16, ptx_shfl=shfl,
-        subgroups=("cl_khr_subgroups" in exts or "cl_intel_subgroups" in exts),
+        subgroups=("cl_khr_subgroups" in exts or "cl_intel_subgroups" in exts), clang_vectors=clang_vectors,
         compute_units=int(device.max_compute_units), max_work_group=int(device.max_work_group_size),
         local_mem=int(device.local_mem_size), global_mem=int(device.global_mem_size),
         max_alloc=int(device.max_mem_alloc_size), global_cache=int(device.global_mem_cache_size),

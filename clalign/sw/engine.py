@@ -265,6 +265,9 @@ class SWEngine:
         if vec not in ((16, 32) if lane == "u8" else (8, 16)):
             raise ParameterError(f"sw_vector: VEC={vec} is not available with LANE={lane} "
                                  f"(s16: 8 or 16; u8: 16 or 32)")
+        if vec == 32 and not self.caps.clang_vectors:
+            raise ParameterError(f"sw_vector: VEC=32 needs Clang vector extensions, which {self.caps.name} "
+                                 "does not build (probe: clang_vectors); use VEC=16")
         if self.vvalues["WG"] > self.caps.max_work_group:
             self.vvalues["WG"] = self.caps.max_work_group
         self.first_width = base["WIDTH"]

@@ -97,6 +97,6 @@ register(FAMILY, [
 # beat 1024 (boundary traffic, profile rebuilt per strip).
 register(VFAMILY, [
     ({}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
-    # 32 x 8-bit lanes need Clang's ext_vector_type: PoCL compiles OpenCL C with Clang.
-    ({"is_cpu": True, "platform": "Portable Computing Language"}, {"LANE": "u8", "VEC": 32}),
+    # 32 x 8-bit lanes need Clang's ext_vector_type (probe: clang_vectors; PoCL compiles with Clang).
+    ({"is_cpu": True, "clang_vectors": True}, {"LANE": "u8", "VEC": 32}),
 ])
