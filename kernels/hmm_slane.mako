@@ -1,7 +1,7 @@
 <%doc>
   S-lane HMMER3 MSV / SSV filter (after CUDAMPF++), OpenCL C 1.2.
 
-  Parameters (clalign.hmm.params.HMM_SLANE): ALGO (msv|ssv), WAVE, LANE, S, H, WG_WAVES,
+  Parameters (clalign.hmm.params.HMM_SLANE): ALGO (msv|ssv), WAVE, LANE, S, H, RG, WG_WAVES,
   PROF_LOCAL and the SIMD params. A 32-bit word holds NL = 32/LANE DP cells; a wavefront of
   WAVE work-items holds NL*WAVE lanes; each of its S sequences owns P = NL*WAVE/S of them,
   spread over L = max(1, WAVE/S) work-items (a lane group) with W = min(NL, P) lanes of that
@@ -13,9 +13,14 @@
   Data: one block of rows x C columns (C = S*WG_WAVES) per work-group; column c is one
   sequence lane; it holds sequences back to back, each followed by an END code (28) that
   writes that sequence's raw result and resets the lane; PAD (29) fills the column to the
-  block's row count. Rows 28..31 of the profile are "impossible". The next row's residues
-  are loaded one row ahead (their global latency overlaps the current row). PROF_LOCAL
-  copies profile rows 0..29 to local memory once per work-group.
+  block's row count. Rows 28..31 of the profile are "impossible". RG = 1: the block is
+  row-major bytes and the next row's residues are loaded one row ahead (their global latency
+  overlaps one row of work). RG = 4/8/16: RG consecutive rows of a column are RG consecutive
+  bytes, one 32/64/128-bit load per column fetches them one group ahead (the latency then
+  overlaps RG rows; at small M one row is shorter than an L2 round trip), and the row loop
+  runs RG rows per group, taking residues from a register by shifts. PROF_LOCAL copies
+  profile rows 0..29 to local memory once per work-group (row stride padded to L * odd words
+  so that lane groups reading different residue rows start on different banks).
 
   LANE = 8 (HMMER's bytes). MSV adds the bias with a wrapping add where HMMER saturates:
   until a sequence overflows, every previous-row value and xB is below 255 - bias (else the
@@ -70,12 +75,17 @@
     MASKS = ["0x%08xu" % ((((1 << PBITS) - 1) << (PBITS * j)) & 0xffffffff) for j in range(SPW)]
     ONES = ["0x%08xu" % (sum(1 << (LANE * (W * j + i)) for i in range(W))) for j in range(SPW)]
     PAS = "__local" if PROF_LOCAL else "__global"
-    PWORDS = -(-30 * H * P * LANE // 32)   # uint words of profile rows 0..29
+    VT = {1: "uchar", 4: "uint", 8: "uint2", 16: "uint4"}[RG]
+    # profile row stride in words (SPW 1): local copies pad it to L * odd, so that the lane
+    # groups of a wavefront reading rows of different residues start on different banks
+    PSTR = H * L if not (PROF_LOCAL and SPW == 1) else L * (H | 1)
+    PWORDS = -(-30 * H * P * LANE // 32)   # uint words of profile rows 0..29 (global layout)
+    LWORDS = 30 * PSTR if SPW == 1 else PWORDS
     # W > 1 lanes per packed sequence (LANE 8, SPW 2): keep all but each sequence's lane 0
     KEEPW = "0x%08xu" % (0xffffffff & ~sum(LM << (PBITS * j) for j in range(SPW)))
     INITP = "0x%08xu" % sum(INIT << (PBITS * j) for j in range(SPW))
 %>
-/* hmm_slane: ALGO=${ALGO} WAVE=${WAVE} LANE=${LANE} S=${S} H=${H} WG_WAVES=${WG_WAVES} PROF_LOCAL=${int(bool(PROF_LOCAL))} -> P=${P} L=${L} SPW=${SPW} W=${W} */
+/* hmm_slane: ALGO=${ALGO} WAVE=${WAVE} LANE=${LANE} S=${S} H=${H} RG=${RG} WG_WAVES=${WG_WAVES} PROF_LOCAL=${int(bool(PROF_LOCAL))} -> P=${P} L=${L} SPW=${SPW} W=${W} */
 #define HK_END 28u
 #define HK_PAD 29u
 
@@ -127,9 +137,13 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
 %   endif
 % endif
 % if PROF_LOCAL:
-    __local uint lprof[${PWORDS}];
+    __local uint lprof[${LWORDS}];
     for (uint i = lid; i < ${PWORDS}u; i += ${WG}u)
+%   if LWORDS == PWORDS:
         lprof[i] = gprof[i];
+%   else:
+        lprof[i + i / ${H * L}u * ${PSTR - H * L}u] = gprof[i];
+%   endif
     barrier(CLK_LOCAL_MEM_FENCE);
     ${PAS} const uint *prof = lprof;
 % else:
@@ -167,35 +181,81 @@ void hmm_slane(__global const uchar *restrict blocks,    /* all blocks, rows x $
 %   endif
 % endif
 
+% if RG == 1:
     /* residues of the next row, loaded one row ahead */
-% if SPW == 1:
+%   if SPW == 1:
     uint xn = rows ? (uint)data[col0] : HK_PAD;
-% elif SPW == 2:
+%   elif SPW == 2:
     uint xn = rows ? (uint)*(__global const ushort *)(data + col0) : 0u;
-% else:
+%   else:
     uint xn = rows ? *(__global const uint *)(data + col0) : 0u;
-% endif
+%   endif
     for (uint r = 0; r < rows; ++r) {
-% if SPW == 1:
+%   if SPW == 1:
         const uint x0 = xn;
-        ${PAS} const uint *pr0 = prof + x0 * ${H * L}u + tg;
-% else:
+%   else:
         const uint xx = xn;
-%   for j in range(SPW):
+%     for j in range(SPW):
         const uint x${j} = (xx >> ${8 * j}) & 0xffu;
+%     endfor
+%   endif
+        if (r + 1u < rows) {
+            __global const uchar *rown = data + (r + 1u) * ${C}u + col0;
+%   if SPW == 1:
+            xn = rown[0];
+%   elif SPW == 2:
+            xn = *(__global const ushort *)rown;
+%   else:
+            xn = *(__global const uint *)rown;
+%   endif
+        }
+% else:
+    /* residue groups: ${RG} rows of a column in one ${VT} (group g of column c is element
+       g*${C} + c), loaded one group ahead; byte i of the group is row g*${RG} + i */
+%   for j in range(SPW):
+    __global const ${VT} *colp${j} = (__global const ${VT} *)data + (col0 + ${j}u);
+    ${VT} wn${j} = rows ? colp${j}[0] : (${VT})(0u);
+%   endfor
+    for (uint r = 0u; r < rows; ) {
+%   for j in range(SPW):
+        ${VT} w${j} = wn${j};
+%   endfor
+        if (r + ${RG}u < rows) {
+%   for j in range(SPW):
+            wn${j} = colp${j}[(r / ${RG}u + 1u) * ${C}u];
+%   endfor
+        }
+        const uint rn = min(rows - r, ${RG}u);
+%   for j in range(SPW):
+        uint cw${j} = ${"w%d" % j if RG == 4 else "w%d.s0" % j};
+%   endfor
+        for (uint i = 0u; i < rn; ++i, ++r) {
+%   if RG == 8:
+            if (i == 4u) {
+%     for j in range(SPW):
+                cw${j} = w${j}.s1;
+%     endfor
+            }
+%   elif RG == 16:
+            if (i != 0u && (i & 3u) == 0u) {
+%     for j in range(SPW):
+                w${j} = w${j}.s1230;
+                cw${j} = w${j}.s0;
+%     endfor
+            }
+%   endif
+%   for j in range(SPW):
+            const uint x${j} = cw${j} & 0xffu;
+            cw${j} >>= 8;
+%   endfor
+% endif
+% if SPW == 1:
+        ${PAS} const uint *pr0 = prof + x0 * ${PSTR}u + tg;
+% else:
+%   for j in range(SPW):
         ${PAS} const ${PT} *pr${j} = (${PAS} const ${PT} *)prof + x${j} * ${H}u;
 %   endfor
 % endif
-        if (r + 1u < rows) {
-            __global const uchar *rown = data + (r + 1u) * ${C}u + col0;
-% if SPW == 1:
-            xn = rown[0];
-% elif SPW == 2:
-            xn = *(__global const ushort *)rown;
-% else:
-            xn = *(__global const uint *)rown;
-% endif
-        }
         const uint top = dp[${H - 1}];          /* old row's last word, before it is overwritten */
 % if LOCAL:
         xch[r & 1u][lid] = top;
@@ -353,6 +413,9 @@ ${acc([0])}\
 %   else:
             xEv = (xEv & ~endm) | (${INITW} & endm);
 %   endif
+        }
+% endif
+% if RG > 1:
         }
 % endif
     }

@@ -168,6 +168,8 @@ def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves:
     """Local memory of a kernel with PROF_LOCAL: 30 profile rows plus its exchange buffers."""
     g = geometry(S, wave, lane)
     words = -(-30 * H * g["P"] * lane // 32)
+    if g["SPW"] == 1:            # the template pads a local row to L * odd words (bank spread)
+        words = 30 * g["L"] * (H | 1)
     xch = 0 if (shfl or g["L"] == 1) else (3 if algo == "msv" else 2) * wave * wg_waves
     return 4 * (words + xch)
 
@@ -247,6 +249,7 @@ class Blocks:
     rows: np.ndarray       # uint32 rows per block
     col_start: np.ndarray  # uint32, nblocks*C + 1
     ids: np.ndarray        # uint32, sequence index per column slot
+    rg: int = 1            # residue group (template value RG): layout of rows inside a block
 
     @property
     def nblocks(self) -> int:
@@ -257,8 +260,12 @@ class Blocks:
         return int(self.data.size)
 
 
-def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
-    """Length-sorted, balanced blocks of C columns and ``spc`` sequences per column."""
+def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 1) -> Blocks:
+    """Length-sorted, balanced blocks of C columns and ``spc`` sequences per column.
+
+    Row r of column c lies at byte ``off + (r // rg) * C * rg + c * rg + r % rg`` of its block
+    (``rg`` = template value RG; 1 is row-major); a block's bytes are padded with PAD to whole
+    groups of ``rg`` rows and its offset is 16-byte aligned (vector loads)."""
     order = np.asarray(order, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -267,7 +274,7 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
     nb = max(1, -(-n // per)) if n else 0
     if nb == 0:
         z = np.zeros(0, np.uint32)
-        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z)
+        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z, rg)
     # chunk b holds sorted positions [b*per, (b+1)*per); launch order: longest chunk first
     pos = np.arange(n, dtype=np.int64)
     chunk = pos // per
@@ -291,8 +298,8 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
     start_row = csum - L1_k - np.concatenate(([0], csum))[first]
     col_len = np.bincount(gcol, weights=L1_k, minlength=nb * C).astype(np.int64)
     rows = col_len.reshape(nb, C).max(axis=1)
-    sizes = rows * C
-    sizes4 = (sizes + 3) // 4 * 4
+    sizes = -(-rows // rg) * rg * C
+    sizes4 = (sizes + 15) // 16 * 16
     off = np.zeros(nb, dtype=np.int64)
     np.cumsum(sizes4[:-1], out=off[1:])
     total = int(off[-1] + sizes4[-1])
@@ -300,8 +307,12 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
         raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
     data = np.full(total, PAD, dtype=np.uint8)
     # END markers
-    base = off[blk_k] + col_k
-    data[base + (start_row + L1_k - 1) * C] = END
+    base = off[blk_k] + col_k * rg
+
+    def at(row):            # byte offset of ``row`` inside a column, for this layout
+        return row * C if rg == 1 else (row // rg) * (C * rg) + row % rg
+
+    data[base + at(start_row + L1_k - 1)] = END
     # residues, in chunks to bound the index arrays
     lens = L1_k - 1
     step = 1 << 22
@@ -318,12 +329,12 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int) -> Blocks:
         if tot:
             rep = np.repeat(np.arange(i, j), ln)
             t = np.arange(tot, dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
-            dst = base[rep] + (start_row[rep] + t) * C
+            dst = base[rep] + at(start_row[rep] + t)
             src = offsets[seq_k[rep]] + t
             data[dst] = residues[src]
         i = j
     return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
-                  seq_k.astype(np.uint32))
+                  seq_k.astype(np.uint32), rg)
 
 
 def default_spc(n: int, C: int, caps) -> int:
@@ -397,9 +408,9 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
     n = int(np.asarray(lengths).size)
-    if blocks is None or blocks.C != C:
+    if blocks is None or blocks.C != C or blocks.rg != values["RG"]:
         blocks = build_blocks(residues, offsets, lengths, order, C,
-                              spc if spc is not None else default_spc(n, C, rt.caps))
+                              spc if spc is not None else default_spc(n, C, rt.caps), values["RG"])
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)

@@ -23,6 +23,8 @@ from ..runtime.params import Param, ParamSet
 S_VALUES = (1, 2, 4, 8, 16, 32, 64, 128)
 #: Cells per DP lane.
 LANE_VALUES = (8, 16)
+#: Legal residue-group sizes (rows per residue fetch, see ``RG``).
+RG_VALUES = (1, 4, 8, 16)
 #: Hard upper bound for H (states per row = (32/LANE)*32*H/S on a 32-wide wavefront).
 H_LIMIT = 256
 
@@ -43,6 +45,12 @@ HMM_SLANE = ParamSet("hmm_slane", params=(
     Param.bool("PROF_LOCAL", "copy the striped profile (30 rows) into local memory once per work-group "
                              "instead of reading it from global memory per cell (host sets it when it "
                              "fits the device's local memory)", default=False),
+    Param.int("RG", "residue group: RG consecutive rows of a column are stored as RG consecutive bytes "
+                    "(row r, column c of a block at (r/RG)*C*RG + c*RG + r%RG) and fetched by one "
+                    "32/64/128-bit load one group ahead of use; 1 = row-major bytes, one per row, "
+                    "loaded one row ahead (the global latency of that load is then exposed "
+                    "on every row whose work is shorter than it: small M on GPUs)",
+              values=RG_VALUES, default=1),
     Param.int("WG_WAVES", "wavefronts per work-group (1..8); they share one block of rows",
               values=(1, 2, 4, 8), default=1),
 ))
