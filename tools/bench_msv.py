@@ -96,7 +96,9 @@ def parse_variants(text):
     """``"LANE=16,simd=ptx,S=1/2/4;simd=swar"`` -> [(label, overrides, S list or None), ...].
 
     ``default`` or ``swar``/``ptx`` alone are the old simd names; values that look like ints
-    become ints (PROF_LOCAL=0, PTX_SHFL=1 ...).
+    become ints (PROF_LOCAL=0, PTX_SHFL=1 ...). ``HMIN=n`` is no template value: it keeps only
+    the kernels with H >= n (e.g. ``HMIN=25`` runs the Eq. 2-5 choice at Hmax 32 and the one
+    with twice the H per M = 100 * 2^k).
     """
     out = []
     for spec in text.split(";"):
@@ -146,10 +148,11 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
             for label, vkw, vs_list in variants:
                 blocks = None
                 simd = label
+                hmin = int(vkw.get("HMIN", 1))
                 for S, H in kernels_for(M, hcap, int(vkw.get("LANE", 8))):
-                    if vs_list and S not in vs_list:
+                    if (vs_list and S not in vs_list) or H < hmin:
                         continue
-                    kw = {**vkw, "S": S, "H": H}
+                    kw = {**{k: v for k, v in vkw.items() if k != "HMIN"}, "S": S, "H": H}
                     t0 = time.perf_counter()
                     try:
                         r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
@@ -169,9 +172,10 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                     g = M * res / r.seconds / 1e9
                     v = r.values
                     rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, variant=label, LANE=v["LANE"],
-                                     PROF_LOCAL=v["PROF_LOCAL"],
+                                     PROF_LOCAL=v["PROF_LOCAL"], RG=v["RG"],
                                      simd=(f"L{v['LANE']} " + v["SIMD"] + ("+s16" if v["PTX_S16X2"] else "")
-                                           + ("+shfl" if v["PTX_SHFL"] else "") + ("+lprof" if v["PROF_LOCAL"] else "")),
+                                           + ("+shfl" if v["PTX_SHFL"] else "") + ("+lprof" if v["PROF_LOCAL"] else "")
+                                           + f" RG{v['RG']}"),
                                      WG_WAVES=r.values["WG_WAVES"], seconds=r.seconds, gcups=g, host_s=host,
                                      residues=res, ok=bool(ok), speedup=g / py_gcups))
                     log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {rows[-1]['simd']:24s}: {g:9.2f} GCUPS "

@@ -79,12 +79,12 @@ def exactness(device, hcap, threads, log, configs=(("default", {}), ("swar", {"s
         ok = np.array_equal(got, want, equal_nan=True)
         v = r.values
         results.append(dict(model=name, M=prof.M, algo=algo, S=v["S"], H=v["H"], SIMD=v["SIMD"],
-                            PTX_SHFL=v["PTX_SHFL"], LANE=v["LANE"], PROF_LOCAL=v["PROF_LOCAL"],
+                            PTX_SHFL=v["PTX_SHFL"], LANE=v["LANE"], PROF_LOCAL=v["PROF_LOCAL"], RG=v["RG"],
                             PTX_S16X2=v["PTX_S16X2"], ok=bool(ok), n_bad=int((~((got == want) | (np.isnan(got) & np.isnan(want)))).sum()),
                             n_inf=int(np.isinf(want).sum()), n_none=int(np.isnan(want).sum()),
                             wall_s=time.perf_counter() - t0))
         if not ok:
-            log(f"  MISMATCH {name} {algo} LANE={v['LANE']} S={v['S']} H={v['H']} {v['SIMD']} shfl={v['PTX_SHFL']} "
+            log(f"  MISMATCH {name} {algo} LANE={v['LANE']} S={v['S']} H={v['H']} RG={v['RG']} {v['SIMD']} shfl={v['PTX_SHFL']} "
                 f"lprof={v['PROF_LOCAL']}: "
                 f"{results[-1]['n_bad']} sequences differ")
 
