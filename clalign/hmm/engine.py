@@ -72,11 +72,18 @@ tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   # sm_90 native 16x2 ops: exact 16-bit lanes, 2.0-2.7x LANE 8; H of
                                   # 25-50 beats 13 by 30-60 %, so Hmax 32 (H100, docs/perf/hmm.md run 3)
                                   ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32, "SIMD": "ptx",
-                                                         "PTX_S16X2": True, "PTX_SHFL": True})])
+                                                         "PTX_S16X2": True, "PTX_SHFL": True}),
+                                  # run 5: H ~ 50 beats 25 with balanced blocks, but one work-item per
+                                  # sequence (S = 32) does not (M = 100: 1.0-1.7 vs 1.8-2.0 TCUPS);
+                                  # residue groups of 4 rows
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4})])
 tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
                                   # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32})])
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32}),
+                                  # run 5: Hmax 64 with S <= 16 and 16-row residue groups: M = 200
+                                  # 2.41 -> 3.43 TCUPS, M = 100 2.09 -> 2.34 (docs/perf/hmm.md)
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16})])
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,14 +185,16 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
     """Template values for a model of M states: LANE, S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES,
     PROF_LOCAL.
 
-    ``override`` may fix any template value (ALGO/WAVE/LANE/S/H/WG_WAVES/PROF_LOCAL/SIMD/
-    PTX_SHFL...) and ``HMAX``. LANE comes from the tuning table only where the chosen SIMD
-    variant has native 16-bit ops (``PTX_S16X2``); elsewhere it defaults to 8 (HMMER's bytes).
-    ``HMAX`` (Hmax of Eq. 2-5) is the tuning value ``HMAX`` for LANE 8 and ``HMAX16`` for 16.
+    ``override`` may fix any template value (ALGO/WAVE/LANE/S/H/RG/WG_WAVES/PROF_LOCAL/SIMD/
+    PTX_SHFL...), ``HMAX`` and ``SMAX``. LANE comes from the tuning table only where the chosen
+    SIMD variant has native 16-bit ops (``PTX_S16X2``); elsewhere it defaults to 8 (HMMER's
+    bytes). ``HMAX`` (Hmax of Eq. 2-5) is the tuning value ``HMAX`` for LANE 8 and ``HMAX16``
+    for 16; ``SMAX``/``SMAX16`` (optional) is the largest S that Eq. 2-5 may pick.
     """
     override = dict(override or {})
     tuned = tuning.lookup(f"hmm_slane.{algo}", caps)
     hmax8, hmax16 = tuned.pop("HMAX", 16), tuned.pop("HMAX16", None)
+    smax8, smax16 = tuned.pop("SMAX", None), tuned.pop("SMAX16", None)
     dev = simd_values(caps, simd)
     eff = {**dev, **({} if simd else {k: tuned[k] for k in dev if k in tuned}),
            **{k: override[k] for k in dev if k in override}}
@@ -197,12 +206,14 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
         raise ParameterError(f"hmm_slane: LANE={lane} is not 8 or 16")
     tuned.pop("LANE", None)
     hmax = int(override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8))
+    smax = override.pop("SMAX", smax16 if lane == 16 else smax8)
     wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
     NL = 32 // lane
     S = override.get("S")
     if S is None:
         S = 1
-        for s in sorted((s for s in S_VALUES if s <= NL * wave), reverse=True):
+        for s in sorted((s for s in S_VALUES if s <= NL * wave and (smax is None or s <= int(smax))),
+                        reverse=True):
             if geometry(s, wave, lane)["P"] * hmax >= M:
                 S = s
                 break
@@ -260,9 +271,14 @@ class Blocks:
         return int(self.data.size)
 
 
-def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 1) -> Blocks:
-    """Length-sorted, balanced blocks of C columns and ``spc`` sequences per column.
+def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 1,
+                 cap: int | None = None) -> Blocks:
+    """Length-sorted, balanced blocks of C columns and up to ``spc`` sequences per column.
 
+    Chunks are cut from the longest sequences down; with ``cap`` (rows) a chunk whose longest
+    sequence has L residues takes ``max(1, min(spc, cap // (L + 1)))`` sequences per column, so
+    that no block is much longer than ``max(cap, longest + 1)`` rows: a block is walked by one
+    work-group row after row, and the longest block bounds the kernel time from below.
     Row r of column c lies at byte ``off + (r // rg) * C * rg + c * rg + r % rg`` of its block
     (``rg`` = template value RG; 1 is row-major); a block's bytes are padded with PAD to whole
     groups of ``rg`` rows and its offset is 16-byte aligned (vector loads)."""
@@ -270,17 +286,24 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
     n = order.size
-    per = C * spc
-    nb = max(1, -(-n // per)) if n else 0
-    if nb == 0:
+    if n == 0:
         z = np.zeros(0, np.uint32)
         return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z, rg)
-    # chunk b holds sorted positions [b*per, (b+1)*per); launch order: longest chunk first
+    # chunk k (k = 0: the longest sequences, launched first) holds descending positions
+    # [starts[k], starts[k + 1])
+    desc = lengths[order[::-1]] + 1
+    starts = [0]
+    while starts[-1] < n:
+        q0 = starts[-1]
+        k_spc = spc if cap is None else max(1, min(spc, int(cap) // int(desc[q0])))
+        starts.append(min(n, q0 + C * k_spc))
+    starts = np.asarray(starts, dtype=np.int64)
+    nb = starts.size - 1
     pos = np.arange(n, dtype=np.int64)
-    chunk = pos // per
-    blk = (nb - 1) - chunk
+    q = n - 1 - pos
+    blk = np.searchsorted(starts, q, side="right") - 1
     # deal in descending length inside the chunk, snake order over the columns
-    rank = np.minimum((chunk + 1) * per, n) - 1 - pos
+    rank = q - starts[blk]
     rnd, p = rank // C, rank % C
     col = np.where(rnd % 2 == 0, p, C - 1 - p)
     seq = order
@@ -343,6 +366,16 @@ def default_spc(n: int, C: int, caps) -> int:
     return int(min(64, max(1, n // max(1, C * target))))
 
 
+def default_cap(lengths, spc: int) -> int:
+    """Rows a block may have (:func:`build_blocks`): the longest sequence, or ``spc`` average
+    ones where that is more. Without it the ``spc`` longest sequences share a column and that
+    block alone set the kernel time (H100, docs/perf/hmm.md run 5)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.size == 0:
+        return 1
+    return int(max(int(lengths.max()) + 1, math.ceil(spc * (float(lengths.mean()) + 1.0))))
+
+
 # ---------------------------------------------------------------------------------------
 # device table and launch
 # ---------------------------------------------------------------------------------------
@@ -398,9 +431,10 @@ class _Run:
 
 
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
-            blocks: Blocks | None = None, spc: int | None = None, **overrides) -> _Run:
+            blocks: Blocks | None = None, spc: int | None = None, balance: bool = True, **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
-    ``repeat`` launches, OpenCL profiling events) and the template values used."""
+    ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
+    caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk."""
     rt = Runtime.get(device)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
@@ -409,8 +443,9 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     C = S * wgw
     n = int(np.asarray(lengths).size)
     if blocks is None or blocks.C != C or blocks.rg != values["RG"]:
-        blocks = build_blocks(residues, offsets, lengths, order, C,
-                              spc if spc is not None else default_spc(n, C, rt.caps), values["RG"])
+        spc = spc if spc is not None else default_spc(n, C, rt.caps)
+        blocks = build_blocks(residues, offsets, lengths, order, C, spc, values["RG"],
+                              default_cap(lengths, spc) if balance else None)
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
