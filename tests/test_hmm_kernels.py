@@ -171,14 +171,68 @@ def test_other_wavefront_shapes(over):
         assert same(run_scores(prof, db, "ssv", spc=spc, **over)[0], want_s), over
 
 
+# RG (residue groups of 4/8/16 rows per column load): lane groups with shfl-free local exchange,
+# one work-item per sequence with an even H (padded local profile stride), the global profile,
+# and 2 / 4 sequences per work-item (each with its own group load); spc 1 and 3 give blocks of
+# a few rows (fewer than RG) up to many groups with a partial last group
+@pytest.mark.parametrize("over", [{"S": 16, "LANE": 16, "RG": 4}, {"S": 32, "LANE": 16, "RG": 8, "H": 36},
+                                  {"S": 2, "LANE": 16, "RG": 16, "PROF_LOCAL": False},
+                                  {"S": 64, "LANE": 16, "RG": 4}, {"S": 128, "RG": 16}, {"S": 8, "RG": 8}])
+def test_residue_groups(over):
+    hmm = sampled_hmm(70)
+    prof = E.profile_from_pyhmmer(hmm) if over["S"] < 64 else E.profile_from_pyhmmer(sampled_hmm(20))
+    seqs = synthetic_seqs(hmm if over["S"] < 64 else sampled_hmm(20), 11, n=30)
+    db = Database.from_sequences(seqs)
+    want_m, want_s = R.msv_reference(prof, seqs), R.ssv_reference(prof, seqs)
+    for spc in (1, 3):
+        got_m, r = run_scores(prof, db, "msv", spc=spc, **over)
+        assert r.values["RG"] == over["RG"] and r.blocks.rg == over["RG"]
+        assert same(got_m, want_m), (over, spc)
+        assert same(run_scores(prof, db, "ssv", spc=spc, **over)[0], want_s), (over, spc)
+
+
+def test_block_layout_of_residue_groups():
+    """Row r of column c at (r // RG) * C * RG + c * RG + r % RG; the same rows for every RG."""
+    seqs = [STD[np.arange(n) % 20] for n in (1, 7, 30, 2, 13)]
+    db = Database.from_sequences(seqs)
+    ref = E.build_blocks(db.residues, db.offsets, db.lengths, db.order, 4, 2, 1)
+    for rg in (4, 8, 16):
+        b = E.build_blocks(db.residues, db.offsets, db.lengths, db.order, 4, 2, rg)
+        assert np.array_equal(b.rows, ref.rows) and np.array_equal(b.ids, ref.ids) and (b.off % 16 == 0).all()
+        for k in range(b.nblocks):
+            rows = int(b.rows[k])
+            a = ref.data[ref.off[k]:ref.off[k] + rows * 4].reshape(rows, 4)
+            g = -(-rows // rg)
+            blk = b.data[b.off[k]:b.off[k] + g * rg * 4].reshape(g, 4, rg).transpose(0, 2, 1).reshape(-1, 4)
+            assert np.array_equal(blk[:rows], a) and (blk[rows:] == E.PAD).all(), rg
+
+
+def test_block_row_cap():
+    """With a cap, the longest sequences get a column each (the longest block is no longer
+    than the longest sequence); shorter ones still share columns; every sequence is placed."""
+    rng = np.random.default_rng(4)
+    lens = np.concatenate([rng.integers(1, 60, 200), [400, 390, 380, 370, 360]])
+    seqs = [STD[rng.integers(0, 20, int(n))] for n in lens]
+    db = Database.from_sequences(seqs)
+    free = E.build_blocks(db.residues, db.offsets, db.lengths, db.order, 4, 6)
+    capped = E.build_blocks(db.residues, db.offsets, db.lengths, db.order, 4, 6, 1, E.default_cap(db.lengths, 6))
+    assert free.rows.max() > 700 and capped.rows.max() == 401
+    assert np.array_equal(np.sort(capped.ids), np.arange(len(seqs)))
+    assert (np.diff(capped.col_start) > 1).any()                      # several sequences per column
+    hmm = sampled_hmm(30)
+    prof = E.profile_from_pyhmmer(hmm)
+    for balance in (True, False):
+        assert same(run_scores(prof, db, "ssv", S=4, spc=6, balance=balance)[0], R.ssv_reference(prof, seqs))
+
+
 def test_empty_and_zero_length_sequences():
     hmm = sampled_hmm(20)
     prof = E.profile_from_pyhmmer(hmm)
     seqs = [np.zeros(0, np.uint8), STD[:5], np.zeros(0, np.uint8), consensus(hmm)]
     db = Database.from_sequences(seqs)
-    for S, lane in ((1, 8), (32, 8), (128, 8), (2, 16), (64, 16)):
-        assert same(run_scores(prof, db, "msv", S=S, LANE=lane)[0], R.msv_reference(prof, seqs))
-        assert same(run_scores(prof, db, "ssv", S=S, LANE=lane)[0], R.ssv_reference(prof, seqs))
+    for S, lane, rg in ((1, 8, 1), (32, 8, 1), (128, 8, 1), (2, 16, 1), (64, 16, 1), (16, 16, 16)):
+        assert same(run_scores(prof, db, "msv", S=S, LANE=lane, RG=rg)[0], R.msv_reference(prof, seqs))
+        assert same(run_scores(prof, db, "ssv", S=S, LANE=lane, RG=rg)[0], R.ssv_reference(prof, seqs))
     empty = Database.from_sequences([])
     assert E.msv_scores(prof, empty).shape == (0,)
 
@@ -222,6 +276,11 @@ def test_lane_choice_from_tuning_table():
         assert E.choose_kernel(300, algo, h100, {"LANE": 8})["LANE"] == 8
         big = E.choose_kernel(2400, algo, h100, {"S": 1})            # 30 rows x 2400 x 2 bytes > 48 KiB
         assert not big["PROF_LOCAL"]
+        # run 5 entries: Hmax 64, S <= 16, residue groups
+        for M, S, H in ((100, 16, 25), (200, 16, 50), (400, 8, 50), (800, 4, 50)):
+            v = E.choose_kernel(M, algo, h100)
+            assert (v["S"], v["H"], v["RG"]) == (S, H, 16 if algo == "ssv" else 4) and v["PROF_LOCAL"], v
+    assert E.choose_kernel(300, "ssv", caps)["RG"] == 1                # PoCL: row-major blocks
 
 
 # ---------------------------------------------------------------------------------------

@@ -96,9 +96,10 @@ def parse_variants(text):
     """``"LANE=16,simd=ptx,S=1/2/4;simd=swar"`` -> [(label, overrides, S list or None), ...].
 
     ``default`` or ``swar``/``ptx`` alone are the old simd names; values that look like ints
-    become ints (PROF_LOCAL=0, PTX_SHFL=1 ...). ``HMIN=n`` is no template value: it keeps only
+    become ints (PROF_LOCAL=0, PTX_SHFL=1 ...). Not template values: ``HMIN=n`` keeps only
     the kernels with H >= n (e.g. ``HMIN=25`` runs the Eq. 2-5 choice at Hmax 32 and the one
-    with twice the H per M = 100 * 2^k).
+    with twice the H per M = 100 * 2^k); ``AUTO=1`` runs only the tuned choice of S and H;
+    ``balance=0`` builds blocks without the row cap (``engine.run_raw``).
     """
     out = []
     for spec in text.split(";"):
@@ -149,10 +150,22 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                 blocks = None
                 simd = label
                 hmin = int(vkw.get("HMIN", 1))
-                for S, H in kernels_for(M, hcap, int(vkw.get("LANE", 8))):
+                tkw = {k: v for k, v in vkw.items() if k not in ("HMIN", "AUTO", "balance")}
+                if vkw.get("AUTO"):      # only the tuned choice (S, H from choose_kernel)
+                    from clalign.runtime import Runtime
+                    simd = tkw.pop("simd", None)
+                    v0 = E.choose_kernel(M, algo, Runtime.get(device).caps, dict(tkw), simd=simd)
+                    if simd:
+                        tkw["simd"] = simd
+                    todo = [(v0["S"], v0["H"])]
+                else:
+                    todo = kernels_for(M, hcap, int(vkw.get("LANE", 8)))
+                for S, H in todo:
                     if (vs_list and S not in vs_list) or H < hmin:
                         continue
-                    kw = {**{k: v for k, v in vkw.items() if k != "HMIN"}, "S": S, "H": H}
+                    kw = {**tkw, "S": S, "H": H}
+                    if "balance" in vkw:
+                        kw["balance"] = bool(vkw["balance"])
                     t0 = time.perf_counter()
                     try:
                         r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
