@@ -157,7 +157,7 @@ def test_every_slane_kernel_vs_reference_and_pyhmmer(lane, S):
         assert same(got_m, R.msv_reference(prof, seqs)) and same(got_s, R.ssv_reference(prof, seqs))
 
 
-@pytest.mark.parametrize("over", [{"S": 4, "WG_WAVES": 2}, {"S": 2, "WAVE": 16}, {"S": 128, "WAVE": 64},
+@pytest.mark.parametrize("over", [{"S": 4, "WG_WAVES": 2}, {"S": 2, "WAVE": 16}, {"S": 128, "WAVE": 64, "LANE": 8},
                                   {"S": 16, "WG_WAVES": 4}, {"S": 8, "WG_WAVES": 2, "LANE": 16},
                                   {"S": 128, "WAVE": 64, "LANE": 16, "PROF_LOCAL": False}])
 def test_other_wavefront_shapes(over):
@@ -177,7 +177,8 @@ def test_other_wavefront_shapes(over):
 # a few rows (fewer than RG) up to many groups with a partial last group
 @pytest.mark.parametrize("over", [{"S": 16, "LANE": 16, "RG": 4}, {"S": 32, "LANE": 16, "RG": 8, "H": 36},
                                   {"S": 2, "LANE": 16, "RG": 16, "PROF_LOCAL": False},
-                                  {"S": 64, "LANE": 16, "RG": 4}, {"S": 128, "RG": 16}, {"S": 8, "RG": 8}])
+                                  {"S": 64, "LANE": 16, "RG": 4}, {"S": 128, "LANE": 8, "RG": 16},
+                                  {"S": 8, "RG": 8}])
 def test_residue_groups(over):
     hmm = sampled_hmm(70)
     prof = E.profile_from_pyhmmer(hmm) if over["S"] < 64 else E.profile_from_pyhmmer(sampled_hmm(20))
@@ -237,10 +238,19 @@ def test_empty_and_zero_length_sequences():
     assert E.msv_scores(prof, empty).shape == (0,)
 
 
-def test_kernel_choice_follows_eq_2_to_5():
+def _cpu_caps():
+    """The probe of this device, seen as a plain CPU OpenCL device (device-independent choices)."""
+    import dataclasses
+
     from clalign.runtime import Runtime
 
-    caps = Runtime.get().caps
+    return dataclasses.replace(Runtime.get().caps, is_cpu=True, is_gpu=False, is_nvidia=False, ptx=False,
+                               ptx_s16x2=False, ptx_shfl=False, compute_capability=None, warp=1,
+                               platform="Portable Computing Language", name="cpu")
+
+
+def test_kernel_choice_follows_eq_2_to_5():
+    caps = _cpu_caps()
     for M in (2, 16, 32, 33, 100, 128, 129, 400, 1000, 2400):
         v = E.choose_kernel(M, "msv", caps, {"HMAX": 16})
         P = geometry(v["S"])["P"]
@@ -263,10 +273,8 @@ def test_lane_choice_from_tuning_table():
     """LANE 16 is taken from the tuning table only where the SIMD variant has native 16x2 ops."""
     import dataclasses
 
-    from clalign.runtime import Runtime
-
-    caps = Runtime.get().caps
-    assert E.choose_kernel(300, "msv", caps)["LANE"] == 8            # PoCL: SWAR
+    caps = _cpu_caps()
+    assert E.choose_kernel(300, "msv", caps)["LANE"] == 8            # a CPU: SWAR
     h100 = dataclasses.replace(caps, is_cpu=False, is_gpu=True, is_nvidia=True, ptx=True, ptx_s16x2=True,
                                ptx_shfl=True, compute_capability=(9, 0), local_mem=49152, warp=32)
     for algo in ("msv", "ssv"):
@@ -406,3 +414,17 @@ def test_real_proteome_lane16(proteome):
         over = {"LANE": 16, "HMAX": 25, "H": 25, "PROF_LOCAL": bool(k % 2)}
         assert same(E.msv_scores(hmm, proteome, **over), want_m), name
         assert same(E.ssv_scores(hmm, proteome, **over), want_s), name
+
+
+def test_shfl_only_on_a_full_warp():
+    """shfl.sync exchanges inside a 32-wide warp: other wavefront sizes use the local exchange
+    (on the H100, S=2 with WAVE=16 and shfl gave wrong scores before this rule)."""
+    import dataclasses
+
+    h100 = dataclasses.replace(_cpu_caps(), is_cpu=False, is_gpu=True, is_nvidia=True, ptx=True, ptx_s16x2=True,
+                               ptx_shfl=True, compute_capability=(9, 0), local_mem=49152, warp=32)
+    assert E.choose_kernel(300, "msv", h100)["PTX_SHFL"]
+    v = E.choose_kernel(300, "msv", h100, {"S": 2, "WAVE": 16})
+    assert v["WAVE"] == 16 and not v["PTX_SHFL"]
+    with pytest.raises(Exception, match="PTX_SHFL"):
+        E.choose_kernel(300, "msv", h100, {"S": 2, "WAVE": 16, "PTX_SHFL": True})

@@ -31,15 +31,15 @@ VARIANTS = [
     dict(LANE="s16", VEC=8, COLS=2, STRIP=4096, WG=1),
     dict(LANE="u8", VEC=16, COLS=2, STRIP=33, WG=1),
 ]
-POCL = dict(LANE="u8", VEC=32)      # Clang vector extension: PoCL only
+CLANG32 = dict(LANE="u8", VEC=32)   # Clang vector extension: where the probe found it (PoCL)
 
 
 def _variants():
     from clalign.runtime import Runtime
 
     out = list(VARIANTS)
-    if Runtime.get().caps.platform == "Portable Computing Language":
-        out += [dict(POCL, COLS=4, STRIP=4096, WG=1), dict(POCL, COLS=1, STRIP=16, WG=2)]
+    if Runtime.get().caps.clang_vectors:
+        out += [dict(CLANG32, COLS=4, STRIP=4096, WG=1), dict(CLANG32, COLS=1, STRIP=16, WG=2)]
     return out
 
 

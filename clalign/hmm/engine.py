@@ -228,8 +228,13 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
         raise ParameterError(f"hmm_slane: S={S}, H={H} cover {P * H} states, the model has {M}")
     if H > H_LIMIT:
         raise ParameterError(f"model of {M} states needs H={H} > {H_LIMIT} even with S=1")
-    if caps.warp != 32 and (S < 32) and not caps.is_cpu and dev.get("PTX_SHFL"):
+    if wave != caps.warp:
+        # shfl.sync exchanges lanes inside one 32-wide NVIDIA warp: a wavefront of another size
+        # (or any non-NVIDIA device) uses the local-memory exchange with barriers.
+        if override.get("PTX_SHFL"):
+            raise ParameterError(f"hmm_slane: PTX_SHFL needs WAVE={caps.warp} (the device's warp), got WAVE={wave}")
         dev["PTX_SHFL"] = False
+        override["PTX_SHFL"] = False
     values = {"ALGO": algo, "WAVE": wave, "LANE": lane, "S": S, "H": H}
     override.update({"S": S, "H": H, "LANE": lane})
     if simd:                     # an explicit variant beats the tuning table
