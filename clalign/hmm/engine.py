@@ -424,7 +424,7 @@ def check_profile(profile) -> None:
 def tjbm_per_sequence(profile, lengths) -> np.ndarray:
     lengths = np.asarray(lengths, dtype=np.int64)
     uniq, inv = np.unique(lengths, return_inverse=True)
-    tj = np.array([(int(profile.tjb_b(int(L))) + int(profile.tbm_b)) & 0xFF for L in uniq], dtype=np.uint8)
+    tj = ((reference.tjb_table(profile, uniq) + int(profile.tbm_b)) & 0xFF).astype(np.uint8)
     return tj[inv] if lengths.size else np.zeros(0, np.uint8)
 
 
@@ -436,10 +436,13 @@ class _Run:
 
 
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
-            blocks: Blocks | None = None, spc: int | None = None, balance: bool = True, **overrides) -> _Run:
+            blocks: Blocks | None = None, spc: int | None = None, balance: bool = True,
+            cache: dict | None = None, **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
     ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
-    caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk."""
+    caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk.
+    ``cache`` (a dict kept with the database) keeps blocks and their device copies for the
+    next model of the same geometry: many models of one search share a few (C, RG) layouts."""
     rt = Runtime.get(device)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
@@ -447,10 +450,18 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
     n = int(np.asarray(lengths).size)
+    dev_bufs = None
     if blocks is None or blocks.C != C or blocks.rg != values["RG"]:
         spc = spc if spc is not None else default_spc(n, C, rt.caps)
-        blocks = build_blocks(residues, offsets, lengths, order, C, spc, values["RG"],
-                              default_cap(lengths, spc) if balance else None)
+        cap = default_cap(lengths, spc) if balance else None
+        key = (rt.device.int_ptr, C, spc, values["RG"], cap)
+        hit = cache.get(key) if cache is not None else None
+        if hit is None:
+            blocks = build_blocks(residues, offsets, lengths, order, C, spc, values["RG"], cap)
+            if cache is not None:
+                cache[key] = hit = [blocks, None]
+        else:
+            blocks, dev_bufs = hit
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
@@ -466,8 +477,13 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
     tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n, np.uint8)
-    args = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids),
-            buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
+    if dev_bufs is None:
+        dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
+        if cache is not None and blocks.C == C:
+            for entry in cache.values():
+                if entry[0] is blocks:
+                    entry[1] = dev_bufs
+    args = [*dev_bufs, buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
     d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
     knl.set_args(*args, np.uint32(profile.base_b), np.uint32(profile.bias_b), np.uint32(profile.tec_b), d_out)
     WG = wave * wgw
@@ -491,6 +507,11 @@ def _db_arrays(db):
     return db, np.asarray(db.residues), np.asarray(db.offsets), np.asarray(db.lengths), np.asarray(db.order)
 
 
+def _block_cache(db) -> dict:
+    """Blocks (and device copies) of this Database, per geometry, reused by later models."""
+    return db.__dict__.setdefault("_hmm_block_cache", {})
+
+
 def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     """MSV filter scores (float32 nats, +inf on overflow) of every sequence of ``db``, in
     database order, equal to pyhmmer's ``msv_filter`` with ``om.L`` set to each length.
@@ -501,7 +522,7 @@ def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     """
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
-    r = run_raw(profile, res, offs, lens, order, "msv", device, **overrides)
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=_block_cache(db), **overrides)
     return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, lens)
 
 
@@ -510,5 +531,5 @@ def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     pyhmmer's ``ssv_filter``: +inf on a conclusive overflow, NaN where it returns ``None``."""
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
-    r = run_raw(profile, res, offs, lens, order, "ssv", device, **overrides)
+    r = run_raw(profile, res, offs, lens, order, "ssv", device, cache=_block_cache(db), **overrides)
     return reference.ssv_from_bytes(profile, r.raw, lens)

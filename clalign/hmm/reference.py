@@ -31,10 +31,23 @@ from __future__ import annotations
 import numpy as np
 
 
+def tjb_table(profile, lengths) -> np.ndarray:
+    """tjb_b of each length (int64): one vectorised call where the profile offers it (clalign's
+    MSVProfile), else one call per length (the pyhmmer adapter)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    try:
+        out = np.asarray(profile.tjb_b(lengths), dtype=np.int64)
+        if out.shape == lengths.shape:
+            return out
+    except TypeError:
+        pass
+    return np.array([int(profile.tjb_b(int(L))) for L in lengths], dtype=np.int64)
+
+
 def _tjb_per_seq(profile, lengths):
-    uniq = np.unique(lengths)
-    table = {int(L): int(profile.tjb_b(int(L))) for L in uniq}
-    return np.array([table[int(L)] for L in lengths], dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    uniq, inv = np.unique(lengths, return_inverse=True)
+    return tjb_table(profile, uniq)[inv] if lengths.size else np.zeros(0, np.int64)
 
 
 def _as_list(seqs):
