@@ -2,33 +2,13 @@
 import json
 import os
 
-import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from clalign.data import Database, makedb
-from clalign.errors import ClalignError
 from clalign.sw import sw_scores, sw_search, top_hits
-from clalign.sw.cli import sw
-
-
-def _main():
-    """The real `clalign` group when every engine's CLI imports, else a group with the same error handling."""
-    try:
-        from clalign.cli import main
-        return main
-    except ImportError:
-        import sys
-
-        class G(click.Group):
-            def invoke(self, ctx):
-                try:
-                    return super().invoke(ctx)
-                except ClalignError as exc:
-                    click.echo(f"clalign: error: {exc}", err=True)
-                    sys.exit(2)
-        return G(commands={"sw": sw})
+from clalign.cli import main
 
 
 SUBJECTS = ["MKTAYIAKQRQISFVKSHFSRQ", "ACDEFGHIKL", "MKTAYIAKQRQISFVKSHFSRQ", "WWWW", "MKTAYIAKQR", "PPPP"]
@@ -67,7 +47,7 @@ def test_sw_search_order(dbfa):
 def test_cli_tsv_json(dbfa, write_file, tmp_path):
     q = write_file("q.fa", ">qa first\nMKTAYIAKQRQISFVKSHFSRQ\n>qb\nWWWW\n")
     out = tmp_path / "hits.tsv"
-    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-max_target_seqs", "2", "-out", str(out)])
+    r = CliRunner().invoke(main, ["sw", "-query", q, "-db", dbfa, "-max_target_seqs", "2", "-out", str(out)])
     assert r.exit_code == 0, r.output
     lines = out.read_text().splitlines()
     assert lines[0] == "qseqid\tsseqid\tscore\tqlen\tslen"
@@ -75,7 +55,7 @@ def test_cli_tsv_json(dbfa, write_file, tmp_path):
     assert lines[1].split("\t")[:2] == ["qa", "s0"] and lines[2].split("\t")[:2] == ["qa", "s2"]
     assert lines[3].split("\t")[1] == "s3" and lines[3].split("\t")[3:] == ["4", "4"]
     jo = tmp_path / "hits.json"
-    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-outfmt", "json", "-out", str(jo),
+    r = CliRunner().invoke(main, ["sw", "-query", q, "-db", dbfa, "-outfmt", "json", "-out", str(jo),
                                      "-matrix", "BLOSUM50", "-gapopen", "10", "-gapextend", "2"])
     assert r.exit_code == 0, r.output
     data = json.loads(jo.read_text())
@@ -86,10 +66,10 @@ def test_cli_tsv_json(dbfa, write_file, tmp_path):
 def test_cli_bad_query_one_line_no_output(dbfa, write_file, tmp_path):
     q = write_file("bad.fa", ">ok\nMKT\n>bad\nAC1D\n")
     out = tmp_path / "never.tsv"
-    r = CliRunner().invoke(_main(), ["sw", "-query", q, "-db", dbfa, "-out", str(out)])
+    r = CliRunner().invoke(main, ["sw", "-query", q, "-db", dbfa, "-out", str(out)])
     assert r.exit_code != 0
     msg = [x for x in r.output.splitlines() if x.startswith("clalign: error:")]
     assert len(msg) == 1 and "bad.fa:4" in msg[0]
     assert not out.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".clalign-sw-")]
-    r = CliRunner().invoke(_main(), ["sw", "-query", str(tmp_path / "nope.fa"), "-db", dbfa])
+    r = CliRunner().invoke(main, ["sw", "-query", str(tmp_path / "nope.fa"), "-db", dbfa])
     assert r.exit_code != 0 and "nope.fa" in r.output

@@ -434,13 +434,16 @@ class SWEngine:
         knl.set_args(ires, lanes, glen, boff,
                      np.int32(lay.ngroups), np.int32(lay.nblocks), prof, np.int32(nstrips), tmp,
                      batch["scores"], counter, np.int32(bias), np.int32(goe), np.int32(ext), np.int32(thresh))
-        ev = cl.enqueue_nd_range_kernel(q, knl, (nwg * vals["WG"],), (vals["WG"],), wait_for=wait or None)
+        return self._launch(knl, nwg * vals["WG"], vals["WG"], wait or None, batch)
+
+    def _launch(self, knl, gsize, lsize, wait, batch):
+        """Run a first-pass or rescoring kernel and read the batch's scores back (blocking);
+        its profiled time goes to ``kernel_seconds``."""
+        q = self.rt.queue
+        ev = cl.enqueue_nd_range_kernel(q, knl, (gsize,), (lsize,), wait_for=wait)
         out = np.empty(batch["n"], dtype=np.int32)
         cl.enqueue_copy(q, out, batch["scores"], wait_for=[ev], is_blocking=True)
-        try:
-            self.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
-        except cl.Error:
-            pass
+        self.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
         return out
 
     def _score_batch(self, batch, qcodes, prof_cache):
@@ -559,14 +562,7 @@ class SWEngine:
         knl.set_args(ires, goff, lanes, np.int32(ngroups), qbuf, np.int32(m),
                      matT, hscr, bscr, np.int32(maxcols), batch["scores"], counter,
                      np.int32(bias), np.int32(goe), np.int32(ext), np.int32(thresh))
-        ev = cl.enqueue_nd_range_kernel(q, knl, (nwi,), (wg,), wait_for=wait)
-        out = np.empty(batch["n"], dtype=np.int32)
-        cl.enqueue_copy(q, out, batch["scores"], wait_for=[ev], is_blocking=True)
-        try:
-            self.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
-        except cl.Error:
-            pass
-        return out
+        return self._launch(knl, nwi, wg, wait, batch)
 
     # -- public --------------------------------------------------------------------------
     def search(self, queries, db, progress=True, report=None):
