@@ -151,20 +151,11 @@ def as_profile(hmm, L: int = 400):
         return hmm
     if type(hmm).__module__.startswith("pyhmmer"):
         return profile_from_pyhmmer(hmm, L)
+    from .hmmfile import read_hmm
+    from .profile import build_msv_profile
+
     if isinstance(hmm, (str, os.PathLike)):
-        try:
-            from .hmmfile import read_hmm
-        except ImportError:
-            read_hmm = None
-        if read_hmm is None:
-            from pyhmmer.plan7 import HMMFile
-            with HMMFile(os.fspath(hmm)) as f:
-                return profile_from_pyhmmer(f.read(), L)
         hmm = read_hmm(hmm)
-    try:
-        from .profile import build_msv_profile
-    except ImportError as exc:
-        raise ParameterError(f"cannot build an MSV profile from {type(hmm).__name__}: {exc}") from None
     return build_msv_profile(hmm, L)
 
 
