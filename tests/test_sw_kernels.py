@@ -132,3 +132,35 @@ def test_schedule_and_profile_rules():
     assert SWEngine("BLOSUM62", 11, 1, None, PROFILE="pairs").profile_layout(16, 10 ** 7) == "pairs"
     # 8-bit lanes cannot hold gap costs above 255: the first pass starts at 16 bits
     assert SWEngine("BLOSUM62", 300, 1, None, WIDTH=8).widths() == [16, 32]
+
+
+@pytest.mark.parametrize("ov", [dict(), dict(KERNEL="vector", LANE="s16", VEC=8),
+                                dict(WIDTH=8, PROFILE="plain", ROWS=32, WG=8),
+                                dict(WIDTH=16, PROFILE="pairs", ROWS=32, WG=8),
+                                dict(WIDTH=32, ROWS=32, WG=8)],
+                         ids=["tuned", "vector-s16", "w8", "w16", "w32"])
+def test_lengths_up_to_20000(ov):
+    """Queries and subjects of 1 to 20,000 residues, with scores past 8 and 16 bits at that length
+    (a 20,000-residue query against a mutated copy of itself), against parasail's 32-bit SW."""
+    parasail = pytest.importorskip("parasail", reason="parasail (test extra) is not installed")
+    rng = np.random.default_rng(20000)
+    query = _rand(rng, 20000)
+    copy = np.frombuffer(query.encode(), dtype=np.uint8).copy()
+    hit = rng.integers(0, copy.size, 2000)
+    copy[hit] = AA[rng.integers(0, 20, hit.size)]
+    subs = ["M", _rand(rng, 2), _rand(rng, 300), copy[1:].tobytes().decode(), _rand(rng, 20000),
+            query[5000:5600], "W" * 20]
+    queries = (query, "W", query[:257])
+    if ov.get("WIDTH") in (8, 16):
+        # packed SWAR lanes are slow on a CPU, and a rescored subject runs on one work-item: the
+        # 20,000-residue subject overflows 16 bits against a 3,100-residue query instead
+        subs = ["M", _rand(rng, 2), _rand(rng, 300), _rand(rng, 16900) + "W" * 3100, "W" * 20]
+        queries = ("W" * 3100, "W", query[:257])
+    db = Database.from_sequences(subs)
+    best = 0
+    for q in queries:
+        got = sw_scores(q, db, **ov)
+        want = np.array([parasail.sw_striped_32(q, s, 12, 1, parasail.blosum62).score for s in subs])
+        np.testing.assert_array_equal(got, want)
+        best = max(best, int(got.max()))
+    assert best > 32767 and max(map(len, subs)) == 20000
