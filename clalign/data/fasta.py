@@ -59,16 +59,21 @@ class ParsedFasta:
     alphabet: Alphabet | None
 
 
+def _read(path, size=-1) -> bytes:
+    """The first ``size`` bytes of the (gunzipped, when it starts with the gzip magic) file; all with -1."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+        fh.seek(0)
+        if head == _GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=fh) as gz:
+                return gz.read(size)
+        return fh.read(size)
+
+
 def read_bytes(path) -> bytes:
     """File contents, gunzipped when the file starts with the gzip magic bytes."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(2)
-            fh.seek(0)
-            if head == _GZIP_MAGIC:
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    return gz.read()
-            return fh.read()
+        return _read(path)
     except FileNotFoundError:
         raise InputError("no such file", path) from None
     except IsADirectoryError:
@@ -234,14 +239,7 @@ def is_fasta_file(path) -> bool:
     if not os.path.isfile(path):
         return False
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(2)
-            fh.seek(0)
-            if head == _GZIP_MAGIC:
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    head = gz.read(4096)
-            else:
-                head = fh.read(4096)
+        head = _read(path, 4096)
     except (OSError, EOFError, zlib.error):
         return False
     head = head.lstrip(_BLANKS)

@@ -76,21 +76,22 @@ class HMM:
     path: Optional[str] = None
     line: Optional[int] = None
 
-    @property
-    def mu(self) -> float:
-        """STATS LOCAL MSV mu (location of the MSV score Gumbel)."""
+    def require_stats(self) -> tuple:
+        """STATS LOCAL MSV (mu, lambda); InputError naming file and line for an uncalibrated model."""
         if self.msv is None:
             raise InputError(f"model {self.name!r} has no STATS lines (not calibrated: run hmmbuild/hmmcalibrate)",
                              self.path, self.line)
-        return self.msv[0]
+        return self.msv
+
+    @property
+    def mu(self) -> float:
+        """STATS LOCAL MSV mu (location of the MSV score Gumbel)."""
+        return self.require_stats()[0]
 
     @property
     def lam(self) -> float:
         """STATS LOCAL MSV lambda (scale of the MSV score Gumbel)."""
-        if self.msv is None:
-            raise InputError(f"model {self.name!r} has no STATS lines (not calibrated: run hmmbuild/hmmcalibrate)",
-                             self.path, self.line)
-        return self.msv[1]
+        return self.require_stats()[1]
 
     def __repr__(self):
         return f"<HMM {self.name!r} M={self.M} {self.version}>"

@@ -54,11 +54,20 @@ def _as_list(seqs):
     return [np.asarray(s, dtype=np.uint8) for s in seqs]
 
 
+def _padded(seqs):
+    """(lengths int64[n], codes uint8[n, longest]) of a list of code arrays, zero-padded."""
+    seqs = _as_list(seqs)
+    lengths = np.array([s.size for s in seqs], dtype=np.int64)
+    pad = np.zeros((len(seqs), int(lengths.max()) if seqs else 0), dtype=np.uint8)
+    for j, s in enumerate(seqs):
+        pad[j, :s.size] = s
+    return lengths, pad
+
+
 def msv_bytes(profile, seqs):
     """Run the MSV recurrence; return (xJ int64[n], overflow bool[n])."""
-    seqs = _as_list(seqs)
-    n = len(seqs)
-    lengths = np.array([s.size for s in seqs], dtype=np.int64)
+    lengths, pad = _padded(seqs)
+    n, Lmax = pad.shape
     rbv = np.asarray(profile.rbv, dtype=np.int32)
     M = rbv.shape[1]
     base, bias, tec, tbm = int(profile.base_b), int(profile.bias_b), int(profile.tec_b), int(profile.tbm_b)
@@ -67,10 +76,6 @@ def msv_bytes(profile, seqs):
     xJ = np.zeros(n, dtype=np.int64)
     xB = np.maximum(base - tjbm, 0)
     ovf = np.zeros(n, dtype=bool)
-    Lmax = int(lengths.max()) if n else 0
-    pad = np.zeros((n, Lmax), dtype=np.uint8)
-    for j, s in enumerate(seqs):
-        pad[j, :s.size] = s
     for i in range(Lmax):
         act = np.flatnonzero((lengths > i) & ~ovf)
         if act.size == 0:
@@ -95,17 +100,12 @@ def msv_bytes(profile, seqs):
 
 def ssv_xe(profile, seqs):
     """Run the SSV recurrence; return xE (int64[n]) = unsigned max over all cells (>= 128)."""
-    seqs = _as_list(seqs)
-    n = len(seqs)
-    lengths = np.array([s.size for s in seqs], dtype=np.int64)
+    lengths, pad = _padded(seqs)
+    n, Lmax = pad.shape
     sbv = np.asarray(profile.sbv, dtype=np.int32)
     M = sbv.shape[1]
     dp = np.full((n, M), -128, dtype=np.int32)
     xE = np.full(n, 128, dtype=np.int64)
-    Lmax = int(lengths.max()) if n else 0
-    pad = np.zeros((n, Lmax), dtype=np.uint8)
-    for j, s in enumerate(seqs):
-        pad[j, :s.size] = s
     for i in range(Lmax):
         act = np.flatnonzero(lengths > i)
         prev = dp[act]

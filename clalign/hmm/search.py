@@ -180,9 +180,7 @@ class _Search:
             raise InputError(f"--F1 must be in (0, 1], not {F1}")
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
-            if h.msv is None:
-                raise InputError(f"model {h.name!r} has no STATS LOCAL lines (uncalibrated); "
-                                 "hmmsearch needs calibrated models", hmmfile, h.line)
+            h.require_stats()      # every model calibrated, before any work
         self.db = as_database(seqdb)
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
