@@ -17,6 +17,7 @@ def _same(a, b):
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.lengths, b.lengths)
     assert np.array_equal(a.order, b.order)
     assert list(a.ids) == list(b.ids) and list(a.descriptions) == list(b.descriptions)
+    assert np.array_equal(np.asarray(a.stops), np.asarray(b.stops))
 
 
 def test_from_fasta_api(write_file):
@@ -150,3 +151,60 @@ def test_subset(write_file, tmp_path):
 def test_from_sequences():
     db = Database.from_sequences(["MKV", "acdef"], ids=["a", "b"])
     assert db.sequence_str(1) == "ACDEF" and list(db.ids) == ["a", "b"] and db.total_residues == 8
+
+
+STOPS_FA = ">a\nMKV\n>b\nMKV*\n>c\nMK*V**\n*\n>d\nMKV\n**\r\n\r\n>e\nWW\n"
+STOPS = [0, 1, 3, 2, 0]
+
+
+def test_stops_from_fasta_save_open(write_file, tmp_path):
+    """Trailing-stop counts survive makedb/save and open (memory-mapped, like the other arrays)."""
+    fa = write_file("s.fa.gz", STOPS_FA, gzip=True)
+    mem = Database.from_fasta(fa)
+    assert mem.stops.tolist() == STOPS and mem.stops.dtype == np.uint32
+    assert mem.lengths.tolist() == [3, 3, 4, 3, 2]
+    db = makedb(fa, tmp_path / "db", quiet=True)
+    assert db.stops.tolist() == STOPS
+    header = json.loads((tmp_path / "db" / "header.json").read_text())
+    assert header["format_version"] == 1 and header["trailing_stops"] == 6
+    assert np.load(tmp_path / "db" / "stops.npy", mmap_mode="r").dtype == np.uint32
+    for mmap in (True, False):
+        _same(Database.open(tmp_path / "db", mmap=mmap), mem)
+    mem.save(tmp_path / "db2")
+    _same(Database.open(tmp_path / "db2"), mem)
+    sub = Database.open(tmp_path / "db2").subset([3, 0, 2, 3])
+    assert sub.stops.tolist() == [2, 0, 3, 2] and sub.stops.dtype == np.uint32
+
+
+def test_stops_zero_when_unknown(write_file, tmp_path):
+    assert Database.from_sequences(["MKV", "AC"]).stops.tolist() == [0, 0]
+    assert Database.from_sequences([]).stops.size == 0
+    # a database written before the counts were kept: no stops.npy, no header key
+    fa = write_file("s.fa", STOPS_FA)
+    out = tmp_path / "old"
+    makedb(fa, out, quiet=True)
+    os.remove(out / "stops.npy")
+    header = json.loads((out / "header.json").read_text())
+    del header["trailing_stops"]
+    (out / "header.json").write_text(json.dumps(header))
+    old = Database.open(out)
+    assert old.stops.tolist() == [0] * 5 and old.lengths.tolist() == [3, 3, 4, 3, 2]
+    assert old.sequence_str(2) == "MK*V" and old.subset([2]).stops.tolist() == [0]
+
+
+def test_stops_file_errors(write_file, tmp_path):
+    fa = write_file("s.fa", STOPS_FA)
+    makedb(fa, tmp_path / "db", quiet=True)
+    os.remove(tmp_path / "db" / "stops.npy")      # the header says it was written: truncated copy
+    with pytest.raises(InputError, match="stops.npy is missing"):
+        Database.open(tmp_path / "db")
+    np.save(tmp_path / "db" / "stops.npy", np.zeros(4, dtype=np.uint32))
+    with pytest.raises(InputError, match="inconsistent with header.json"):
+        Database.open(tmp_path / "db")
+    with pytest.raises(ValueError, match="one entry per sequence"):
+        Database(np.zeros(3, np.uint8), np.array([0, 3]), ["a"], [""], "protein", stops=np.zeros(2, np.uint32))
+
+
+def test_stops_of_real_proteome(data_dir, tmp_path):
+    db = makedb(os.path.join(data_dir, "proteome.faa.gz"), tmp_path / "p", quiet=True)
+    assert int(db.stops.sum()) == 2099 and int(db.lengths.sum()) + 2099 == 682583    # hmmsearch's count

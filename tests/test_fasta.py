@@ -111,3 +111,42 @@ def test_matches_pyhmmer_on_real_proteome(data_dir):
     assert [(r.id, r.description, r.sequence) for r in recs] == ref
     p = parse_fasta(path, "protein")
     assert np.array_equal(p.residues, PROTEIN.encode("".join(s for _, _, s in ref)))
+
+
+STOPS = (">a head*er with a star\nMKV\n>b one\nMKV*\n>c several\nMK*V***\n"
+         ">d split\nMKV*\n*\n\n  *\t*\n>e inner only\nM*KV\n>f last\nMKV**")
+
+
+@pytest.mark.parametrize("variant", range(3))
+def test_trailing_stop_counts(write_file, variant):
+    """Per record, the '*' stripped from its end: header stars and inner stars do not count,
+    blanks, blank lines and CRs between the stops are allowed; plain, CRLF and gzip alike."""
+    name, content, gz = _variants(STOPS)[variant]
+    p = parse_fasta(write_file(name, content, gzip=gz), "protein")
+    assert p.stops.dtype.kind == "u" and p.stops.shape == p.lengths.shape
+    assert p.stops.tolist() == [0, 1, 3, 4, 0, 2]
+    assert PROTEIN.decode(p.residues) == "MKV" "MKV" "MK*V" "MKV" "M*KV" "MKV"
+
+
+def test_trailing_stop_counts_long_tails_and_other_alphabets(write_file, monkeypatch):
+    import clalign.data.fasta as fasta
+
+    text = ">a\nMK" + "*" * 150 + "\n" + "\r\n" * 100 + ">b\nM*\n>c\nM" + "*\n" * 70 + ">d\nMK\n"
+    path = write_file("long.fa", text)
+    assert parse_fasta(path, "protein").stops.tolist() == [150, 1, 70, 0]
+    monkeypatch.setattr(fasta, "_TAIL_STEPS", 1)       # the per-record fallback gives the same
+    assert parse_fasta(path, "protein").stops.tolist() == [150, 1, 70, 0]
+    monkeypatch.undo()
+    assert parse_fasta(write_file("d.fa", ">a\nACG*\n*\n>b\nAC\n"), "dna").stops.tolist() == [2, 0]
+    assert parse_fasta(write_file("l.fa", ">a\nAC\n>b\nAC*\n"), "letters").stops.tolist() == [0, 1]
+    no_stars = parse_fasta(write_file("n.fa", ">a\nAC\n>b\nDE\n>c\nF"), "protein").stops
+    assert no_stars.tolist() == [0, 0, 0] and no_stars.dtype.kind == "u"
+    assert parse_fasta(write_file("e.fa", ""), "protein").stops.size == 0
+
+
+def test_trailing_stops_of_real_proteome(data_dir):
+    """Every protein of the bundled proteome ends in one '*' but one: HMMER counts 682,583
+    residues in it (pyhmmer's tables), our reader keeps 680,484 plus 2,099 stops."""
+    p = parse_fasta(f"{data_dir}/proteome.faa.gz", "protein")
+    assert int(p.lengths.sum()) == 680484 and int(p.stops.sum()) == 2099
+    assert np.bincount(p.stops).tolist() == [1, 2099]

@@ -91,3 +91,11 @@ def test_cli_empty_input(write_file, tmp_path):
     r = _run([fa, str(tmp_path / "db")])
     assert r.exit_code == 2 and "no FASTA records" in r.stderr
     assert _left(tmp_path, {"empty.fa"}) == []
+
+
+def test_cli_keeps_trailing_stop_counts(write_file, tmp_path):
+    fa = write_file("stops.fa.gz", ">a\nMKV*\n>b\nMK\n>c\nMKV\n*\r\n*\n", gzip=True)
+    r = _run([fa, str(tmp_path / "db"), "-dbtype", "prot", "-q"])
+    assert r.exit_code == 0, r.output
+    db = Database.open(tmp_path / "db")
+    assert db.stops.tolist() == [1, 0, 2] and db.lengths.tolist() == [3, 2, 3]

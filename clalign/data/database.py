@@ -11,9 +11,16 @@ lengths.npy       int32    n lengths
 order.npy         int64    indices sorted by length, ascending (stable: input order on ties)
 ids.npy           uint8    UTF-8 identifiers, concatenated;  id_offsets.npy int64 (n+1)
 descs.npy         uint8    UTF-8 descriptions, concatenated; desc_offsets.npy int64 (n+1)
+stops.npy         uint32   n counts of trailing '*' the FASTA reader stripped (see below)
 header.json                format, format_version, alphabet, sequences, total_residues,
-                           max_length, created_by, source
+                           max_length, trailing_stops (sum of stops.npy), created_by, source
 ================  =======  ==========================================================
+
+``stops.npy`` came later than the other files and is optional within format version 1: a
+database written without it (older clalign) opens with all counts zero, the value they had
+then; an older clalign opening a newer database ignores the file, as it did every extra
+file. The ``trailing_stops`` header key says the file was written, so once the key is there a
+missing ``stops.npy`` is an error (a truncated copy), not zeros.
 
 No pickles: everything opens with ``np.load(mmap_mode="r")`` and nothing is read until used.
 
@@ -111,13 +118,24 @@ class StringTable(Sequence):
 class Database:
     """Sequences as one residue-code array with offsets, lengths, ids, descriptions and a
     length-sorted order. Build with :meth:`open`, :meth:`from_fasta`, :meth:`from_sequences`
-    or :func:`as_database`."""
+    or :func:`as_database`.
+
+    ``stops`` (uint32, one per sequence, in the order of ``lengths``): how many ``*`` (stop)
+    characters the FASTA reader stripped from the end of each sequence; they are not in
+    ``residues`` nor in ``lengths``. Kept because HMMER reads a trailing ``*`` as a residue
+    and counts it in the target length L (null model, MSV length model, E-values), so
+    ``hmmsearch`` needs ``lengths + stops`` to reproduce HMMER on such files. Zeros when
+    unknown: :meth:`from_sequences`, and databases prepared before the counts were saved.
+    """
 
     def __init__(self, residues, offsets, ids, descriptions, alphabet, lengths=None, order=None,
-                 path=None, source=None):
+                 path=None, source=None, stops=None):
         self.residues = residues
         self.offsets = offsets
         self.lengths = lengths if lengths is not None else np.diff(offsets).astype(np.int32)
+        self.stops = stops if stops is not None else np.zeros(len(self.lengths), dtype=np.uint32)
+        if len(self.stops) != len(self.lengths):
+            raise ValueError("stops must have one entry per sequence")
         self.ids = ids if isinstance(ids, StringTable) else StringTable.from_bytes(
             x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in ids)
         self.descriptions = descriptions if isinstance(descriptions, StringTable) else StringTable.from_bytes(
@@ -139,7 +157,8 @@ class Database:
         offsets = np.zeros(p.lengths.size + 1, dtype=np.int64)
         np.cumsum(p.lengths, out=offsets[1:])
         return cls(p.residues, offsets, StringTable.from_bytes(p.ids), StringTable.from_bytes(p.descriptions),
-                   p.alphabet, lengths=p.lengths.astype(np.int32), source=source)
+                   p.alphabet, lengths=p.lengths.astype(np.int32), source=source,
+                   stops=np.asarray(p.stops, dtype=np.uint32))
 
     @classmethod
     def from_sequences(cls, sequences, ids=None, descriptions=None, alphabet="protein"):
@@ -186,7 +205,19 @@ class Database:
             except (OSError, ValueError) as exc:
                 raise InputError(f"database file {name}.npy is unreadable: {exc}", path) from None
         n = int(header["sequences"])
-        ok = (arrays["offsets"].shape == (n + 1,) and arrays["lengths"].shape == (n,)
+        stops = None
+        f = os.path.join(path, "stops.npy")
+        try:
+            stops = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except FileNotFoundError:
+            if "trailing_stops" in header:
+                raise InputError("database file stops.npy is missing", path) from None
+        except (OSError, ValueError) as exc:
+            raise InputError(f"database file stops.npy is unreadable: {exc}", path) from None
+        if stops is None:  # written before the counts were kept (still format version 1)
+            stops = np.zeros(n, dtype=np.uint32)
+        ok = (stops.shape == (n,) and stops.dtype.kind in "ui"
+              and arrays["offsets"].shape == (n + 1,) and arrays["lengths"].shape == (n,)
               and arrays["order"].shape == (n,) and arrays["residues"].shape == (int(header["total_residues"]),)
               and arrays["id_offsets"].shape == (n + 1,) and arrays["desc_offsets"].shape == (n + 1,))
         if not ok:
@@ -196,7 +227,7 @@ class Database:
                    StringTable(arrays["ids"], np.asarray(arrays["id_offsets"])),
                    StringTable(arrays["descs"], np.asarray(arrays["desc_offsets"])),
                    header["alphabet"], lengths=np.asarray(arrays["lengths"]), order=np.asarray(arrays["order"]),
-                   path=path, source=header.get("source"))
+                   path=path, source=header.get("source"), stops=np.asarray(stops))
 
     # --- access --------------------------------------------------------------------------
     def __len__(self):
@@ -240,7 +271,7 @@ class Database:
         offsets = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return Database(residues, offsets, self.ids.subset(idx), self.descriptions.subset(idx), self.alphabet,
-                        lengths=lengths, source=self.source)
+                        lengths=lengths, source=self.source, stops=np.asarray(self.stops[idx], dtype=np.uint32))
 
     # --- writing -------------------------------------------------------------------------
     def save(self, out_dir, force=False, source=None):
@@ -256,6 +287,7 @@ def _header(db, source):
         "sequences": len(db),
         "total_residues": db.total_residues,
         "max_length": db.max_length,
+        "trailing_stops": int(np.sum(db.stops, dtype=np.int64)),
         "created_by": f"clalign {_version()}",
         "source": source,
     }
@@ -289,6 +321,7 @@ def _write_atomic(db, out_dir, force, source):
             "id_offsets": np.asarray(db.ids.offsets, dtype=np.int64),
             "descs": np.asarray(db.descriptions.blob, dtype=np.uint8),
             "desc_offsets": np.asarray(db.descriptions.offsets, dtype=np.int64),
+            "stops": np.asarray(db.stops, dtype=np.uint32),
         }
         for name, arr in arrays.items():
             np.save(os.path.join(tmp, name + ".npy"), arr, allow_pickle=False)

@@ -10,7 +10,9 @@ also deletes newlines and blanks), and line numbers are computed only when an er
 
 Rules: records start with ``>`` at the beginning of a line; the header is ``id`` (up to the
 first blank) and ``description`` (the rest); residues are uppercased; CR (CRLF files), spaces,
-tabs and blank lines are ignored; trailing ``*`` (stop) characters are stripped. Errors
+tabs and blank lines are ignored; trailing ``*`` (stop) characters are stripped, and how many
+were stripped from each record is kept (:attr:`ParsedFasta.stops`: HMMER reads a trailing ``*``
+as a residue and counts it in the target length, so hmmsearch needs the number). Errors
 (:class:`clalign.errors.InputError`, "path:line: message"): text before the first header, a
 header with no residues, a character outside the alphabet (named, with its line).
 Gzip input is recognised by its magic bytes, whatever the file name.
@@ -31,6 +33,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BLANKS = b" \t\r\n\v\f"
 #: Sentinel code for '*' while translating: stripped at the end of a record, illegal elsewhere.
 _STAR = 254
+#: Byte classes for counting a record's trailing stops: 0 residue (or anything else), 1 blank, 2 '*'.
+_TAIL = np.zeros(256, dtype=np.uint8)
+_TAIL[list(_BLANKS)] = 1
+_TAIL[ord("*")] = 2
+#: Bytes examined per record, from its end, by the vectorised tail scan before a per-record fallback.
+_TAIL_STEPS = 64
 
 # Letters-to-uppercase-letters table for read_fasta(): protein letters are a superset of DNA's.
 _LETTERS = np.full(256, ILLEGAL, dtype=np.uint8)
@@ -57,6 +65,7 @@ class ParsedFasta:
     ids: list                 # bytes per record
     descriptions: list        # bytes per record
     alphabet: Alphabet | None
+    stops: np.ndarray         # uint32 per record: trailing '*' stripped from it
 
 
 def _read(path, size=-1) -> bytes:
@@ -104,8 +113,38 @@ def _layout(data: bytes, path):
         pos = next(i for i, b in enumerate(lead) if b not in _BLANKS)
         raise InputError("sequence data before the first '>' header line (not FASTA?)", path, _line_of(data, pos))
     he = np.append(nl, n)[np.searchsorted(nl, hs)]
-    se = np.concatenate((hs[1:], [n]))
-    return hs.tolist(), he.tolist(), se.tolist()
+    se = np.concatenate((hs[1:], [n])).astype(np.int64)
+    return hs.astype(np.int64), he.astype(np.int64), se
+
+
+def _trailing_stops(data: bytes, he, se) -> np.ndarray:
+    """Per record, the number of '*' in the run of '*' and blanks that ends its sequence lines.
+
+    That run is exactly what the reader strips (blanks are deleted, then trailing '*'). All
+    records are scanned backwards together, one byte a step, with numpy; a record leaves the
+    scan at its last residue (usually after two or three steps: newline, '*'). The rare record
+    whose tail is longer than ``_TAIL_STEPS`` bytes is finished with bytes methods.
+    """
+    counts = np.zeros(len(he), dtype=np.uint32)
+    if not len(he) or data.find(b"*") < 0:
+        return counts
+    arr = np.frombuffer(data, dtype=np.uint8)
+    rec = np.arange(len(he), dtype=np.int64)
+    pos = se - 1
+    lo = he                                    # sequence bytes are he < pos < se
+    for _ in range(_TAIL_STEPS):
+        live = pos > lo
+        rec, pos, lo = rec[live], pos[live], lo[live]
+        if not rec.size:
+            return counts
+        kind = _TAIL[arr[pos]]
+        counts[rec[kind == 2]] += 1            # rec holds each record once
+        more = kind != 0
+        rec, pos, lo = rec[more], pos[more] - 1, lo[more]
+    for r, p, a in zip(rec.tolist(), pos.tolist(), lo.tolist()):
+        tail = data[a + 1:p + 1].translate(None, _BLANKS)
+        counts[r] += min(len(tail) - len(tail.rstrip(b"*")), 2 ** 32 - 1 - int(counts[r]))
+    return counts
 
 
 def _illegal_error(data, table, start, end, path, alphabet_name):
@@ -139,6 +178,8 @@ def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFas
     if data is None:
         data = read_bytes(path)
     hs, he, se = _layout(data, path)
+    stops = _trailing_stops(data, he, se)
+    hs, he, se = hs.tolist(), he.tolist(), se.tolist()
     nrec = len(hs)
     if isinstance(alphabet, str) and alphabet.lower() == "auto":
         alphabet = _guess_alphabet(data, hs, he)
@@ -186,7 +227,7 @@ def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFas
         r = int(np.searchsorted(ends, bad_at, side="right"))
         _illegal_error(data, table, he[r] + 1, se[r], path, name)
     residues = np.frombuffer(joined, dtype=np.uint8)
-    return ParsedFasta(residues, lengths, ids, descs, alpha)
+    return ParsedFasta(residues, lengths, ids, descs, alpha, stops)
 
 
 def _guess_alphabet(data, hs, he):
