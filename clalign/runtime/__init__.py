@@ -44,7 +44,10 @@ class Runtime:
         self.ctx = cl.Context([device])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._programs: dict = {}
+        self._building: dict = {}          # key -> Event of a build in flight (another thread)
+        self._build_lock = threading.Lock()
         self.build_seconds = 0.0
+        self.builds = 0
 
     @classmethod
     def get(cls, device=None) -> "Runtime":
@@ -78,11 +81,20 @@ class Runtime:
         return self.build_source(src, options, name=template)
 
     def build_source(self, src: str, options=(), name="kernel") -> cl.Program:
+        """Build (or take from the cache) one program. Thread-safe: a second thread asking for
+        a program that is being built waits for that build instead of starting its own."""
         opts = tuple(options)
         key = (hashlib.sha256(src.encode()).hexdigest(), opts)
-        prg = self._programs.get(key)
-        if prg is not None:
-            return prg
+        while True:
+            with self._build_lock:
+                prg = self._programs.get(key)
+                if prg is not None:
+                    return prg
+                ev = self._building.get(key)
+                if ev is None:
+                    ev = self._building[key] = threading.Event()
+                    break
+            ev.wait()        # built by another thread; if that build failed, build here for the error
         t0 = time.perf_counter()
         try:
             prg = cl.Program(self.ctx, src).build(options=list(opts))
@@ -90,6 +102,35 @@ class Runtime:
             path = dump_source(name, src, Path(tempfile.gettempdir()) / "clalign-kernels")
             # pyopencl's exception text carries the compiler's build log.
             raise KernelBuildError(f"OpenCL build of {name} failed on {self.caps.name}", str(exc), path) from None
-        self.build_seconds += time.perf_counter() - t0
-        self._programs[key] = prg
+        finally:
+            with self._build_lock:
+                self._building.pop(key, None)
+            ev.set()
+        with self._build_lock:
+            self.build_seconds += time.perf_counter() - t0
+            self.builds += 1
+            self._programs[key] = prg
         return prg
+
+    def prebuild(self, items, threads: int = 8) -> list:
+        """Start building programs in background threads; returns their futures.
+
+        ``items``: (template, paramset, values) triples; each is rendered here (in order) and
+        built by a pool of ``threads`` (OpenCL compilers release the GIL, so N distinct
+        kernels cost about one build on N cores). A later :meth:`program` call for one of them
+        waits for its build rather than starting another."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        seen, srcs = set(), []
+        for template, paramset, values in items:
+            src = render(template, paramset.validate(values))
+            if src not in seen:
+                seen.add(src)
+                srcs.append((src, template))
+        if not srcs:
+            return []
+        pool = ThreadPoolExecutor(max_workers=max(1, min(int(threads), len(srcs))),
+                                  thread_name_prefix="clalign-build")
+        futs = [pool.submit(self.build_source, src, (), name) for src, name in srcs]
+        pool.shutdown(wait=False)
+        return futs
