@@ -431,3 +431,63 @@ def test_shfl_only_on_a_full_warp():
     assert v["WAVE"] == 16 and not v["PTX_SHFL"]
     with pytest.raises(Exception, match="PTX_SHFL"):
         E.choose_kernel(300, "msv", h100, {"S": 2, "WAVE": 16, "PTX_SHFL": True})
+
+
+def test_split_long_pieces_cover_every_window():
+    """Pieces of ``seg`` residues overlapping by ``overlap``: every window of overlap + 1
+    residues of a sequence lies whole inside one of its pieces; short sequences stay whole."""
+    lengths = np.array([0, 1, 9, 10, 11, 25, 57, 3], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    seg, overlap = 10, 4
+    p = E.split_long(offsets, lengths, seg, overlap)
+    n = lengths.size
+    owner = np.concatenate((np.arange(n), p.parent))
+    assert np.array_equal(np.sort(p.lengths), p.lengths[p.order]) and p.lengths.max() <= seg
+    for i, L in enumerate(lengths):
+        mine = np.flatnonzero(owner == i)
+        spans = [(int(p.offsets[k] - offsets[i]), int(p.offsets[k] - offsets[i] + p.lengths[k])) for k in mine]
+        assert min(a for a, _ in spans) == 0 and max(b for _, b in spans) == L
+        if L <= seg:
+            assert spans == [(0, int(L))]
+        for w in range(0, max(0, int(L) - overlap)):
+            assert any(a <= w and w + overlap + 1 <= b for a, b in spans), (i, w)
+    with pytest.raises(Exception):
+        E.split_long(offsets, lengths, 4, 4)
+
+
+@pytest.mark.parametrize("lane,S,rg", [(8, 1, 1), (8, 16, 4), (8, 128, 1), (16, 4, 16), (16, 16, 16), (16, 64, 1)])
+def test_ssv_pieces_exact(lane, S, rg):
+    """SSV of long sequences cut into pieces just past the model length equals the whole-sequence
+    reference (and pyhmmer): consensus fragments across every cut, saturating repeats (+inf),
+    and pieces forced as short as M + 1 (one new residue per piece past the overlap)."""
+    M = 37
+    hmm = sampled_hmm(M, 5)
+    prof = E.profile_from_pyhmmer(hmm)
+    cons = consensus(hmm)
+    rng = np.random.default_rng(11)
+    seqs = []
+    for L in (M - 1, M, M + 1, 2 * M, 5 * M + 3, 700, 1500):
+        s = STD[rng.integers(0, 20, size=L)]
+        for c in range(0, L, 50):                  # a consensus fragment across many cuts
+            frag = cons[: min(cons.size, L - c, 30)]
+            s[c:c + frag.size] = frag
+        seqs.append(s)
+    seqs += [np.tile(cons, 6), np.concatenate([STD[rng.integers(0, 20, 400)], cons, STD[rng.integers(0, 20, 300)]])]
+    seqs += [STD[rng.integers(0, 20, int(L))] for L in rng.integers(1, 120, 30)]
+    db = Database.from_sequences(seqs)
+    want = R.ssv_reference(prof, seqs)
+    assert same(want, pyhmmer_scores(hmm, seqs)[1])
+    assert np.isinf(want).any() and np.isfinite(want).any()
+    for seg in (M + 1, M + 14, 2 * M, True, False):
+        got, r = run_scores(prof, db, "ssv", S=S, LANE=lane, RG=rg, split=seg)
+        assert same(got, want), (seg, lane, S, rg)
+        if seg is not False and seg is not True:
+            assert r.blocks.pieces is not None and r.blocks.pieces.n_ext > len(seqs)
+
+
+def test_split_refused_for_msv():
+    hmm = sampled_hmm(20)
+    prof = E.profile_from_pyhmmer(hmm)
+    db = Database.from_sequences([STD[:50]])
+    with pytest.raises(Exception, match="SSV"):
+        E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, "msv", split=True)

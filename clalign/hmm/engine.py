@@ -257,6 +257,7 @@ class Blocks:
     col_start: np.ndarray  # uint32, nblocks*C + 1
     ids: np.ndarray        # uint32, sequence index per column slot
     rg: int = 1            # residue group (template value RG): layout of rows inside a block
+    pieces: "Pieces | None" = None   # SSV: long sequences cut into overlapping pieces
 
     @property
     def nblocks(self) -> int:
@@ -311,10 +312,6 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     counts = np.bincount(gcol, minlength=nb * C)
     col_start = np.zeros(nb * C + 1, dtype=np.int64)
     np.cumsum(counts, out=col_start[1:])
-    # start row of each sequence in its column
-    csum = np.cumsum(L1_k)
-    first = col_start[gcol]
-    start_row = csum - L1_k - np.concatenate(([0], csum))[first]
     col_len = np.bincount(gcol, weights=L1_k, minlength=nb * C).astype(np.int64)
     rows = col_len.reshape(nb, C).max(axis=1)
     sizes = -(-rows // rg) * rg * C
@@ -325,35 +322,74 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     if total >= 1 << 32:
         raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
     data = np.full(total, PAD, dtype=np.uint8)
-    # END markers
-    base = off[blk_k] + col_k * rg
-
-    def at(row):            # byte offset of ``row`` inside a column, for this layout
-        return row * C if rg == 1 else (row // rg) * (C * rg) + row % rg
-
-    data[base + at(start_row + L1_k - 1)] = END
-    # residues, in chunks to bound the index arrays
-    lens = L1_k - 1
-    step = 1 << 22
-    i = 0
-    m = seq_k.size
-    while i < m:
-        j = i
-        acc = 0
-        while j < m and (acc == 0 or acc + lens[j] <= step):
-            acc += int(lens[j])
-            j += 1
-        ln = lens[i:j]
-        tot = int(ln.sum())
-        if tot:
-            rep = np.repeat(np.arange(i, j), ln)
-            t = np.arange(tot, dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
-            dst = base[rep] + at(start_row[rep] + t)
-            src = offsets[seq_k[rep]] + t
-            data[dst] = residues[src]
-        i = j
+    # every column's sequences, each followed by END, as one stream in slot order (block,
+    # column, round): a concatenation of residue slices, one memcpy per sequence
+    res = np.asarray(residues)
+    end = np.full(1, END, dtype=np.uint8)
+    parts = []
+    for a, b in zip(offsets[seq_k].tolist(), (offsets[seq_k] + L1_k - 1).tolist()):
+        parts += (res[a:b], end)
+    stream = np.concatenate(parts)
+    # per block: its columns padded to the block's rows, then laid out as (rows // rg, C, rg)
+    col_len = col_len.reshape(nb, C)
+    bstart = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(col_len.sum(axis=1), out=bstart[1:])
+    rows_pad = sizes // C
+    for k in range(nb):
+        R = int(rows_pad[k])
+        arr = np.full((C, R), PAD, dtype=np.uint8)
+        arr[np.arange(R)[None, :] < col_len[k][:, None]] = stream[bstart[k]:bstart[k + 1]]
+        data[off[k]:off[k] + R * C] = arr.reshape(C, R // rg, rg).transpose(1, 0, 2).ravel()
     return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
                   seq_k.astype(np.uint32), rg)
+
+
+@dataclass
+class Pieces:
+    """Long sequences cut into overlapping pieces (SSV only; see :func:`split_long`).
+
+    Sequence ``i`` keeps index ``i`` for its first piece; its other pieces are pseudo
+    sequences ``n, n + 1, ...`` whose result belongs to ``parent[k - n]``."""
+
+    seg: int
+    overlap: int
+    offsets: np.ndarray    # int64 start of every (pseudo) sequence in the residue array
+    lengths: np.ndarray    # int64 length of every (pseudo) sequence
+    order: np.ndarray      # int64 (pseudo) sequences by ascending length
+    parent: np.ndarray     # int64 original sequence of each pseudo sequence n, n + 1, ...
+
+    @property
+    def n_ext(self) -> int:
+        return int(self.lengths.size)
+
+
+def split_long(offsets, lengths, seg: int, overlap: int) -> Pieces:
+    """Cut every sequence longer than ``seg`` into pieces of ``seg`` residues (the last one
+    shorter) that overlap by ``overlap`` residues.
+
+    Why it is exact for SSV (not for MSV, whose J state links a whole sequence): an SSV cell
+    of state k at residue i is the saturating sum along one diagonal from state 1 at residue
+    i - k + 1, entered at the fixed value -128; it depends on those k <= M residues only. With
+    ``overlap = M - 1`` every such window lies whole inside some piece, which computes that
+    cell exactly; cells of a piece that start at its cut are entered at -128, never above the
+    whole sequence's value there (the recurrence is monotone). So the max over a sequence's
+    pieces is the sequence's max, overflow included (kernels/hmm_slane.mako explains why the
+    first cell past the overflow line is seen by the unsigned max)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)[:lengths.size]
+    n = lengths.size
+    stride = int(seg) - int(overlap)
+    if stride < 1:
+        raise ParameterError(f"split_long: pieces of {seg} residues cannot overlap by {overlap}")
+    long_ = np.flatnonzero(lengths > seg)
+    extra = -(-(lengths[long_] - seg) // stride)            # pieces after the first
+    parent = np.repeat(long_, extra)
+    j = np.arange(parent.size, dtype=np.int64) - np.repeat(np.cumsum(extra) - extra, extra) + 1
+    start = j * stride
+    ext_len = np.concatenate((np.minimum(lengths, seg), np.minimum(lengths[parent] - start, seg)))
+    ext_off = np.concatenate((offsets, offsets[parent] + start))
+    order = np.argsort(ext_len, kind="stable").astype(np.int64)
+    return Pieces(int(seg), int(overlap), ext_off, ext_len, order, parent)
 
 
 def default_spc(n: int, C: int, caps) -> int:
@@ -426,12 +462,24 @@ class _Run:
         self.raw, self.seconds, self.values, self.blocks = raw, seconds, values, blocks
 
 
+def ssv_seg(lengths, spc: int, M: int) -> int:
+    """Piece length for :func:`split_long` (SSV): the rows of a typical block (``spc`` mean
+    sequences), at least 4 model lengths so that the overlap stays a small share."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    mean = float(lengths.mean()) if lengths.size else 0.0
+    return int(max(math.ceil(spc * (mean + 1.0)) - 1, 4 * int(M), 256))
+
+
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
             blocks: Blocks | None = None, spc: int | None = None, balance: bool = True,
-            cache: dict | None = None, **overrides) -> _Run:
+            cache: dict | None = None, split: bool | int | None = None, **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
     ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
     caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk.
+    ``split`` (default: SSV with ``balance``) cuts sequences longer than a typical block into
+    overlapping pieces (:func:`split_long`, piece length :func:`ssv_seg`, or ``split`` itself
+    when it is an int), so that no work-group walks a long sequence alone at the end of the
+    launch; the result per sequence is the max over its pieces.
     ``cache`` (a dict kept with the database) keeps blocks and their device copies for the
     next model of the same geometry: many models of one search share a few (C, RG) layouts."""
     rt = Runtime.get(device)
@@ -441,19 +489,31 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
     n = int(np.asarray(lengths).size)
+    if split is None:
+        split = algo == "ssv" and balance
+    if split and algo != "ssv":
+        raise ParameterError("split: only the SSV filter may cut sequences into pieces (MSV's J state links them)")
+    spc = spc if spc is not None else default_spc(n, C, rt.caps)
+    seg = int(split) if (split is not True and split) else ssv_seg(lengths, spc, profile.M)
+    want = (seg, profile.M - 1) if (split and n) else None
     dev_bufs = None
-    if blocks is None or blocks.C != C or blocks.rg != values["RG"]:
-        spc = spc if spc is not None else default_spc(n, C, rt.caps)
-        cap = default_cap(lengths, spc) if balance else None
-        key = (rt.device.int_ptr, C, spc, values["RG"], cap)
+    have = (blocks.pieces.seg, blocks.pieces.overlap) if (blocks is not None and blocks.pieces) else None
+    if blocks is None or blocks.C != C or blocks.rg != values["RG"] or have != want:
+        pieces = split_long(offsets, lengths, *want) if want else None
+        e_off, e_len, e_order = ((pieces.offsets, pieces.lengths, pieces.order) if pieces is not None
+                                 else (offsets, lengths, order))
+        cap = default_cap(e_len, spc) if balance else None
+        key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
         hit = cache.get(key) if cache is not None else None
         if hit is None:
-            blocks = build_blocks(residues, offsets, lengths, order, C, spc, values["RG"], cap)
+            blocks = build_blocks(residues, e_off, e_len, e_order, C, spc, values["RG"], cap)
+            blocks.pieces = pieces
             if cache is not None:
                 cache[key] = hit = [blocks, None]
         else:
             blocks, dev_bufs = hit
-    out = np.zeros(n, dtype=np.uint32)
+    n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
+    out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
     prg = rt.program("hmm_slane.mako", HMM_SLANE, values)
@@ -467,7 +527,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
             a = np.zeros(4, dtype=np.uint8)
         return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
-    tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n, np.uint8)
+    tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n_ext, np.uint8)
     if dev_bufs is None:
         dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
         if cache is not None and blocks.C == C:
@@ -486,7 +546,23 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     cl.enqueue_copy(q, out, d_out)
     q.finish()
+    if n_ext > n:            # SSV pieces: a sequence's result is the max over its pieces
+        np.maximum.at(out, blocks.pieces.parent, out[n:])
+        out = out[:n]
     return _Run(out, float(np.median(times)), values, blocks)
+
+
+def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, **overrides) -> list:
+    """Start building the kernels for models of lengths ``Ms`` in ``threads`` background
+    threads (one per distinct kernel); returns the futures. A search of many models calls
+    this first: on NVIDIA one build takes about a second and the models need one per distinct
+    (S, H), so building them side by side while the first model's blocks are laid out saves
+    most of that time. ``overrides`` as for :func:`run_raw`."""
+    rt = Runtime.get(device)
+    simd = overrides.pop("simd", None)
+    items = [("hmm_slane.mako", HMM_SLANE, choose_kernel(int(M), algo, rt.caps, dict(overrides), simd=simd))
+             for M in Ms]
+    return rt.prebuild(items, threads)
 
 
 def _db_arrays(db):
