@@ -5,19 +5,20 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 pyhmmer = pytest.importorskip("pyhmmer")
 from click.testing import CliRunner
 
 from clalign.cli import main  # noqa: E402
-from clalign.hmm.search import hmmsearch, trailing_stops  # noqa: E402
+from clalign.data import Database  # noqa: E402
+from clalign.hmm.search import hmmsearch  # noqa: E402
 
 PYDATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
 TXT = os.path.join(PYDATA, "hmms", "txt")
 FAA = os.path.join(PYDATA, "seqs", "938293.PRJEB85.HG003687.faa")
 HMMSEARCH = shutil.which("hmmsearch")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
 
 def _rows(path):
@@ -64,10 +65,38 @@ def test_api_counts_and_superset():
         assert r.n_device_pass >= r.n_past_msv
 
 
-def test_trailing_stops(tmp_path):
-    p = tmp_path / "s.faa"
-    p.write_text(">a desc*with star\nMKV*\n>b\nMK\nV\n>c x\nMKVL**\n>d\nMK*V\n>e\nM*K\n*\n\n")
-    np.testing.assert_array_equal(trailing_stops(str(p), 5), [1, 0, 2, 0, 1])
+def test_prepared_database_counts_terminal_stops(tmp_path):
+    """A database made by ``clalign makedb`` keeps the trailing '*' HMMER counts in L: searching
+    it gives the tables of the FASTA itself, of HMMER (pyhmmer's shipped tables; the hmmsearch
+    binary when installed), and tlen = residues + stop. The bundled proteome is FAA gzipped;
+    2,099 of its 2,100 proteins end in '*'."""
+    fasta = os.path.join(DATA, "proteome.faa.gz")
+    db = str(tmp_path / "db")
+    r = CliRunner().invoke(main, ["makedb", "-q", "-dbtype", "prot", fasta, db])
+    assert r.exit_code == 0, r.output
+
+    def tables(hmm, target, tag):
+        tbl, dom = str(tmp_path / f"{tag}.tbl"), str(tmp_path / f"{tag}.domtbl")
+        r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "--cpu", "2", hmm, target])
+        assert r.exit_code == 0, r.output
+        return _rows(tbl), _rows(dom)
+
+    hmms = os.path.join(DATA, "hmms.hmm")
+    on_db = tables(hmms, db, "db")
+    assert on_db == tables(hmms, fasta, "fa") and len(on_db[0]) > 10
+    opened = Database.open(db)
+    tlen = {row.split()[0]: int(row.split()[2]) for row in on_db[1]}
+    hit = [i for i, name in enumerate(opened.ids) if name in tlen]
+    assert [tlen[opened.ids[i]] for i in hit] == [int(opened.lengths[i] + opened.stops[i]) for i in hit]
+    assert opened.stops[hit].min() == 1
+    pf = os.path.join(TXT, "PF02826.hmm")
+    assert tables(pf, db, "pf") == tuple(_rows(os.path.join(PYDATA, "tables", "PF02826." + x))
+                                         for x in ("tbl", "domtbl"))
+    if HMMSEARCH is not None:
+        h = {x: str(tmp_path / f"h.{x}") for x in ("tbl", "domtbl")}
+        subprocess.run([HMMSEARCH, "--noali", "--tblout", h["tbl"], "--domtblout", h["domtbl"], "-o", os.devnull,
+                        hmms, FAA], check=True)     # FAA = the proteome unzipped (hmmsearch cannot rewind a .gz)
+        assert on_db == (_rows(h["tbl"]), _rows(h["domtbl"]))
 
 
 def test_internal_and_trailing_stops_match_pyhmmer(tmp_path):

@@ -15,10 +15,11 @@ Why it is exact even at the F1 boundary: step 2 keeps a *superset* of HMMER's pa
 (a 0.001-bit slack absorbs float rounding), and pyhmmer applies HMMER's own MSV test again.
 
 Target lengths: HMMER reads a trailing ``*`` (stop) as a residue (the nonresidue symbol) and
-counts it in L, the null model and the MSV length model; clalign's FASTA reader strips it.
-For FASTA input we count the stripped stops per record and give HMMER's view (L + stops,
-and the ``*`` residues appended for pyhmmer). A prepared clalign database has lost them:
-search the FASTA file itself to reproduce hmmsearch on files with terminal stops.
+counts it in L, the null model and the MSV length model; clalign's FASTA reader strips it
+but keeps how many it stripped per record (``Database.stops``, saved in prepared databases
+too). We give HMMER's view: L + stops, and the ``*`` residues appended for pyhmmer. Only a
+database prepared before the counts were saved (or built from plain strings) has zeros there:
+rebuild it with ``clalign makedb`` to reproduce hmmsearch on files with terminal stops.
 """
 from __future__ import annotations
 
@@ -69,47 +70,15 @@ class SearchStats:
     per_model: list = field(default_factory=list)
 
 
-def trailing_stops(path, nrecords):
-    """Number of '*' characters clalign's FASTA reader stripped from each record's end.
-
-    The reader strips only the run of '*' at a record's end (a '*' inside a protein stays in
-    the sequence as the stop code), so a '*' counts here when no residue letter follows it in
-    its record; counted per record with numpy on the raw bytes.
-    """
-    from ..data.fasta import read_bytes
-
-    data = read_bytes(path)
-    arr = np.frombuffer(data, dtype=np.uint8)
-    stars = np.flatnonzero(arr == 42)
-    if stars.size == 0:
-        return np.zeros(nrecords, dtype=np.int64)
-    nl = np.flatnonzero(arr == 10)
-    starts = nl + 1
-    starts = starts[starts < arr.size]
-    hs = starts[arr[starts] == 62]
-    if arr.size and arr[0] == 62:
-        hs = np.concatenate(([0], hs))
-    he = np.append(nl, arr.size)[np.searchsorted(nl, hs)]          # newline ending each header
-    rec = np.searchsorted(hs, stars, side="right") - 1
-    in_seq = (rec >= 0) & (stars > he[np.maximum(rec, 0)])
-    # trailing: the next letter (A-Z, a-z) after the '*' lies past the record's end
-    letters = np.flatnonzero(((arr | 32) >= 97) & ((arr | 32) <= 122))
-    rec_end = np.append(hs[1:], arr.size)[np.maximum(rec, 0)]
-    nxt = np.searchsorted(letters, stars)
-    nxt_pos = np.where(nxt < letters.size, letters[np.minimum(nxt, letters.size - 1)], arr.size)
-    in_seq &= nxt_pos >= rec_end
-    counts = np.bincount(rec[in_seq], minlength=len(hs)).astype(np.int64)
-    if len(hs) != nrecords:
-        raise InputError(f"found {len(hs)} FASTA records but the database holds {nrecords}", path)
-    return counts
-
-
 def _hmmer_lengths(db, seqdb):
-    """Target lengths as HMMER counts them (trailing stops included) and the stop counts."""
+    """Target lengths as HMMER counts them (trailing stops included) and the stop counts.
+
+    The counts are the database's own (``db.stops``, from the FASTA reader or a prepared
+    database), so a FASTA file and the database made from it give the same; ``seqdb`` is
+    not used.
+    """
     lengths = np.asarray(db.lengths, dtype=np.int64)
-    stops = np.zeros(len(lengths), dtype=np.int64)
-    if isinstance(seqdb, (str, os.PathLike)) and os.path.isfile(seqdb):
-        stops = trailing_stops(seqdb, len(lengths))
+    stops = np.asarray(db.stops, dtype=np.int64)
     return lengths + stops, stops
 
 
@@ -191,6 +160,7 @@ class _Search:
         self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
         self.cpus = max(1, int(cpus or 1))
         self.device = device
+        self.prebuild = msv_scores is None
         if msv_scores is None:
             from .engine import msv_scores
         self.msv_scores = msv_scores
@@ -222,6 +192,9 @@ class _Search:
         if self.progress:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
+        if self.prebuild:        # every model's kernel, built side by side while the first one runs
+            from .engine import prebuild
+            prebuild([h.M for h in self.hmms], "msv", self.device, threads=min(self.cpus, os.cpu_count() or 1))
         pending = []
         with ThreadPoolExecutor(max_workers=self.cpus) as pool:
             for hmm, phmm in zip(self.hmms, phmms):
