@@ -1,16 +1,22 @@
 """End-to-end ``clalign hmmsearch`` against HMMER's ``hmmsearch`` on the same inputs.
 
-Runs both as whole processes (wall seconds, like a user would), then compares the per-sequence
-tables (``--tblout``) line by line, comment lines aside.
+Runs both as whole processes (wall seconds, as a user sees them) ``--repeat`` times each,
+clalign first: its first run is *cold* (a fresh process, kernels compiled; on NVIDIA the
+driver's compute cache then keeps them for later processes), the others *warm*. Then compares
+the per-sequence tables (``--tblout``) line by line, comment lines aside.
 
     python3 tools/bench_hmmsearch.py --hmm data/hmms.hmm --db DB.fa [--cpu 16] [--device P:D]
 
 With ``--generate N`` the database is a synthetic Swiss-Prot-like FASTA from
-``tools/gen_protein_db.py`` (seed 1) written to ``--db``.
+``tools/gen_protein_db.py`` (seed 1) written to ``--db``. ``--profile`` adds one more clalign
+run under cProfile and writes its 30 costliest calls (cumulative) to ``OUT/clalign.prof.txt``.
 """
 import argparse
+import io
 import os
+import pstats
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +43,8 @@ def main():
     ap.add_argument("--generate", type=int, default=0, help="write a synthetic db of N sequences to --db first")
     ap.add_argument("--cpu", type=int, default=os.cpu_count())
     ap.add_argument("--device", default=None)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each program (clalign's first is cold)")
+    ap.add_argument("--profile", action="store_true", help="one more clalign run under cProfile")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--hmmsearch", default=shutil.which("hmmsearch"))
     args = ap.parse_args()
@@ -49,13 +57,30 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     ct, ht = os.path.join(args.out, "clalign.tbl"), os.path.join(args.out, "hmmsearch.tbl")
     dev = ["--device", args.device] if args.device else []
-    c_s, c_err = run([sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(args.cpu), *dev,
-                      "--tblout", ct, "-o", os.devnull, args.hmm, args.db])
-    h_s, _ = run([args.hmmsearch, "--cpu", str(args.cpu), "--tblout", ht, "-o", os.devnull, args.hmm, args.db])
+    ccmd = ["hmmsearch", "--cpu", str(args.cpu), *dev, "--tblout", ct, "-o", os.devnull, args.hmm, args.db]
+    c_times, c_err = [], ""
+    for _ in range(max(1, args.repeat)):
+        dt, c_err = run([sys.executable, "-m", "clalign", *ccmd])
+        c_times.append(dt)
+    h_times = []
+    for _ in range(max(1, args.repeat)):
+        dt, _ = run([args.hmmsearch, "--cpu", str(args.cpu), "--tblout", ht, "-o", os.devnull, args.hmm, args.db])
+        h_times.append(dt)
     same = rows(ct) == rows(ht)
     print(c_err.strip().splitlines()[-1] if c_err.strip() else "")
-    print(f"clalign hmmsearch: {c_s:.2f} s wall   hmmsearch --cpu {args.cpu}: {h_s:.2f} s wall   "
-          f"ratio {h_s / c_s:.2f}x   tblout rows: {len(rows(ct))} vs {len(rows(ht))}, identical: {same}")
+    warm = statistics.median(c_times[1:]) if len(c_times) > 1 else c_times[0]
+    h_med = statistics.median(h_times)
+    print(f"clalign hmmsearch --cpu {args.cpu}: cold {c_times[0]:.2f} s, runs {' '.join(f'{t:.2f}' for t in c_times)} s; "
+          f"hmmsearch --cpu {args.cpu}: runs {' '.join(f'{t:.2f}' for t in h_times)} s; "
+          f"ratio hmmsearch/clalign (medians, warm) {h_med / warm:.2f}x, cold {h_med / c_times[0]:.2f}x; "
+          f"tblout rows: {len(rows(ct))} vs {len(rows(ht))}, identical: {same}")
+    if args.profile:
+        prof = os.path.join(args.out, "clalign.prof")
+        run([sys.executable, "-m", "cProfile", "-o", prof, "-m", "clalign", *ccmd])
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(30)
+        with open(prof + ".txt", "w") as fh:
+            fh.write(buf.getvalue())
     return 0 if same else 1
 
 

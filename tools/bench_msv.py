@@ -99,7 +99,8 @@ def parse_variants(text):
     become ints (PROF_LOCAL=0, PTX_SHFL=1 ...). Not template values: ``HMIN=n`` keeps only
     the kernels with H >= n (e.g. ``HMIN=25`` runs the Eq. 2-5 choice at Hmax 32 and the one
     with twice the H per M = 100 * 2^k); ``AUTO=1`` runs only the tuned choice of S and H;
-    ``balance=0`` builds blocks without the row cap (``engine.run_raw``).
+    ``balance=0`` builds blocks without the row cap; ``split=0`` keeps long sequences whole
+    for SSV, ``split=N`` cuts them into pieces of N residues (``engine.run_raw``).
     """
     out = []
     for spec in text.split(";"):
@@ -150,7 +151,7 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                 blocks = None
                 simd = label
                 hmin = int(vkw.get("HMIN", 1))
-                tkw = {k: v for k, v in vkw.items() if k not in ("HMIN", "AUTO", "balance")}
+                tkw = {k: v for k, v in vkw.items() if k not in ("HMIN", "AUTO", "balance", "split")}
                 if vkw.get("AUTO"):      # only the tuned choice (S, H from choose_kernel)
                     from clalign.runtime import Runtime
                     simd = tkw.pop("simd", None)
@@ -166,6 +167,8 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                     kw = {**tkw, "S": S, "H": H}
                     if "balance" in vkw:
                         kw["balance"] = bool(vkw["balance"])
+                    if "split" in vkw and algo == "ssv":
+                        kw["split"] = vkw["split"] if vkw["split"] > 1 else bool(vkw["split"])
                     t0 = time.perf_counter()
                     try:
                         r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
@@ -202,7 +205,9 @@ def table(rows):
     for r in rows:
         g = "-" if r.get("gcups") is None else f"{r['gcups']:.1f}"
         sp = "" if r["kernel"] == "pyhmmer" or r.get("speedup") is None else f"{r['speedup']:.1f}x"
-        out.append(f"| {r['M']} | {r['algo']} | {r['kernel']} | {r['S'] or ''} | {r['H'] or ''} | {r['simd']} "
+        v = r.get("variant")
+        simd = r["simd"] + (f" [{v}]" if v and v != "default" else "")
+        out.append(f"| {r['M']} | {r['algo']} | {r['kernel']} | {r['S'] or ''} | {r['H'] or ''} | {simd} "
                    f"| {g} | {sp} | {'ok' if r['ok'] else 'WRONG/FAILED'} |")
     return "\n".join(out)
 
