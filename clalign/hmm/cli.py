@@ -131,7 +131,20 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     st = search.stats
     click.echo(f"clalign hmmsearch: {st.models} model(s), {st.sequences} sequences, {st.residues} residues; "
                f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test); "
-               f"{time.perf_counter() - t0:.2f} s (device MSV stage {st.device_seconds:.2f} s)", err=True)
+               f"{time.perf_counter() - t0:.2f} s (database {st.load_seconds:.2f} s, device MSV stage "
+               f"{st.device_seconds:.2f} s, post-MSV stages {st.pyhmmer_seconds:.2f} s summed over models"
+               f"{_builds(device)})", err=True)
+
+
+def _builds(device):
+    """', N kernel builds (X s)' for the summary line, when the runtime built any."""
+    try:
+        from ..runtime import Runtime
+
+        rt = Runtime.get(device)
+    except Exception:      # the summary must never fail the search
+        return ""
+    return f", {rt.builds} kernel builds ({rt.build_seconds:.2f} s summed over threads)" if rt.builds else ""
 
 
 def _trailer(hmmfile, seqdb, argv):

@@ -66,7 +66,9 @@ class SearchStats:
     device_pass: int = 0
     past_msv: int = 0
     seconds: float = 0.0
-    device_seconds: float = 0.0
+    load_seconds: float = 0.0      # reading the sequence database
+    device_seconds: float = 0.0    # device MSV stage, waits for kernel builds included
+    pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     per_model: list = field(default_factory=list)
 
 
@@ -150,7 +152,14 @@ class _Search:
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
+        self.cpus = max(1, int(cpus or 1))
+        self.device = device
+        if msv_scores is None:   # every model's kernel, built side by side while the database loads
+            from .engine import prebuild
+            prebuild([h.M for h in self.hmms], "msv", device, threads=min(self.cpus, os.cpu_count() or 1))
+        t0 = time.perf_counter()
         self.db = as_database(seqdb)
+        load_seconds = time.perf_counter() - t0
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
@@ -158,15 +167,13 @@ class _Search:
         self.lengths, self.stops = _hmmer_lengths(self.db, seqdb)
         self.Z = float(len(self.db)) if Z is None else float(Z)
         self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
-        self.cpus = max(1, int(cpus or 1))
-        self.device = device
-        self.prebuild = msv_scores is None
         if msv_scores is None:
             from .engine import msv_scores
         self.msv_scores = msv_scores
         self.progress = progress
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
-                                 sequences=len(self.db), residues=int(self.lengths.sum()))
+                                 sequences=len(self.db), residues=int(self.lengths.sum()),
+                                 load_seconds=load_seconds)
 
     def _pyhmmer_stage(self, hmm, phmm, passing):
         import pyhmmer
@@ -192,9 +199,6 @@ class _Search:
         if self.progress:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
-        if self.prebuild:        # every model's kernel, built side by side while the first one runs
-            from .engine import prebuild
-            prebuild([h.M for h in self.hmms], "msv", self.device, threads=min(self.cpus, os.cpu_count() or 1))
         pending = []
         with ThreadPoolExecutor(max_workers=self.cpus) as pool:
             for hmm, phmm in zip(self.hmms, phmms):
@@ -218,6 +222,7 @@ class _Search:
     def _finish(self, res, bar):
         self.stats.device_pass += res.n_device_pass
         self.stats.past_msv += res.n_past_msv
+        self.stats.pyhmmer_seconds += res.seconds
         self.stats.per_model.append(res)
         if bar is not None:
             bar.update(1)

@@ -23,8 +23,17 @@ def platforms():
             f"({exc})") from None
 
 
+_ALL = None
+
+
 def all_devices():
-    """[(platform_index, device_index, device)] for every device of every platform."""
+    """[(platform_index, device_index, device)] for every device of every platform.
+
+    Read once per process: the platform query costs tens of milliseconds on some drivers
+    and every engine call resolves its device through here."""
+    global _ALL
+    if _ALL is not None:
+        return list(_ALL)
     out = []
     for pi, p in enumerate(platforms()):
         try:
@@ -33,7 +42,8 @@ def all_devices():
             continue
         for di, d in enumerate(devs):
             out.append((pi, di, d))
-    return out
+    _ALL = out
+    return list(out)
 
 
 def _parse_one(item: str, table, source: str):
