@@ -149,3 +149,31 @@ def test_bad_inputs_leave_no_files(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["bad.faa"]
     r = CliRunner().invoke(main, ["hmmsearch", "--F1", "0", os.path.join(TXT, "PF02826.hmm"), FAA])
     assert r.exit_code == 2 and "--F1" in r.output
+
+
+def test_parts_merge_like_one_search():
+    """A model's survivors searched in many small parts (pyhmmer TopHits.merge) give the
+    tables and report of one search over all of them: 14 models, parts of >= 3 targets."""
+    import io
+
+    from clalign.hmm.search import write_report
+
+    hmm = os.path.join(DATA, "hmms.hmm")
+
+    def tables(cpus, min_part):
+        s = hmmsearch(hmm, FAA, cpus=cpus, min_part=min_part)
+        res = list(s)
+        out = []
+        for fmt in ("targets", "domains"):
+            buf = io.BytesIO()
+            for i, r in enumerate(res):
+                r.hits.write(buf, format=fmt, header=(i == 0))
+            out.append(buf.getvalue().decode())
+        rep = write_report(res, s.stats, hmmfile=hmm, seqdb=FAA)
+        out.append("\n".join(ln for ln in rep.splitlines() if not ln.startswith("# Mc/sec")))
+        return out, [r.n_past_msv for r in res]
+
+    one, n_one = tables(1, 10 ** 9)
+    many, n_many = tables(4, 3)
+    assert n_one == n_many and sum(n_one) > 1000
+    assert one == many

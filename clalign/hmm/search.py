@@ -129,22 +129,29 @@ def _pyhmmer_models(hmmfile):
         return list(hf)
 
 
+#: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
+#: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
+MIN_PART = 256
+
+
 def hmmsearch(hmmfile, seqdb, *, F1=0.02, E=10.0, Z=None, domE=10.0, incE=0.01, incdomE=0.01,
-              cpus=1, device=None, msv_scores=None, progress=False):
+              cpus=1, device=None, msv_scores=None, progress=False, min_part=MIN_PART):
     """Search every model of ``hmmfile`` against ``seqdb``; yields :class:`ModelResult` in model order.
 
     ``seqdb``: FASTA path (plain/gzip), prepared clalign database path, or ``Database``.
     ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`).
-    The last item of the returned list's ``stats`` attribute is filled as results come.
+    ``min_part``: see :data:`MIN_PART`. The ``stats`` attribute of the returned iterable is
+    filled as results come.
     """
     return _Search(hmmfile, seqdb, F1=F1, E=E, Z=Z, domE=domE, incE=incE, incdomE=incdomE, cpus=cpus,
-                   device=device, msv_scores=msv_scores, progress=progress)
+                   device=device, msv_scores=msv_scores, progress=progress, min_part=min_part)
 
 
 class _Search:
     """Iterable search (see :func:`hmmsearch`); ``stats`` holds the totals."""
 
-    def __init__(self, hmmfile, seqdb, *, F1, E, Z, domE, incE, incdomE, cpus, device, msv_scores, progress):
+    def __init__(self, hmmfile, seqdb, *, F1, E, Z, domE, incE, incdomE, cpus, device, msv_scores, progress,
+                 min_part=MIN_PART):
         from ..data import as_database
 
         if not 0.0 < F1 <= 1.0:
@@ -171,24 +178,33 @@ class _Search:
             from .engine import msv_scores
         self.msv_scores = msv_scores
         self.progress = progress
+        self.min_part = max(1, int(min_part))
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
 
-    def _pyhmmer_stage(self, hmm, phmm, passing):
+    def _pyhmmer_part(self, phmm, part):
+        """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on some targets of
+        one model; returns (TopHits, thread seconds)."""
         import pyhmmer
 
         t0 = time.perf_counter()
         abc = phmm.alphabet
-        block = _block(self.db, passing, self.stops, abc)
+        block = _block(self.db, part, self.stops, abc)
         pipeline = pyhmmer.plan7.Pipeline(abc, Z=self.Z, F1=self.opts["F1"], E=self.opts["E"],
                                           domE=self.opts["domE"], incE=self.opts["incE"],
                                           incdomE=self.opts["incdomE"])
-        hits = pipeline.search_hmm(phmm, block)
+        return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
+
+    def _model_result(self, hmm, n_pass, futures):
+        """Merge a model's parts (pyhmmer ``TopHits.merge``: Z is fixed, so E-values are those
+        of one search over all parts; domZ, the number of reported targets, is their sum)."""
+        parts = [f.result() for f in futures]
+        hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
         st = hits.__getstate__()["pipeline"]
-        return ModelResult(hmm=hmm, hits=hits, n_device_pass=len(passing), n_past_msv=st["n_past_msv"],
+        return ModelResult(hmm=hmm, hits=hits, n_device_pass=n_pass, n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
-                           n_past_fwd=st["n_past_fwd"], seconds=time.perf_counter() - t0)
+                           n_past_fwd=st["n_past_fwd"], seconds=sum(t for _, t in parts))
 
     def __iter__(self):
         t_start = time.perf_counter()
@@ -210,11 +226,13 @@ class _Search:
                 keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
                 self.stats.device_seconds += time.perf_counter() - t0
-                pending.append(pool.submit(self._pyhmmer_stage, hmm, phmm, passing))
-                while pending and pending[0].done():
-                    yield self._finish(pending.pop(0).result(), bar)
-            for fut in pending:
-                yield self._finish(fut.result(), bar)
+                k = max(1, min(self.cpus, passing.size // self.min_part))
+                pending.append((hmm, passing.size, [pool.submit(self._pyhmmer_part, phmm, part)
+                                                    for part in np.array_split(passing, k)]))
+                while pending and all(f.done() for f in pending[0][2]):
+                    yield self._finish(self._model_result(*pending.pop(0)), bar)
+            for item in pending:
+                yield self._finish(self._model_result(*item), bar)
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
