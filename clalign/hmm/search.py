@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -102,21 +103,35 @@ def _hmmer_nats(nats, profile: MSVProfile, lengths, stops):
     return out
 
 
-def _block(db, indices, stops, abc):
-    """pyhmmer DigitalSequenceBlock of the given targets, in easel codes, stops restored."""
+class _Targets:
+    """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
+    amino codes (one table lookup), offsets, and the raw id/description bytes."""
+
+    def __init__(self, db, stops):
+        self.easel = EASEL_OF_CODE[np.asarray(db.residues)]
+        self.off = np.asarray(db.offsets)
+        self.iblob, self.ioff = db.ids.blob.tobytes(), np.asarray(db.ids.offsets)
+        self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
+        self.stops = np.asarray(stops)
+
+
+def _block(targets: _Targets, indices, abc):
+    """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
+
+    Names and descriptions are the database's raw header bytes. Runs in worker threads while
+    holding the GIL, so it does as little per sequence as it can: list lookups and slices."""
     from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
 
+    t = targets
+    idx = np.asarray(indices, dtype=np.int64)
     seqs = []
-    res = db.residues
-    off = db.offsets
-    for i in indices:
-        i = int(i)
-        codes = EASEL_OF_CODE[np.asarray(res[off[i]:off[i + 1]])]
-        if stops[i]:
-            codes = np.concatenate((codes, np.full(int(stops[i]), EASEL_STAR, dtype=np.uint8)))
-        desc = db.descriptions[i]
-        seqs.append(DigitalSequence(abc, name=db.ids[i].encode(), description=desc.encode() if desc else None,
-                                    sequence=codes))
+    for i0, i1, d0, d1, a, b, k in zip(t.ioff[idx].tolist(), t.ioff[idx + 1].tolist(), t.doff[idx].tolist(),
+                                       t.doff[idx + 1].tolist(), t.off[idx].tolist(), t.off[idx + 1].tolist(),
+                                       t.stops[idx].tolist()):
+        codes = t.easel[a:b]
+        if k:
+            codes = np.concatenate((codes, np.full(int(k), EASEL_STAR, dtype=np.uint8)))
+        seqs.append(DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None, sequence=codes))
     return DigitalSequenceBlock(abc, seqs)
 
 
@@ -179,6 +194,7 @@ class _Search:
         self.msv_scores = msv_scores
         self.progress = progress
         self.min_part = max(1, int(min_part))
+        self._targets, self._targets_lock = None, threading.Lock()
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
@@ -190,7 +206,10 @@ class _Search:
 
         t0 = time.perf_counter()
         abc = phmm.alphabet
-        block = _block(self.db, part, self.stops, abc)
+        with self._targets_lock:
+            if self._targets is None:
+                self._targets = _Targets(self.db, self.stops)
+        block = _block(self._targets, part, abc)
         pipeline = pyhmmer.plan7.Pipeline(abc, Z=self.Z, F1=self.opts["F1"], E=self.opts["E"],
                                           domE=self.opts["domE"], incE=self.opts["incE"],
                                           incdomE=self.opts["incdomE"])
