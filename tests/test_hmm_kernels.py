@@ -491,3 +491,27 @@ def test_split_refused_for_msv():
     db = Database.from_sequences([STD[:50]])
     with pytest.raises(Exception, match="SSV"):
         E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, "msv", split=True)
+
+
+def test_shared_layout_one_geometry_same_scores():
+    """shared_layout: models whose tuned S differ get WG_WAVES so that S * WG_WAVES is the
+    largest C wherever that is a legal WG_WAVES; scores do not change."""
+    from clalign.runtime import Runtime
+
+    caps = Runtime.get().caps
+    Ms = [20, 60, 130, 260]
+    tuned = [E.choose_kernel(M, "msv", caps) for M in Ms]
+    lay = E.shared_layout(Ms, "msv")
+    C = max(v["S"] * v["WG_WAVES"] for v in tuned)
+    for M, v, ov in zip(Ms, tuned, lay):
+        w = E.choose_kernel(M, "msv", caps, dict(ov))
+        assert w["S"] == v["S"] and w["H"] == v["H"]
+        if ov:
+            assert w["S"] * w["WG_WAVES"] == C
+    rng = np.random.default_rng(3)
+    seqs = [STD[rng.integers(0, 20, int(L))] for L in rng.integers(1, 300, 60)]
+    db = Database.from_sequences(seqs)
+    for M, ov in zip(Ms, lay):
+        prof = E.profile_from_pyhmmer(sampled_hmm(M))
+        for wgw in sorted({ov.get("WG_WAVES", 1), 2, 4}):
+            assert same(run_scores(prof, db, "msv", WG_WAVES=wgw)[0], R.msv_reference(prof, seqs)), (M, wgw)

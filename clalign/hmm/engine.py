@@ -552,16 +552,42 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     return _Run(out, float(np.median(times)), values, blocks)
 
 
-def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, **overrides) -> list:
+def shared_layout(Ms, algo: str = "msv", device=None) -> list:
+    """Per model, the template overrides (``WG_WAVES``) that give models of lengths ``Ms`` one
+    database layout: the same C = S * WG_WAVES columns per work-group wherever WG_WAVES may
+    grow (its legal values) to reach the largest C of their tuned choices.
+
+    Why: a layout of a large database takes seconds to build (570,000 proteins: ~1.5 s on the
+    H100 host) and is kept per C; the kernels then cost milliseconds. A larger work-group
+    costs some kernel speed (H100, M = 400: 5.29 -> 4.43 TCUPS with 4 waves instead of 2,
+    docs/perf/hmm.md run 7), far less than a second layout for a search of a few models."""
+    rt = Runtime.get(device)
+    vals = [choose_kernel(int(M), algo, rt.caps) for M in Ms]
+    if not vals:
+        return []
+    C = max(v["S"] * v["WG_WAVES"] for v in vals)
+    legal = next(p.values for p in HMM_SLANE.all() if p.name == "WG_WAVES")
+    out = []
+    for v in vals:
+        w = C // v["S"]
+        fits = C % v["S"] == 0 and w in legal and w * v["WAVE"] <= rt.caps.max_work_group
+        out.append({"WG_WAVES": w} if fits and w != v["WG_WAVES"] else {})
+    return out
+
+
+def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=None) -> list:
     """Start building the kernels for models of lengths ``Ms`` in ``threads`` background
     threads (one per distinct kernel); returns the futures. A search of many models calls
     this first: on NVIDIA one build takes about a second and the models need one per distinct
     (S, H), so building them side by side while the first model's blocks are laid out saves
-    most of that time. ``overrides`` as for :func:`run_raw`."""
+    most of that time. ``overrides``: one dict per model (as for :func:`run_raw`), or None."""
     rt = Runtime.get(device)
-    simd = overrides.pop("simd", None)
-    items = [("hmm_slane.mako", HMM_SLANE, choose_kernel(int(M), algo, rt.caps, dict(overrides), simd=simd))
-             for M in Ms]
+    overrides = overrides or [{}] * len(Ms)
+    items = []
+    for M, ov in zip(Ms, overrides):
+        ov = dict(ov)
+        simd = ov.pop("simd", None)
+        items.append(("hmm_slane.mako", HMM_SLANE, choose_kernel(int(M), algo, rt.caps, ov, simd=simd)))
     return rt.prebuild(items, threads)
 
 

@@ -176,9 +176,12 @@ class _Search:
             h.require_stats()      # every model calibrated, before any work
         self.cpus = max(1, int(cpus or 1))
         self.device = device
+        self.layout = [{} for _ in self.hmms]
         if msv_scores is None:   # every model's kernel, built side by side while the database loads
-            from .engine import prebuild
-            prebuild([h.M for h in self.hmms], "msv", device, threads=min(self.cpus, os.cpu_count() or 1))
+            from .engine import prebuild, shared_layout
+            Ms = [h.M for h in self.hmms]
+            self.layout = shared_layout(Ms, "msv", device)       # one database layout for all models
+            prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
         t0 = time.perf_counter()
         self.db = as_database(seqdb)
         load_seconds = time.perf_counter() - t0
@@ -236,10 +239,10 @@ class _Search:
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
         pending = []
         with ThreadPoolExecutor(max_workers=self.cpus) as pool:
-            for hmm, phmm in zip(self.hmms, phmms):
+            for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
-                nats = self.msv_scores(profile, self.db, device=self.device)
+                nats = self.msv_scores(profile, self.db, device=self.device, **layout)
                 nats = _hmmer_nats(nats, profile, self.lengths, self.stops)
                 keep = msv_pass(nats, self.lengths, hmm, self.opts["F1"], slack_bits=SLACK_BITS)
                 keep &= self.lengths > 0
