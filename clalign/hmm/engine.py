@@ -76,14 +76,23 @@ tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   # run 5: H ~ 50 beats 25 with balanced blocks, but one work-item per
                                   # sequence (S = 32) does not (M = 100: 1.0-1.7 vs 1.8-2.0 TCUPS);
                                   # residue groups of 4 rows
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4})])
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4}),
+                                  # run 7 (every S x M, capped blocks): the best H grows with M:
+                                  # Hmax 16 to M = 256, 32 to 512, 64 above (M = 200: 1.88 -> 3.68
+                                  # TCUPS); S = 32 best at M = 20
+                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 16), (512, 32), (None, 64)),
+                                                         "SMAX16": 32})])
 tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
                                   ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
                                   # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
                                   ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32}),
                                   # run 5: Hmax 64 with S <= 16 and 16-row residue groups: M = 200
                                   # 2.41 -> 3.43 TCUPS, M = 100 2.09 -> 2.34 (docs/perf/hmm.md)
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16})])
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16}),
+                                  # run 7, with long sequences in pieces: S = 32 now wins at
+                                  # M <= 100 (M = 100: 6.95 -> 9.79 TCUPS), Hmax 32 above M = 256
+                                  # (M = 800: 7.96 -> 9.52)
+                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 64), (None, 32)), "SMAX16": 32})])
 
 
 # ---------------------------------------------------------------------------------------
@@ -196,7 +205,10 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
     if lane not in (8, 16):
         raise ParameterError(f"hmm_slane: LANE={lane} is not 8 or 16")
     tuned.pop("LANE", None)
-    hmax = int(override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8))
+    hmax = override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8)
+    if isinstance(hmax, (list, tuple)):      # ((M_max, Hmax), ...): Hmax by model length
+        hmax = next(h for m, h in hmax if m is None or M <= m)
+    hmax = int(hmax)
     smax = override.pop("SMAX", smax16 if lane == 16 else smax8)
     wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
     NL = 32 // lane
