@@ -572,7 +572,7 @@ def shared_layout(Ms, algo: str = "msv", device=None) -> list:
     Why: a layout of a large database takes seconds to build (570,000 proteins: ~1.5 s on the
     H100 host) and is kept per C; the kernels then cost milliseconds. A larger work-group
     costs some kernel speed (H100, M = 400: 5.29 -> 4.43 TCUPS with 4 waves instead of 2,
-    docs/perf/hmm.md run 7), far less than a second layout for a search of a few models."""
+    docs/perf/hmmsearch.md), far less than a second layout for a search of a few models."""
     rt = Runtime.get(device)
     vals = [choose_kernel(int(M), algo, rt.caps) for M in Ms]
     if not vals:
