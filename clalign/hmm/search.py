@@ -73,12 +73,11 @@ class SearchStats:
     per_model: list = field(default_factory=list)
 
 
-def _hmmer_lengths(db, seqdb):
+def _hmmer_lengths(db):
     """Target lengths as HMMER counts them (trailing stops included) and the stop counts.
 
     The counts are the database's own (``db.stops``, from the FASTA reader or a prepared
-    database), so a FASTA file and the database made from it give the same; ``seqdb`` is
-    not used.
+    database), so a FASTA file and the database made from it give the same.
     """
     lengths = np.asarray(db.lengths, dtype=np.int64)
     stops = np.asarray(db.stops, dtype=np.int64)
@@ -189,7 +188,7 @@ class _Search:
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         self.hmmfile, self.seqdb = hmmfile, seqdb
-        self.lengths, self.stops = _hmmer_lengths(self.db, seqdb)
+        self.lengths, self.stops = _hmmer_lengths(self.db)
         self.Z = float(len(self.db)) if Z is None else float(Z)
         self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
         if msv_scores is None:
