@@ -15,7 +15,6 @@ from clalign.sw.reference import sw_score
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
-CUDASW = os.path.join(HERE, "..", "..", "shared", "data", "cudasw_queries.fasta")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
 
 # Template variants (WIDTH, PROFILE, ROWS, WORDS, SCHEDULE, WG): every width x profile, odd row
@@ -99,14 +98,11 @@ def test_matrices_and_gaps(case, matrix, go, ge):
             assert np.array_equal(got, want), (matrix, go, ge, width, qid)
 
 
-def test_real_sequences_against_parasail():
+def test_real_sequences_against_parasail(cudasw_fasta):
     parasail = pytest.importorskip("parasail", reason="parasail (test extra) is not installed")
-    prot = os.path.join(DATA, "proteome.faa.gz")
-    if not os.path.exists(prot) or not os.path.exists(CUDASW):
-        pytest.skip("bundled proteome or ../shared/data/cudasw_queries.fasta absent")
-    full = Database.from_fasta(prot)
+    full = Database.from_fasta(os.path.join(DATA, "proteome.faa.gz"))
     db = full.subset(np.arange(0, len(full), 7))              # 300 real proteins
-    queries = [r.sequence for r in read_fasta(CUDASW)]
+    queries = [r.sequence for r in read_fasta(cudasw_fasta)]
     for q in (queries[0], queries[3], queries[11]):          # 144, 375, 2005 aa
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
@@ -114,7 +110,7 @@ def test_real_sequences_against_parasail():
             got = sw_scores(q, db, WIDTH=width)
             assert np.array_equal(got, want), (len(q), width)
     # the CUDASW++ queries as a database (lengths 144..5478)
-    cdb = Database.from_fasta(CUDASW)
+    cdb = Database.from_fasta(cudasw_fasta)
     q = queries[6]
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])

@@ -1,7 +1,6 @@
 """The numpy Gotoh reference (clalign.sw.reference) against a cell-by-cell Python Gotoh and
 against parasail's 32-bit Smith-Waterman (open = gap_open + gap_extend, extend = gap_extend
 maps BLAST's convention onto parasail's)."""
-import os
 
 import numpy as np
 import pytest
@@ -11,8 +10,6 @@ from clalign.sw.reference import sw_score, sw_score_slow
 
 parasail = pytest.importorskip("parasail", reason="parasail (test extra) is not installed")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CUDASW = os.path.join(HERE, "..", "..", "shared", "data", "cudasw_queries.fasta")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
 
 
@@ -45,10 +42,8 @@ def test_reference_equals_parasail_random(matrix, go, ge):
         assert sw_score(PROTEIN.encode(q), PROTEIN.encode(s), m.scores, go, ge) == parasail_score(q, s, matrix, go, ge)
 
 
-def test_reference_equals_parasail_real_and_long():
-    if not os.path.exists(CUDASW):
-        pytest.skip(f"{CUDASW} is absent (the CUDASW++ benchmark queries, see shared/data/README.md)")
-    recs = [r.sequence for r in read_fasta(CUDASW)]
+def test_reference_equals_parasail_real_and_long(cudasw_fasta):
+    recs = [r.sequence for r in read_fasta(cudasw_fasta)]
     m = get_matrix("BLOSUM62")
     for q, s in [(recs[0], recs[5]), (recs[3], recs[10]), (recs[19], recs[1]), (recs[8], recs[8])]:
         assert sw_score(PROTEIN.encode(q), PROTEIN.encode(s), m.scores) == parasail_score(q, s, "BLOSUM62", 11, 1)

@@ -19,7 +19,6 @@ from clalign.sw.reference import sw_score
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
-CUDASW = os.path.join(HERE, "..", "..", "shared", "data", "cudasw_queries.fasta")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
 
 # (LANE, VEC, COLS, STRIP, WG): every lane type and vector width, every column block, strips of
@@ -151,14 +150,11 @@ def test_kernel_choice():
     assert lookup(FAMILY, Caps()).get("KERNEL", "intertask") == "intertask"
 
 
-def test_real_sequences_against_parasail():
+def test_real_sequences_against_parasail(cudasw_fasta):
     parasail = pytest.importorskip("parasail", reason="parasail (test extra) is not installed")
-    prot = os.path.join(DATA, "proteome.faa.gz")
-    if not os.path.exists(prot) or not os.path.exists(CUDASW):
-        pytest.skip("bundled proteome or ../shared/data/cudasw_queries.fasta absent")
-    full = Database.from_fasta(prot)
+    full = Database.from_fasta(os.path.join(DATA, "proteome.faa.gz"))
     db = full.subset(np.arange(3, len(full), 7))              # ~300 real proteins
-    queries = [r.sequence for r in read_fasta(CUDASW)]
+    queries = [r.sequence for r in read_fasta(cudasw_fasta)]
     for q in (queries[0], queries[3], queries[11]):          # 144, 375, 2005 aa
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
@@ -167,7 +163,7 @@ def test_real_sequences_against_parasail():
             assert np.array_equal(got, want), (len(q), lane, vec)
         assert np.array_equal(sw_scores(q, db), want)            # the device's tuned choice
     # the CUDASW++ queries as a database (lengths 144..5478), a query longer than one strip
-    cdb = Database.from_fasta(CUDASW)
+    cdb = Database.from_fasta(cudasw_fasta)
     q = queries[6]
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])
