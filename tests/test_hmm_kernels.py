@@ -364,8 +364,8 @@ class _RampProfile:
         self.rbv = rbv
         self.sbv = np.clip(rbv.astype(np.int16) - bias, -128, 127).astype(np.int8)
 
-    def tjb_b(self, L):
-        return min(9, int(L) // 40)
+    def tjb_b(self, L):                      # int or array of lengths, as every profile's
+        return np.minimum(9, np.asarray(L, dtype=np.int64) // 40)
 
 
 def test_overflow_thresholds_exact_for_both_lanes():

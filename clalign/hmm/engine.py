@@ -56,6 +56,7 @@ from ..runtime import Runtime, choose, simd_values
 from ..runtime import tuning
 from . import reference
 from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
+from .profile import MSVProfile
 
 END, PAD = 28, 29
 #: Rows of the device profile table (28 residue codes + END, PAD and two spare rows).
@@ -104,25 +105,22 @@ _ROWS = np.array([_PYH.index(c) for c in _CLA], dtype=np.intp)
 
 
 @dataclass
-class _PyhmmerProfile:
-    """The MSVProfile fields, taken from pyhmmer's optimized profile (unstriped, clalign rows)."""
+class _PyhmmerProfile(MSVProfile):
+    """An MSVProfile read from pyhmmer's optimized profile (the truth the kernels are tested
+    against): its bytes unstriped, and tjb from pyhmmer itself (``_om``, set to each length)."""
 
-    M: int
-    name: str
-    rbv: np.ndarray
-    sbv: np.ndarray
-    base_b: int
-    bias_b: int
-    tbm_b: int
-    tec_b: int
-    scale_b: float
-    mu: float
-    lam: float
     _om: object = None
 
-    def tjb_b(self, L: int) -> int:
-        self._om.L = int(L)
-        return int(self._om.tjb)
+    def tjb_b(self, L):
+        """tjb of length ``L`` (int, or an array of lengths), one pyhmmer call per length."""
+        def one(x):
+            self._om.L = int(x)
+            return int(self._om.tjb)
+
+        if np.ndim(L) == 0:
+            return one(L)
+        L = np.asarray(L)
+        return np.array([one(x) for x in L.ravel()], dtype=np.int64).reshape(L.shape)
 
 
 def profile_from_pyhmmer(hmm, L: int = 400) -> _PyhmmerProfile:
@@ -141,17 +139,17 @@ def profile_from_pyhmmer(hmm, L: int = 400) -> _PyhmmerProfile:
     Q = rbv_q.shape[1] // 16
     rbv = rbv_q[:, :Q * 16].reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M]
     sbv_q = np.asarray(om.sbv)[:, :Q * 16]
-    sbv = sbv_q.reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M]
+    sbv = sbv_q.reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M].view(np.int8)
     try:  # pyhmmer 0.12.3 raises AttributeError on EvalueParameters.m_mu; the filters need no E-values
         mu, lam = float(hmm.evalue_parameters.m_mu), float(hmm.evalue_parameters.m_lambda)
     except (AttributeError, TypeError):
         mu = lam = float("nan")
     name = hmm.name.decode() if isinstance(hmm.name, bytes) else str(hmm.name)
     return _PyhmmerProfile(M=M, name=name, rbv=np.ascontiguousarray(rbv[_ROWS]),
-                           sbv=np.ascontiguousarray(sbv[_ROWS]).view(np.int8),
+                           sbv=np.ascontiguousarray(sbv[_ROWS]), rbv_easel=np.ascontiguousarray(rbv),
+                           sbv_easel=np.ascontiguousarray(sbv),
                            base_b=int(om.base_b), bias_b=int(om.bias_b), tbm_b=int(om.tbm), tec_b=int(om.tec),
-                           scale_b=float(om.scale_b), mu=mu, lam=lam,
-                           _om=om)
+                           scale_b=float(om.scale_b), mu=mu, lam=lam, L=int(L), _om=om)
 
 
 def as_profile(hmm, L: int = 400):

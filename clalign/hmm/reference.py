@@ -32,16 +32,8 @@ import numpy as np
 
 
 def tjb_table(profile, lengths) -> np.ndarray:
-    """tjb_b of each length (int64): one vectorised call where the profile offers it (clalign's
-    MSVProfile), else one call per length (the pyhmmer adapter)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    try:
-        out = np.asarray(profile.tjb_b(lengths), dtype=np.int64)
-        if out.shape == lengths.shape:
-            return out
-    except TypeError:
-        pass
-    return np.array([int(profile.tjb_b(int(L))) for L in lengths], dtype=np.int64)
+    """tjb_b of each length (int64); every profile's ``tjb_b`` takes an array of lengths."""
+    return np.asarray(profile.tjb_b(np.asarray(lengths, dtype=np.int64)), dtype=np.int64)
 
 
 def _tjb_per_seq(profile, lengths):
