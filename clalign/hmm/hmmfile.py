@@ -223,6 +223,15 @@ def _need(toks, n, what, path, lineno):
                          path, lineno)
 
 
+def _header_int(toks, what, path, lineno):
+    """The integer of a ``TAG value`` header line (LENG, MAXL, NSEQ, CKSUM)."""
+    _need(toks, 2, toks[0], path, lineno)
+    try:
+        return int(toks[1])
+    except ValueError:
+        raise InputError(f"invalid {what} {toks[1]!r} on {toks[0]} line", path, lineno) from None
+
+
 def _stat_float(tok, path, lineno):
     try:
         return float(tok)
@@ -268,19 +277,11 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
             _need(toks, 2, "DESC", path, lineno)
             info["desc"] = raw.strip()[4:].strip()
         elif tag == "LENG":
-            _need(toks, 2, "LENG", path, lineno)
-            try:
-                info["M"] = int(toks[1])
-            except ValueError:
-                raise InputError(f"invalid model length {toks[1]!r} on LENG line", path, lineno) from None
+            info["M"] = _header_int(toks, "model length", path, lineno)
             if info["M"] <= 0:
                 raise InputError(f"invalid model length {toks[1]!r} on LENG line", path, lineno)
         elif tag == "MAXL" and vidx >= 2:
-            _need(toks, 2, "MAXL", path, lineno)
-            try:
-                info["max_length"] = int(toks[1])
-            except ValueError:
-                raise InputError(f"invalid max length {toks[1]!r} on MAXL line", path, lineno) from None
+            info["max_length"] = _header_int(toks, "max length", path, lineno)
         elif tag == "ALPH":
             _need(toks, 2, "ALPH", path, lineno)
             kind = toks[1].lower()
@@ -301,20 +302,12 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
         elif tag == "COM":
             com.append(raw.strip()[3:].strip())
         elif tag == "NSEQ":
-            _need(toks, 2, "NSEQ", path, lineno)
-            try:
-                info["nseq"] = int(toks[1])
-            except ValueError:
-                raise InputError(f"invalid nseq {toks[1]!r} on NSEQ line", path, lineno) from None
+            info["nseq"] = _header_int(toks, "nseq", path, lineno)
         elif tag == "EFFN":
             _need(toks, 2, "EFFN", path, lineno)
             info["effn"] = _stat_float(toks[1], path, lineno)
         elif tag == "CKSUM":
-            _need(toks, 2, "CKSUM", path, lineno)
-            try:
-                info["cksum"] = int(toks[1])
-            except ValueError:
-                raise InputError(f"invalid checksum {toks[1]!r} on CKSUM line", path, lineno) from None
+            info["cksum"] = _header_int(toks, "checksum", path, lineno)
         elif tag in ("GA", "TC", "NC"):
             _need(toks, 3, tag, path, lineno)
             info[tag.lower()] = (_stat_float(toks[1], path, lineno), _stat_float(toks[2], path, lineno))
