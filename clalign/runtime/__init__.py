@@ -28,6 +28,11 @@ __all__ = ["Runtime", "Param", "ParamSet", "SIMD_PARAMS", "choose", "simd_values
            "probe", "select_devices", "all_devices", "device_label", "render", "kernel_dir"]
 
 
+def _source(template: str, paramset: ParamSet, values: dict, extra_dirs=()) -> str:
+    """OpenCL source of ``kernels/<template>`` for ``values``, validated before rendering."""
+    return render(template, paramset.validate(values), extra_dirs)
+
+
 class Runtime:
     """A context and a profiling-enabled in-order queue on one device, plus its probe.
 
@@ -76,9 +81,7 @@ class Runtime:
 
     def program(self, template: str, paramset: ParamSet, values: dict, options=(), extra_dirs=()) -> cl.Program:
         """Render, build and cache ``kernels/<template>`` for ``values`` (validated here)."""
-        checked = paramset.validate(values)
-        src = render(template, checked, extra_dirs)
-        return self.build_source(src, options, name=template)
+        return self.build_source(_source(template, paramset, values, extra_dirs), options, name=template)
 
     def build_source(self, src: str, options=(), name="kernel") -> cl.Program:
         """Build (or take from the cache) one program. Thread-safe: a second thread asking for
@@ -123,7 +126,7 @@ class Runtime:
 
         seen, srcs = set(), []
         for template, paramset, values in items:
-            src = render(template, paramset.validate(values))
+            src = _source(template, paramset, values)
             if src not in seen:
                 seen.add(src)
                 srcs.append((src, template))
