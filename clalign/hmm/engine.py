@@ -408,6 +408,12 @@ def default_spc(n: int, C: int, caps) -> int:
     return int(min(64, max(1, n // max(1, C * target))))
 
 
+def typical_rows(lengths, spc: int) -> int:
+    """Rows of a typical block: ``spc`` sequences of mean length, each with its END row."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return int(math.ceil(spc * (float(lengths.mean()) + 1.0))) if lengths.size else 0
+
+
 def default_cap(lengths, spc: int) -> int:
     """Rows a block may have (:func:`build_blocks`): the longest sequence, or ``spc`` average
     ones where that is more. Without it the ``spc`` longest sequences share a column and that
@@ -415,7 +421,7 @@ def default_cap(lengths, spc: int) -> int:
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.size == 0:
         return 1
-    return int(max(int(lengths.max()) + 1, math.ceil(spc * (float(lengths.mean()) + 1.0))))
+    return max(int(lengths.max()) + 1, typical_rows(lengths, spc))
 
 
 # ---------------------------------------------------------------------------------------
@@ -473,11 +479,9 @@ class _Run:
 
 
 def ssv_seg(lengths, spc: int, M: int) -> int:
-    """Piece length for :func:`split_long` (SSV): the rows of a typical block (``spc`` mean
-    sequences), at least 4 model lengths so that the overlap stays a small share."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    mean = float(lengths.mean()) if lengths.size else 0.0
-    return int(max(math.ceil(spc * (mean + 1.0)) - 1, 4 * int(M), 256))
+    """Piece length for :func:`split_long` (SSV): the rows of a typical block less its END row,
+    at least 4 model lengths so that the overlap stays a small share."""
+    return int(max(typical_rows(lengths, spc) - 1, 4 * int(M), 256))
 
 
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
