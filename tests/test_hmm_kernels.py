@@ -2,9 +2,9 @@
 
 Data provenance: the real proteome (``938293.PRJEB85.HG003687.faa``, 2,100 proteins) and the
 protein models (``tests/data/hmms/txt/*.hmm`` except the RNA model RF00001 and the DNA model
-bmyD) ship inside the installed pyhmmer package (its own test data). Their trailing ``*`` stop
-symbols are dropped by clalign's FASTA reader, so pyhmmer is given the sequences exactly as the
-database holds them. Synthetic models are ``pyhmmer.plan7.HMM.sample`` (seeded); synthetic
+bmyD) ship inside the installed pyhmmer package (its own test data). 2,099 of the proteins end
+in a ``*`` stop: clalign's FASTA reader strips it but keeps the count (``Database.stops``), and
+the API scores them as HMMER reads them, stop included; pyhmmer is given the ``*`` too. Synthetic models are ``pyhmmer.plan7.HMM.sample`` (seeded); synthetic
 sequences are seeded random residues, model consensus fragments and long consensus repeats
 (which overflow the byte range: +inf).
 
@@ -32,6 +32,13 @@ PYH_DATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
 PROTEOME = os.path.join(PYH_DATA, "seqs", "938293.PRJEB85.HG003687.faa")
 AMINO = Alphabet.amino()
 STD = np.array([PROTEIN.letters.index(c) for c in "ACDEFGHIKLMNPQRSTVWY"], dtype=np.uint8)
+STAR = PROTEIN.letters.index("*")
+
+
+def hmmer_codes(db):
+    """Every sequence of ``db`` as HMMER reads it from the FASTA: trailing stops restored."""
+    return [np.concatenate((db.sequence(i), np.full(int(db.stops[i]), STAR, dtype=np.uint8)))
+            for i in range(len(db))]
 
 
 def same(a, b):
@@ -325,8 +332,10 @@ def proteome():
 
 
 def test_real_proteome_every_real_protein_hmm(proteome):
-    """All 2,100 proteins x every protein model, auto-selected kernel, vs pyhmmer (exact)."""
-    codes = [proteome.sequence(i) for i in range(len(proteome))]
+    """All 2,100 proteins x every protein model, auto-selected kernel, vs pyhmmer (exact), the
+    trailing '*' of 2,099 of them included (HMMER counts it in L)."""
+    codes = hmmer_codes(proteome)
+    assert int(proteome.stops.sum()) == 2099
     hmms = _protein_hmms()
     assert len(hmms) == 14                             # KR, LuxC, PF02826, Thioesterase + 10 in RREFam
     try:                                               # the profile engineer's profile, if present
@@ -416,7 +425,7 @@ def test_profile_facts_checked():
 def test_real_proteome_lane16(proteome):
     """The proteome x every protein model with LANE 16 forced (auto S; H = 25 for all, so
     three kernels per filter cover the 14 models), both profile placements, vs pyhmmer."""
-    codes = [proteome.sequence(i) for i in range(len(proteome))]
+    codes = hmmer_codes(proteome)
     for k, (name, path, hmm, i, nfile) in enumerate(_protein_hmms()):
         want_m, want_s = _proteome_truth(hmm, codes)
         over = {"LANE": 16, "HMAX": 25, "H": 25, "PROF_LOCAL": bool(k % 2)}

@@ -486,7 +486,8 @@ def ssv_seg(lengths, spc: int, M: int) -> int:
 
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
             blocks: Blocks | None = None, spc: int | None = None, balance: bool = True,
-            cache: dict | None = None, split: bool | int | None = None, **overrides) -> _Run:
+            cache: dict | None = None, split: bool | int | None = None, model_lengths=None,
+            **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
     ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
     caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk.
@@ -495,7 +496,9 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     when it is an int), so that no work-group walks a long sequence alone at the end of the
     launch; the result per sequence is the max over its pieces.
     ``cache`` (a dict kept with the database) keeps blocks and their device copies for the
-    next model of the same geometry: many models of one search share a few (C, RG) layouts."""
+    next model of the same geometry: many models of one search share a few (C, RG) layouts.
+    ``model_lengths`` (default ``lengths``): the target lengths of HMMER's length model (MSV's
+    tjb), which count trailing ``*`` stops the residue array does not hold."""
     rt = Runtime.get(device)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
@@ -541,7 +544,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
             a = np.zeros(4, dtype=np.uint8)
         return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
-    tjbm = tjbm_per_sequence(profile, lengths) if algo == "msv" else np.zeros(n_ext, np.uint8)
+    tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths) if algo == "msv"
+            else np.zeros(n_ext, np.uint8))
     if dev_bufs is None:
         dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
         if cache is not None and blocks.C == C:
@@ -614,6 +618,17 @@ def _db_arrays(db):
     return db, np.asarray(db.residues), np.asarray(db.offsets), np.asarray(db.lengths), np.asarray(db.order)
 
 
+def hmmer_lengths(db) -> np.ndarray:
+    """Target lengths as HMMER counts them: residues plus the trailing ``*`` stops the FASTA
+    reader stripped (``db.stops``). Why the stops change nothing else: a ``*`` row has cost 255
+    (MSV) / +127 (SSV) in every state, so it empties the MSV row (xE = 0: xJ, xB unchanged) and
+    sends every SSV cell below its start value or keeps an overflow that was already seen;
+    only the length terms (tjb in the MSV recurrence and in the score conversion) move."""
+    lengths = np.asarray(db.lengths, dtype=np.int64)
+    stops = getattr(db, "stops", None)
+    return lengths if stops is None else lengths + np.asarray(stops, dtype=np.int64)
+
+
 def _block_cache(db) -> dict:
     """Blocks (and device copies) of this Database, per geometry, reused by later models."""
     return db.__dict__.setdefault("_hmm_block_cache", {})
@@ -621,7 +636,8 @@ def _block_cache(db) -> dict:
 
 def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     """MSV filter scores (float32 nats, +inf on overflow) of every sequence of ``db``, in
-    database order, equal to pyhmmer's ``msv_filter`` with ``om.L`` set to each length.
+    database order, equal to pyhmmer's ``msv_filter`` with ``om.L`` set to each length. A
+    sequence read with trailing ``*`` stops is scored as HMMER reads it: stops included.
 
     ``hmm``: an MSVProfile, a clalign HMM, a pyhmmer HMM or a path to a one-model HMMER3 file;
     ``db``: a Database or a path (see :func:`clalign.data.as_database`). ``overrides`` are
@@ -629,8 +645,10 @@ def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     """
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=_block_cache(db), **overrides)
-    return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, lens)
+    hl = hmmer_lengths(db)
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=_block_cache(db), model_lengths=hl,
+                **overrides)
+    return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl)
 
 
 def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
@@ -639,4 +657,4 @@ def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
     r = run_raw(profile, res, offs, lens, order, "ssv", device, cache=_block_cache(db), **overrides)
-    return reference.ssv_from_bytes(profile, r.raw, lens)
+    return reference.ssv_from_bytes(profile, r.raw, hmmer_lengths(db))

@@ -83,24 +83,6 @@ def _hmmer_lengths(db):
     return lengths + stops, stops
 
 
-def _hmmer_nats(nats, profile: MSVProfile, lengths, stops):
-    """Re-express device MSV scores (computed for L) for HMMER's L + stops.
-
-    A trailing '*' row cannot raise the MSV xJ byte (its match costs are 255), so only the
-    length terms change: recover xJ from the score and convert it again with L + stops.
-    """
-    nats = np.asarray(nats, dtype=np.float32)
-    if not stops.any():
-        return nats
-    sel = np.flatnonzero((stops > 0) & np.isfinite(nats))
-    L0 = lengths[sel] - stops[sel]
-    xj = np.rint((nats[sel].astype(np.float64) + 3.0) * profile.scale_b + profile.base_b
-                 + profile.tjb_b(L0)).astype(np.int64)
-    out = nats.copy()
-    out[sel] = profile.msv_nats(xj, lengths[sel])
-    return out
-
-
 class _Targets:
     """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
     amino codes (one table lookup), offsets, and the raw id/description bytes."""
@@ -152,7 +134,8 @@ def hmmsearch(hmmfile, seqdb, *, F1=0.02, E=10.0, Z=None, domE=10.0, incE=0.01, 
     """Search every model of ``hmmfile`` against ``seqdb``; yields :class:`ModelResult` in model order.
 
     ``seqdb``: FASTA path (plain/gzip), prepared clalign database path, or ``Database``.
-    ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`).
+    ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`); it
+    must score each target as HMMER reads it (trailing stops counted, as that one does).
     ``min_part``: see :data:`MIN_PART`. The ``stats`` attribute of the returned iterable is
     filled as results come.
     """
@@ -235,8 +218,7 @@ class _Search:
             for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
-                nats = self.msv_scores(profile, self.db, device=self.device, **layout)
-                nats = _hmmer_nats(nats, profile, self.lengths, self.stops)
+                nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
                 keep = msv_pass(nats, self.lengths, hmm, self.opts["F1"], slack_bits=SLACK_BITS)
                 keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
