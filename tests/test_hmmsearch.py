@@ -177,3 +177,51 @@ def test_parts_merge_like_one_search():
     many, n_many = tables(4, 3)
     assert n_one == n_many and sum(n_one) > 1000
     assert one == many
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm", "golden")
+
+
+def _table_lines(path):
+    """A table's three header lines and its rows (the trailer names program, paths, date)."""
+    with open(path) as fh:
+        lines = [ln.rstrip("\n") for ln in fh]
+    return lines[:3] + [ln for ln in lines[3:] if not ln.startswith("#")]
+
+
+def _report_lines(path):
+    """The -o report from the first query on, without HMMER's timing lines."""
+    with open(path) as fh:
+        lines = [ln.rstrip("\n") for ln in fh]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Query:"))
+    return [ln for ln in lines[start:] if not ln.startswith(("# CPU time", "# Mc/sec"))]
+
+
+@pytest.mark.parametrize("tag,extra", [("mixed", ()), ("mixed_E1e-3", ("-E", "1e-3"))])
+def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra):
+    """Bundled 14 models x the bundled proteome with long and short names mixed
+    (tests/data/hmm/make_mixed_names.py): tables byte-identical to hmmsearch 3.3.2's, headers
+    and name-column widths included. With -E 1e-3 HMMER's hit lists hold unreported early
+    targets whose long names widen the columns of some queries, and the late long names none."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm"))
+    try:
+        from make_mixed_names import write_mixed
+    finally:
+        sys.path.pop(0)
+    faa = str(tmp_path / "mixed_names.faa")
+    write_mixed(faa)
+    hmms = os.path.join(DATA, "hmms.hmm")
+    tbl, dom, out = (str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out"))
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "-o", out, "--cpu", "2",
+                                  *extra, hmms, faa])
+    assert r.exit_code == 0, r.output
+    assert _table_lines(tbl) == _table_lines(os.path.join(GOLDEN, tag + ".tbl"))
+    assert _table_lines(dom) == _table_lines(os.path.join(GOLDEN, tag + ".domtbl"))
+    assert _report_lines(out) == _report_lines(os.path.join(GOLDEN, tag + ".out"))
+    if extra:                      # the case is a real one: some query's columns are wider than its rows need
+        names, column = {}, {}
+        for ln in _table_lines(tbl)[3:]:
+            f = ln.split()
+            names.setdefault(f[2], []).append(len(f[0]))
+            column[f[2]] = len(ln) - len(ln[len(f[0]):].lstrip()) - 1
+        assert any(column[q] > max(20, max(n)) for q, n in names.items())

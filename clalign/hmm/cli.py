@@ -85,6 +85,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     import time
 
     from .search import hmmsearch as run_search, write_report
+    from .tables import write_table
 
     if not 0.0 < f1 <= 1.0:
         raise ClalignError(f"--F1 must be in (0, 1], not {f1}")
@@ -108,9 +109,9 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
         for i, res in enumerate(search):
             results.append(res)
             if tbl_fh is not None:
-                res.hits.write(tbl_fh, format="targets", header=(i == 0))
+                write_table(tbl_fh, res.hits, "targets", i == 0, res.name_width)
             if dom_fh is not None:
-                res.hits.write(dom_fh, format="domains", header=(i == 0))
+                write_table(dom_fh, res.hits, "domains", i == 0, res.name_width)
         argv = " ".join(["clalign", "hmmsearch"] + sys.argv[2:]) if len(sys.argv) > 1 else "clalign hmmsearch"
         trailer = _trailer(hmmfile, seqdb, argv)
         for fh in (tbl_fh, dom_fh):

@@ -36,6 +36,7 @@ from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .pvalue import msv_pass
+from .tables import report_name_width
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
@@ -55,6 +56,9 @@ class ModelResult:
     n_past_vit: int
     n_past_fwd: int
     seconds: float = 0.0
+    #: longest target name in HMMER's hit list of this query (the tables' and report's name
+    #: column width; see :mod:`clalign.hmm.tables`)
+    name_width: int = 0
 
 
 @dataclass
@@ -93,6 +97,10 @@ class _Targets:
         self.iblob, self.ioff = db.ids.blob.tobytes(), np.asarray(db.ids.offsets)
         self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
         self.stops = np.asarray(stops)
+        self.name_lengths = np.diff(self.ioff)
+
+    def name(self, i: int) -> bytes:
+        return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
 
 
 def _block(targets: _Targets, indices, abc):
@@ -172,6 +180,7 @@ class _Search:
         self.hmmfile, self.seqdb = hmmfile, seqdb
         self.lengths, self.stops = _hmmer_lengths(self.db)
         self.Z = float(len(self.db)) if Z is None else float(Z)
+        self.z_fixed = Z is not None
         self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
         if msv_scores is None:
             from .engine import msv_scores
@@ -183,26 +192,41 @@ class _Search:
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
 
-    def _pyhmmer_part(self, phmm, block):
+    def _pyhmmer_part(self, phmm, block, E=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one
-        model's targets; returns (TopHits, thread seconds). pyhmmer releases the GIL here."""
+        model's targets; returns (TopHits, thread seconds). pyhmmer releases the GIL here.
+        ``E``: another reporting threshold (the hit-list pass of :mod:`clalign.hmm.tables`)."""
         import pyhmmer
 
         t0 = time.perf_counter()
-        pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=self.opts["F1"], E=self.opts["E"],
+        pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=self.opts["F1"],
+                                          E=self.opts["E"] if E is None else E,
                                           domE=self.opts["domE"], incE=self.opts["incE"],
                                           incdomE=self.opts["incdomE"])
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
-    def _model_result(self, hmm, n_pass, futures):
+    def _model_result(self, hmm, phmm, passing, futures):
         """Merge a model's parts (pyhmmer ``TopHits.merge``: Z is fixed, so E-values are those
-        of one search over all parts; domZ, the number of reported targets, is their sum)."""
+        of one search over all parts; domZ, the number of reported targets, is their sum), and
+        find the name width of HMMER's hit list (:func:`clalign.hmm.tables.hitlist_name_width`)."""
+        from .tables import hitlist_name_width
+
         parts = [f.result() for f in futures]
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
         st = hits.__getstate__()["pipeline"]
-        return ModelResult(hmm=hmm, hits=hits, n_device_pass=n_pass, n_past_msv=st["n_past_msv"],
+        extra_t = []
+
+        def search(idx, E2):
+            found, t = self._pyhmmer_part(phmm, _block(self._targets, idx, phmm.alphabet), E=E2)
+            extra_t.append(t)
+            return found
+
+        width = hitlist_name_width(hits, passing, self._targets.name_lengths, self.opts["E"], self.Z,
+                                   self.z_fixed, search, self._targets.name)
+        return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
-                           n_past_fwd=st["n_past_fwd"], seconds=sum(t for _, t in parts))
+                           n_past_fwd=st["n_past_fwd"], seconds=sum(t for _, t in parts) + sum(extra_t),
+                           name_width=width)
 
     def __iter__(self):
         t_start = time.perf_counter()
@@ -230,8 +254,8 @@ class _Search:
                     self._targets = _Targets(self.db, self.stops)
                 k = max(1, min(self.cpus, passing.size // self.min_part))
                 blocks = [_block(self._targets, part, phmm.alphabet) for part in np.array_split(passing, k)]
-                pending.append((hmm, passing.size, [pool.submit(self._pyhmmer_part, phmm, b) for b in blocks]))
-                while pending and all(f.done() for f in pending[0][2]):
+                pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b) for b in blocks]))
+                while pending and all(f.done() for f in pending[0][3]):
                     yield self._finish(self._model_result(*pending.pop(0)), bar)
             for item in pending:
                 yield self._finish(self._model_result(*item), bar)
@@ -282,7 +306,7 @@ def _query_section(res, opts):
     if hmm.desc:
         lines.append(f"Description: {hmm.desc}")
     reported = [h for h in hits if h.reported]
-    namew = max([8] + [len(h.name) for h in reported])
+    namew = report_name_width(res.name_width)
     descw = max(32, _TEXTW - namew - 61)
     lines.append("Scores for complete sequences (score includes all domains):")
     lines.append("  %22s  %22s  %8s" % (" --- full sequence ---", " --- best 1 domain ---", "-#dom-"))
