@@ -225,3 +225,30 @@ def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra):
             names.setdefault(f[2], []).append(len(f[0]))
             column[f[2]] = len(ln) - len(ln[len(f[0]):].lstrip()) - 1
         assert any(column[q] > max(20, max(n)) for q, n in names.items())
+
+
+@pytest.mark.parametrize("opt,val", [("-E", "nan"), ("-E", "inf"), ("-E", "-1"), ("--domE", "0"), ("--domE", "nan"),
+                                     ("--incE", "inf"), ("--incE", "-0.5"), ("--incdomE", "nan"), ("--incdomE", "0"),
+                                     ("--F1", "0"), ("--F1", "1.5"), ("--F1", "nan"), ("--F1", "-inf"),
+                                     ("-Z", "0"), ("-Z", "inf"), ("-Z", "nan"), ("--cpu", "-1"), ("--cpu", "1.5")])
+def test_bad_option_values_one_line_usage_error(tmp_path, opt, val):
+    """Issue 9: NaN, infinite, negative and out-of-range thresholds are refused while parsing,
+    one line naming the option, exit 2, nothing written."""
+    tbl = tmp_path / "x.tbl"
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), opt, val, os.path.join(DATA, "hmms.hmm"), FAA])
+    assert r.exit_code == 2, r.output
+    err = [ln for ln in r.output.splitlines() if ln.startswith("Error")]
+    assert len(err) == 1 and opt in err[0] and "Traceback" not in r.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_search_options_api_validation():
+    from clalign.errors import ParameterError
+    from clalign.hmm.options import SearchOptions
+
+    assert SearchOptions().changed() == {} and SearchOptions(E=1.0).changed() == {"E": 1.0}
+    for kw in ({"E": float("nan")}, {"F1": 2.0}, {"Z": float("inf")}, {"cpus": -2}, {"incdomE": 0.0}):
+        with pytest.raises(ParameterError, match=next(iter(kw)).replace("cpus", "cpu")):
+            SearchOptions(**kw)
+        with pytest.raises(ParameterError):
+            hmmsearch(os.path.join(DATA, "hmms.hmm"), FAA, **kw)

@@ -12,6 +12,7 @@ import tempfile
 import click
 
 from ..errors import ClalignError
+from .options import CLICK_TYPES, DEFAULTS, SearchOptions
 
 
 
@@ -57,19 +58,20 @@ class _Outputs:
               help="Save parseable table of per-sequence hits (HMMER's format).")
 @click.option("--domtblout", type=click.Path(dir_okay=False), default=None,
               help="Save parseable table of per-domain hits (HMMER's format).")
-@click.option("-E", "evalue", type=float, default=10.0, show_default=True,
+@click.option("-E", "evalue", type=CLICK_TYPES["E"], default=DEFAULTS.E, show_default=True,
               help="Report sequences <= this E-value threshold.")
-@click.option("--domE", "dom_evalue", type=float, default=10.0, show_default=True,
+@click.option("--domE", "dom_evalue", type=CLICK_TYPES["domE"], default=DEFAULTS.domE, show_default=True,
               help="Report domains <= this E-value threshold.")
-@click.option("--incE", "inc_evalue", type=float, default=0.01, show_default=True,
+@click.option("--incE", "inc_evalue", type=CLICK_TYPES["incE"], default=DEFAULTS.incE, show_default=True,
               help="Consider sequences <= this E-value threshold as significant.")
-@click.option("--incdomE", "incdom_evalue", type=float, default=0.01, show_default=True,
+@click.option("--incdomE", "incdom_evalue", type=CLICK_TYPES["incdomE"], default=DEFAULTS.incdomE,
+              show_default=True,
               help="Consider domains <= this E-value threshold as significant.")
-@click.option("--F1", "f1", type=float, default=0.02, show_default=True,
+@click.option("--F1", "f1", type=CLICK_TYPES["F1"], default=DEFAULTS.F1, show_default=True,
               help="MSV filter threshold: promote hits with P <= F1.")
-@click.option("-Z", "z", type=float, default=None,
+@click.option("-Z", "z", type=CLICK_TYPES["Z"], default=None,
               help="Number of comparisons done, for E-value calculation (default: number of sequences).")
-@click.option("--cpu", "cpu", type=int, default=None,
+@click.option("--cpu", "cpu", type=CLICK_TYPES["cpus"], default=0,
               help="Number of CPU threads for the post-MSV stages (pyhmmer). Default: all cores.")
 @click.option("--device", "device", default=None,
               help="OpenCL device(s) for the MSV filter, as P:D (see `clalign devices`).")
@@ -87,19 +89,9 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     from .search import hmmsearch as run_search, write_report
     from .tables import write_table
 
-    if not 0.0 < f1 <= 1.0:
-        raise ClalignError(f"--F1 must be in (0, 1], not {f1}")
-    for name, val in (("-E", evalue), ("--domE", dom_evalue), ("--incE", inc_evalue), ("--incdomE", incdom_evalue)):
-        if val <= 0:
-            raise ClalignError(f"{name} must be > 0, not {val}")
-    if z is not None and z <= 0:
-        raise ClalignError(f"-Z must be > 0, not {z}")
-    if cpu is not None and cpu < 0:
-        raise ClalignError(f"--cpu must be >= 0, not {cpu}")
-    cpus = cpu if cpu else (os.cpu_count() or 1)
+    opts = SearchOptions(E=evalue, domE=dom_evalue, incE=inc_evalue, incdomE=incdom_evalue, F1=f1, Z=z, cpus=cpu)
     t0 = time.perf_counter()
-    search = run_search(hmmfile, seqdb, F1=f1, E=evalue, Z=z, domE=dom_evalue, incE=inc_evalue,
-                        incdomE=incdom_evalue, cpus=cpus, device=device, progress=True)
+    search = run_search(hmmfile, seqdb, options=opts, device=device, progress=True)
     outs = _Outputs()
     try:
         main_fh = outs.open(output)
@@ -118,8 +110,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
             if fh is not None:
                 fh.write(trailer.encode())
         text = write_report(results, search.stats, hmmfile=hmmfile, seqdb=seqdb, output=output, tblout=tblout,
-                            domtblout=domtblout, options=dict(E=evalue, domE=dom_evalue, incE=inc_evalue,
-                                                              incdomE=incdom_evalue, F1=f1, Z=z))
+                            domtblout=domtblout, options=opts)
         if main_fh is not None:
             main_fh.write(text.encode())
         outs.commit()

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from .options import check
+
 LN2 = 0.69314718055994529       # eslCONST_LOG2
 _SMALLX1 = 5e-9                 # eslSMALLX1
 
@@ -68,8 +70,7 @@ def msv_pass(nats, L, hmm, F1=0.02, slack_bits=0.0):
     re-runs the exact filter later (as :mod:`clalign.hmm.search` does through pyhmmer) keeps
     a superset of HMMER's passing set even under float rounding differences.
     """
-    if not 0.0 < F1 <= 1.0:
-        raise ValueError(f"F1 must be in (0, 1], not {F1}")
+    check("F1", F1)
     mu, lam = _stats(hmm)
     bits = msv_bits(nats, L).astype(np.float64)
     if slack_bits:

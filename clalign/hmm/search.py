@@ -23,6 +23,7 @@ rebuild it with ``clalign makedb`` to reproduce hmmsearch on files with terminal
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import sys
@@ -35,6 +36,7 @@ import numpy as np
 from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
+from .options import SearchOptions
 from .pvalue import msv_pass
 from .tables import report_name_width
 
@@ -137,33 +139,37 @@ def _pyhmmer_models(hmmfile):
 MIN_PART = 256
 
 
-def hmmsearch(hmmfile, seqdb, *, F1=0.02, E=10.0, Z=None, domE=10.0, incE=0.01, incdomE=0.01,
-              cpus=1, device=None, msv_scores=None, progress=False, min_part=MIN_PART):
+def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | None = None, domE: float = 10.0,
+              incE: float = 0.01, incdomE: float = 0.01, cpus: int = 1, device=None, msv_scores=None,
+              progress: bool = False, min_part: int = MIN_PART, options: SearchOptions | None = None):
     """Search every model of ``hmmfile`` against ``seqdb``; yields :class:`ModelResult` in model order.
 
     ``seqdb``: FASTA path (plain/gzip), prepared clalign database path, or ``Database``.
+    Thresholds as hmmsearch's options (validated by :class:`SearchOptions`, ``cpus`` 0 = all
+    cores), or one ``options`` object instead of them.
     ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`); it
     must score each target as HMMER reads it (trailing stops counted, as that one does).
     ``min_part``: see :data:`MIN_PART`. The ``stats`` attribute of the returned iterable is
     filled as results come.
     """
-    return _Search(hmmfile, seqdb, F1=F1, E=E, Z=Z, domE=domE, incE=incE, incdomE=incdomE, cpus=cpus,
-                   device=device, msv_scores=msv_scores, progress=progress, min_part=min_part)
+    if options is None:
+        options = SearchOptions(E=E, domE=domE, incE=incE, incdomE=incdomE, F1=F1, Z=Z, cpus=cpus)
+    return _Search(hmmfile, seqdb, options, device=device, msv_scores=msv_scores, progress=progress,
+                   min_part=min_part)
 
 
 class _Search:
     """Iterable search (see :func:`hmmsearch`); ``stats`` holds the totals."""
 
-    def __init__(self, hmmfile, seqdb, *, F1, E, Z, domE, incE, incdomE, cpus, device, msv_scores, progress,
+    def __init__(self, hmmfile, seqdb, options: SearchOptions, *, device, msv_scores, progress,
                  min_part=MIN_PART):
         from ..data import as_database
 
-        if not 0.0 < F1 <= 1.0:
-            raise InputError(f"--F1 must be in (0, 1], not {F1}")
+        self.options = options
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
-        self.cpus = max(1, int(cpus or 1))
+        self.cpus = options.threads
         self.device = device
         self.layout = [{} for _ in self.hmms]
         if msv_scores is None:   # every model's kernel, built side by side while the database loads
@@ -179,9 +185,8 @@ class _Search:
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         self.hmmfile, self.seqdb = hmmfile, seqdb
         self.lengths, self.stops = _hmmer_lengths(self.db)
-        self.Z = float(len(self.db)) if Z is None else float(Z)
-        self.z_fixed = Z is not None
-        self.opts = dict(F1=F1, E=E, domE=domE, incE=incE, incdomE=incdomE)
+        self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
+        self.z_fixed = options.Z is not None
         if msv_scores is None:
             from .engine import msv_scores
         self.msv_scores = msv_scores
@@ -199,10 +204,9 @@ class _Search:
         import pyhmmer
 
         t0 = time.perf_counter()
-        pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=self.opts["F1"],
-                                          E=self.opts["E"] if E is None else E,
-                                          domE=self.opts["domE"], incE=self.opts["incE"],
-                                          incdomE=self.opts["incdomE"])
+        o = self.options
+        pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=o.F1, E=o.E if E is None else E,
+                                          domE=o.domE, incE=o.incE, incdomE=o.incdomE)
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
     def _model_result(self, hmm, phmm, passing, futures):
@@ -221,7 +225,7 @@ class _Search:
             extra_t.append(t)
             return found
 
-        width = hitlist_name_width(hits, passing, self._targets.name_lengths, self.opts["E"], self.Z,
+        width = hitlist_name_width(hits, passing, self._targets.name_lengths, self.options.E, self.Z,
                                    self.z_fixed, search, self._targets.name)
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
@@ -243,7 +247,7 @@ class _Search:
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
                 nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-                keep = msv_pass(nats, self.lengths, hmm, self.opts["F1"], slack_bits=SLACK_BITS)
+                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
                 keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
                 self.stats.device_seconds += time.perf_counter() - t0
@@ -382,7 +386,9 @@ def write_report(results, stats, hmmfile, seqdb, output=None, tblout=None, domtb
     """hmmsearch's main output (as with --noali) for a list of :class:`ModelResult`; returns the text."""
     from .. import __version__
 
-    options = options or {}
+    options = dataclasses.asdict(options) if isinstance(options, SearchOptions) else dict(options or {})
+    d = dataclasses.asdict(SearchOptions())
+    options = {**d, **options}
     sep = "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -"
     lines = ["# hmmsearch :: search profile(s) against a sequence database",
              f"# clalign {__version__}: MSV filter on OpenCL; later stages by HMMER via pyhmmer",
@@ -395,15 +401,15 @@ def write_report(results, stats, hmmfile, seqdb, output=None, tblout=None, domtb
         lines.append("# per-seq hits tabular output:     %s" % tblout)
     if domtblout:
         lines.append("# per-dom hits tabular output:     %s" % domtblout)
-    if options.get("E", 10.0) != 10.0:
+    if options["E"] != d["E"]:
         lines.append("# sequence reporting threshold:    E-value <= %g" % options["E"])
-    if options.get("domE", 10.0) != 10.0:
+    if options["domE"] != d["domE"]:
         lines.append("# domain reporting threshold:      E-value <= %g" % options["domE"])
-    if options.get("incE", 0.01) != 0.01:
+    if options["incE"] != d["incE"]:
         lines.append("# sequence inclusion threshold:    E-value <= %g" % options["incE"])
-    if options.get("incdomE", 0.01) != 0.01:
+    if options["incdomE"] != d["incdomE"]:
         lines.append("# domain inclusion threshold:      E-value <= %g" % options["incdomE"])
-    if options.get("F1", 0.02) != 0.02:
+    if options["F1"] != d["F1"]:
         lines.append("# MSV filter P threshold:       <= %g" % options["F1"])
     if options.get("Z") is not None:
         lines.append("# database size is set to:         %.0f" % options["Z"])
