@@ -26,18 +26,22 @@ def _rows(path):
         return [ln.rstrip("\n") for ln in fh if not ln.startswith("#")]
 
 
-def _run_clalign(tmp_path, hmm, extra=()):
+ENGINES = ["opencl", "pyhmmer"]
+
+
+def _run_clalign(tmp_path, hmm, extra=(), engine="opencl"):
     tbl, dom, out = (str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out"))
     r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "-o", out, "--cpu", "2",
-                                  *extra, hmm, FAA])
+                                  "--filter-engine", engine, *extra, hmm, FAA])
     assert r.exit_code == 0, r.output
     return tbl, dom, out, r
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name", ["PF02826", "RREFam"])
-def test_equals_reference_tables(tmp_path, name):
+def test_equals_reference_tables(tmp_path, name, engine):
     """pyhmmer's shipped tables: PF02826 from hmmsearch 3.3, RREFam from hmmsearch 3.4."""
-    tbl, dom, _, r = _run_clalign(tmp_path, os.path.join(TXT, name + ".hmm"))
+    tbl, dom, _, r = _run_clalign(tmp_path, os.path.join(TXT, name + ".hmm"), engine=engine)
     assert _rows(tbl) == _rows(os.path.join(PYDATA, "tables", name + ".tbl"))
     assert _rows(dom) == _rows(os.path.join(PYDATA, "tables", name + ".domtbl"))
     assert "sequences" in r.stderr if hasattr(r, "stderr") else True
@@ -46,9 +50,10 @@ def test_equals_reference_tables(tmp_path, name):
 @pytest.mark.skipif(HMMSEARCH is None, reason="hmmsearch binary (HMMER 3.3.2, Debian package hmmer) not installed")
 @pytest.mark.parametrize("name,extra", [("PF02826", ()), ("RREFam", ()), ("Thioesterase", ("-E", "1e-3")),
                                         ("KR", ("--F1", "0.05")), ("LuxC", ("-Z", "1000"))])
-def test_equals_hmmsearch(tmp_path, name, extra):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_equals_hmmsearch(tmp_path, name, extra, engine):
     hmm = os.path.join(TXT, name + ".hmm")
-    tbl, dom, out, _ = _run_clalign(tmp_path, hmm, extra)
+    tbl, dom, out, _ = _run_clalign(tmp_path, hmm, extra, engine)
     h = {x: str(tmp_path / f"h.{x}") for x in ("tbl", "domtbl", "out")}
     subprocess.run([HMMSEARCH, "--noali", "--tblout", h["tbl"], "--domtblout", h["domtbl"], "-o", h["out"],
                     *extra, hmm, FAA], check=True)
@@ -58,7 +63,7 @@ def test_equals_hmmsearch(tmp_path, name, extra):
 
 
 def test_api_counts_and_superset():
-    s = hmmsearch(os.path.join(TXT, "RREFam.hmm"), FAA)
+    s = hmmsearch(os.path.join(TXT, "RREFam.hmm"), FAA, engine="opencl")
     res = list(s)
     assert len(res) == 10 and s.stats.sequences == 2100 and s.stats.residues == 682583   # hmmsearch counts '*'
     for r in res:
@@ -75,15 +80,17 @@ def test_prepared_database_counts_terminal_stops(tmp_path):
     r = CliRunner().invoke(main, ["makedb", "-q", "-dbtype", "prot", fasta, db])
     assert r.exit_code == 0, r.output
 
-    def tables(hmm, target, tag):
+    def tables(hmm, target, tag, engine="opencl"):
         tbl, dom = str(tmp_path / f"{tag}.tbl"), str(tmp_path / f"{tag}.domtbl")
-        r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "--cpu", "2", hmm, target])
+        r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "--cpu", "2",
+                                      "--filter-engine", engine, hmm, target])
         assert r.exit_code == 0, r.output
         return _rows(tbl), _rows(dom)
 
     hmms = os.path.join(DATA, "hmms.hmm")
     on_db = tables(hmms, db, "db")
     assert on_db == tables(hmms, fasta, "fa") and len(on_db[0]) > 10
+    assert on_db == tables(hmms, db, "db_cpu", "pyhmmer") == tables(hmms, fasta, "fa_cpu", "pyhmmer")
     opened = Database.open(db)
     tlen = {row.split()[0]: int(row.split()[2]) for row in on_db[1]}
     hit = [i for i, name in enumerate(opened.ids) if name in tlen]
@@ -117,7 +124,7 @@ def test_internal_and_trailing_stops_match_pyhmmer(tmp_path):
     faa = tmp_path / "stops.faa"
     faa.write_text("".join(lines))
     hmm = os.path.join(TXT, "PF02826.hmm")
-    got = list(hmmsearch(hmm, str(faa), F1=0.5))[0].hits
+    got = list(hmmsearch(hmm, str(faa), F1=0.5, engine="opencl"))[0].hits
     aa = Alphabet.amino()
     with SequenceFile(str(faa), digital=True, alphabet=aa) as sf:
         seqs = sf.read_block()
@@ -160,8 +167,8 @@ def test_parts_merge_like_one_search():
 
     hmm = os.path.join(DATA, "hmms.hmm")
 
-    def tables(cpus, min_part):
-        s = hmmsearch(hmm, FAA, cpus=cpus, min_part=min_part)
+    def tables(cpus, min_part, engine="opencl"):
+        s = hmmsearch(hmm, FAA, cpus=cpus, min_part=min_part, engine=engine)
         res = list(s)
         out = []
         for fmt in ("targets", "domains"):
@@ -177,6 +184,9 @@ def test_parts_merge_like_one_search():
     many, n_many = tables(4, 3)
     assert n_one == n_many and sum(n_one) > 1000
     assert one == many
+    # the pyhmmer engine: 14 models on 32 threads -> every model over 21 database parts
+    cpu_parts, n_cpu = tables(32, 100, "pyhmmer")
+    assert cpu_parts == one and n_cpu == n_one
 
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm", "golden")
@@ -197,8 +207,9 @@ def _report_lines(path):
     return [ln for ln in lines[start:] if not ln.startswith(("# CPU time", "# Mc/sec"))]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("tag,extra", [("mixed", ()), ("mixed_E1e-3", ("-E", "1e-3"))])
-def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra):
+def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra, engine):
     """Bundled 14 models x the bundled proteome with long and short names mixed
     (tests/data/hmm/make_mixed_names.py): tables byte-identical to hmmsearch 3.3.2's, headers
     and name-column widths included. With -E 1e-3 HMMER's hit lists hold unreported early
@@ -213,7 +224,7 @@ def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra):
     hmms = os.path.join(DATA, "hmms.hmm")
     tbl, dom, out = (str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out"))
     r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "-o", out, "--cpu", "2",
-                                  *extra, hmms, faa])
+                                  "--filter-engine", engine, *extra, hmms, faa])
     assert r.exit_code == 0, r.output
     assert _table_lines(tbl) == _table_lines(os.path.join(GOLDEN, tag + ".tbl"))
     assert _table_lines(dom) == _table_lines(os.path.join(GOLDEN, tag + ".domtbl"))
@@ -252,3 +263,49 @@ def test_search_options_api_validation():
             SearchOptions(**kw)
         with pytest.raises(ParameterError):
             hmmsearch(os.path.join(DATA, "hmms.hmm"), FAA, **kw)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_name_widths_when_a_model_is_split(tmp_path, engine):
+    """The same golden tables when every model's work is cut into many parts (pyhmmer: 21
+    database parts each counting its own Z; OpenCL: survivors in parts of >= 3) and merged."""
+    import io
+
+    from clalign.hmm.tables import write_table
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm"))
+    try:
+        from make_mixed_names import write_mixed
+    finally:
+        sys.path.pop(0)
+    faa = str(tmp_path / "mixed_names.faa")
+    write_mixed(faa)
+    res = list(hmmsearch(os.path.join(DATA, "hmms.hmm"), faa, E=1e-3, cpus=32,
+                         min_part=100 if engine == "pyhmmer" else 3, engine=engine))
+    for fmt, ext in (("targets", "tbl"), ("domains", "domtbl")):
+        buf = io.BytesIO()
+        for i, r in enumerate(res):
+            write_table(buf, r.hits, fmt, i == 0, r.name_width)
+        path = tmp_path / f"c.{ext}"
+        path.write_bytes(buf.getvalue())
+        assert _table_lines(str(path)) == _table_lines(os.path.join(GOLDEN, f"mixed_E1e-3.{ext}"))
+
+
+def test_filter_engine_choice(tmp_path, monkeypatch):
+    """auto picks by the recorded rates (a CPU OpenCL device loses to pyhmmer's SSE filter, a
+    GPU wins), remembers the choice per OpenCL setup, and an explicit engine is obeyed."""
+    from clalign.hmm import choice
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert choice.choose_filter("pyhmmer", None, 2).engine == "pyhmmer"
+    got = choice.choose_filter("auto", None, 2)
+    assert (tmp_path / "clalign" / "hmm_filter_choice.json").exists()
+    assert choice.choose_filter("auto", None, 2) == got                 # from the cache
+    from clalign.runtime.device import select_devices
+
+    import pyopencl as cl
+    is_cpu = bool(select_devices(None)[0].type & cl.device_type.CPU)
+    assert got.engine == ("pyhmmer" if is_cpu else "opencl"), got
+    assert choice.choose_filter("opencl", None, 2).engine == "opencl"
+    with pytest.raises(ValueError):
+        choice.choose_filter("gpu", None, 2)

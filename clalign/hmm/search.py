@@ -75,6 +75,7 @@ class SearchStats:
     load_seconds: float = 0.0      # reading the sequence database
     device_seconds: float = 0.0    # device MSV stage, waits for kernel builds included
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
+    engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
     per_model: list = field(default_factory=list)
 
 
@@ -141,12 +142,16 @@ MIN_PART = 256
 
 def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | None = None, domE: float = 10.0,
               incE: float = 0.01, incdomE: float = 0.01, cpus: int = 1, device=None, msv_scores=None,
-              progress: bool = False, min_part: int = MIN_PART, options: SearchOptions | None = None):
+              progress: bool = False, min_part: int = MIN_PART, options: SearchOptions | None = None,
+              engine: str = "auto"):
     """Search every model of ``hmmfile`` against ``seqdb``; yields :class:`ModelResult` in model order.
 
     ``seqdb``: FASTA path (plain/gzip), prepared clalign database path, or ``Database``.
     Thresholds as hmmsearch's options (validated by :class:`SearchOptions`, ``cpus`` 0 = all
-    cores), or one ``options`` object instead of them.
+    cores), or one ``options`` object instead of them. ``engine``: the MSV filter's engine,
+    "opencl", "pyhmmer" (the whole search in pyhmmer, :mod:`clalign.hmm.cpusearch`) or "auto"
+    (the faster by measured rate, :func:`clalign.hmm.choice.choose_filter`); a custom
+    ``msv_scores`` always runs on the OpenCL path.
     ``msv_scores``: the device MSV scorer (default :func:`clalign.hmm.engine.msv_scores`); it
     must score each target as HMMER reads it (trailing stops counted, as that one does).
     ``min_part``: see :data:`MIN_PART`. The ``stats`` attribute of the returned iterable is
@@ -154,8 +159,20 @@ def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | N
     """
     if options is None:
         options = SearchOptions(E=E, domE=domE, incE=incE, incdomE=incdomE, F1=F1, Z=Z, cpus=cpus)
-    return _Search(hmmfile, seqdb, options, device=device, msv_scores=msv_scores, progress=progress,
-                   min_part=min_part)
+    reason = "custom MSV scorer"
+    if msv_scores is None:
+        from .choice import choose_filter
+
+        choice = choose_filter(engine, device, options.threads)
+        if choice.engine == "pyhmmer":
+            from .cpusearch import PyhmmerSearch
+
+            return PyhmmerSearch(hmmfile, seqdb, options, choice.reason, progress, min_part=min_part)
+        reason = choice.reason
+    search = _Search(hmmfile, seqdb, options, device=device, msv_scores=msv_scores, progress=progress,
+                     min_part=min_part)
+    search.stats.engine = reason
+    return search
 
 
 class _Search:
