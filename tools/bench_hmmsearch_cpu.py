@@ -1,0 +1,96 @@
+"""``clalign hmmsearch`` on a machine without a GPU, against ``hmmsearch --cpu N``, in rounds.
+
+Each round runs, as whole processes (wall seconds as a user sees them): HMMER's ``hmmsearch
+--cpu N``, ``clalign hmmsearch --cpu N`` (automatic filter engine) and, in the first
+``--opencl-rounds`` rounds, ``clalign hmmsearch --filter-engine opencl``. Interleaving the
+programs round by round spreads the noise of a shared machine over all of them; the report
+gives median, min and max per program, the ratios of medians, and whether every ``--tblout``
+equals hmmsearch's (comment lines aside).
+
+    python3 tools/bench_hmmsearch_cpu.py --hmm data/hmms.hmm --db /tmp/db22k.fa \\
+        --generate 20000 --append data/proteome.faa.gz --cpu 2 --rounds 9 --opencl-rounds 2
+"""
+import argparse
+import gzip
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _run(cmd, env=None):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"bench_hmmsearch_cpu: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return dt, p.stderr
+
+
+def _rows(path):
+    with open(path) as fh:
+        return [ln.rstrip("\n") for ln in fh if not ln.startswith("#")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hmm", default="data/hmms.hmm")
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--generate", type=int, default=0, help="write N synthetic proteins (seed 1) to --db first")
+    ap.add_argument("--append", default=None, help="FASTA (plain/gzip) appended to the generated database")
+    ap.add_argument("--cpu", type=int, default=os.cpu_count())
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--opencl-rounds", type=int, default=1)
+    ap.add_argument("--hmmsearch", default=shutil.which("hmmsearch"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    if args.generate:
+        subprocess.run([sys.executable, os.path.join(here, "gen_protein_db.py"), "-n", str(args.generate),
+                        "--seed", "1", "-o", args.db], check=True)
+        if args.append:
+            opener = gzip.open if args.append.endswith(".gz") else open
+            with opener(args.append, "rt") as src, open(args.db, "a") as dst:
+                dst.write(src.read())
+    os.makedirs(args.out, exist_ok=True)
+    tbl = {k: os.path.join(args.out, f"{k}.tbl") for k in ("hmmsearch", "auto", "opencl")}
+    cmds = {
+        "hmmsearch": [args.hmmsearch, "--cpu", str(args.cpu), "--tblout", tbl["hmmsearch"], "-o", os.devnull,
+                      args.hmm, args.db],
+        "auto": [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(args.cpu), "--tblout", tbl["auto"],
+                 "-o", os.devnull, args.hmm, args.db],
+        "opencl": [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(args.cpu), "--filter-engine",
+                   "opencl", "--tblout", tbl["opencl"], "-o", os.devnull, args.hmm, args.db],
+    }
+    times = {k: [] for k in cmds}
+    summary = {}
+    for r in range(args.rounds):
+        for k in ("hmmsearch", "auto", "opencl"):
+            if k == "opencl" and r >= args.opencl_rounds:
+                continue
+            dt, err = _run(cmds[k])
+            times[k].append(dt)
+            if k != "hmmsearch":
+                summary[k] = err.strip().splitlines()[-1] if err.strip() else ""
+    ref = _rows(tbl["hmmsearch"])
+    lines = [f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.uname().nodename}, --cpu {args.cpu}, "
+             f"{args.rounds} rounds (load average before: {os.getloadavg()[0]:.2f})"]
+    med = {k: statistics.median(v) for k, v in times.items() if v}
+    for k, v in times.items():
+        if not v:
+            continue
+        same = _rows(tbl[k]) == ref
+        lines.append(f"{k:10s} median {med[k]:7.3f} s  min {min(v):7.3f}  max {max(v):7.3f}  n={len(v)}  "
+                     f"hmmsearch/this {med['hmmsearch'] / med[k]:.2f}x  tblout {'identical' if same else 'DIFFERS'}")
+    for k, s in summary.items():
+        lines.append(f"{k} summary: {s}")
+    text = "\n".join(lines)
+    print(text)
+    with open(os.path.join(args.out, "bench_hmmsearch_cpu.txt"), "w") as fh:
+        fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
