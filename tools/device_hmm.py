@@ -146,7 +146,7 @@ def main(argv=None):
     from clalign.runtime import Runtime
     rt = Runtime.get(a.device)
     log(f"device {rt.label}: {json.dumps(rt.caps.as_dict())}")
-    log(f"date 2026-11-22, argv {sys.argv}")
+    log(f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, argv {sys.argv}")
     summary = {"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv}
     if not a.skip_exact:
         ex = []
