@@ -354,7 +354,7 @@ def test_real_proteome_every_real_protein_hmm(proteome):
             assert np.array_equal(prof.rbv, adapter.rbv) and np.array_equal(prof.sbv, adapter.sbv), name
             assert same(E.msv_scores(prof, proteome), want_m), name
     # the models shared a few block layouts (and their device copies) of this database
-    cache = proteome.__dict__.get("_hmm_block_cache", {})
+    cache = E.layout_cache(proteome)
     assert 0 < len(cache) < 3 * len(hmms) and all(entry[1] is not None for entry in cache.values())
 
 

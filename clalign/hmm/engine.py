@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -629,9 +630,14 @@ def hmmer_lengths(db) -> np.ndarray:
     return lengths if stops is None else lengths + np.asarray(stops, dtype=np.int64)
 
 
-def _block_cache(db) -> dict:
-    """Blocks (and device copies) of this Database, per geometry, reused by later models."""
-    return db.__dict__.setdefault("_hmm_block_cache", {})
+#: Block layouts of the databases the API has scored, weakly keyed (they go with the
+#: Database): a search keeps its own (``clalign.hmm.search``), API calls share these.
+_API_LAYOUTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def layout_cache(db) -> dict:
+    """Blocks (and device copies) of this Database per geometry, reused by later API calls."""
+    return _API_LAYOUTS.setdefault(db, {})
 
 
 def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
@@ -643,12 +649,18 @@ def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     ``db``: a Database or a path (see :func:`clalign.data.as_database`). ``overrides`` are
     template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"``.
     """
+    return msv_scores_run(hmm, db, device, **overrides)[0]
+
+
+def msv_scores_run(hmm, db, device=None, cache: dict | None = None, **overrides):
+    """:func:`msv_scores` and its :class:`_Run` (kernel seconds, template values). ``cache``:
+    the block-layout cache to use (a search owns one); default: one kept with ``db``."""
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
     hl = hmmer_lengths(db)
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=_block_cache(db), model_lengths=hl,
-                **overrides)
-    return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl)
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=layout_cache(db) if cache is None else cache,
+                model_lengths=hl, **overrides)
+    return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl), r
 
 
 def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
@@ -656,5 +668,5 @@ def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     pyhmmer's ``ssv_filter``: +inf on a conclusive overflow, NaN where it returns ``None``."""
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
-    r = run_raw(profile, res, offs, lens, order, "ssv", device, cache=_block_cache(db), **overrides)
+    r = run_raw(profile, res, offs, lens, order, "ssv", device, cache=layout_cache(db), **overrides)
     return reference.ssv_from_bytes(profile, r.raw, hmmer_lengths(db))

@@ -76,6 +76,8 @@ class SearchStats:
     device_seconds: float = 0.0    # device MSV stage, waits for kernel builds included
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
+    kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
+    cells: int = 0                 # model states x residues the kernels scored
     per_model: list = field(default_factory=list)
 
 
@@ -101,6 +103,7 @@ class _Targets:
         self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
         self.stops = np.asarray(stops)
         self.name_lengths = np.diff(self.ioff)
+        self.seqs = {}              # database index -> pyhmmer DigitalSequence (see _block)
 
     def name(self, i: int) -> bytes:
         return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
@@ -109,21 +112,26 @@ class _Targets:
 def _block(targets: _Targets, indices, abc):
     """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
 
-    Names and descriptions are the database's raw header bytes. Runs in worker threads while
-    holding the GIL, so it does as little per sequence as it can: list lookups and slices."""
+    Names and descriptions are the database's raw header bytes. Each target's DigitalSequence
+    is built once per search and kept (``targets.seqs``): a block holds references, not copies,
+    so a target that survives the filter of many models (1,000 models at F1 = 0.02: ~20 each)
+    is converted once. Building holds the GIL, so it does as little per sequence as it can."""
     from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
 
     t = targets
     idx = np.asarray(indices, dtype=np.int64)
-    seqs = []
-    for i0, i1, d0, d1, a, b, k in zip(t.ioff[idx].tolist(), t.ioff[idx + 1].tolist(), t.doff[idx].tolist(),
-                                       t.doff[idx + 1].tolist(), t.off[idx].tolist(), t.off[idx + 1].tolist(),
-                                       t.stops[idx].tolist()):
-        codes = t.easel[a:b]
-        if k:
-            codes = np.concatenate((codes, np.full(int(k), EASEL_STAR, dtype=np.uint8)))
-        seqs.append(DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None, sequence=codes))
-    return DigitalSequenceBlock(abc, seqs)
+    cache = t.seqs
+    new = [i for i in idx.tolist() if i not in cache]
+    if new:
+        nx = np.asarray(new, dtype=np.int64)
+        for i, i0, i1, d0, d1, a, b, k in zip(new, t.ioff[nx].tolist(), t.ioff[nx + 1].tolist(),
+                                              t.doff[nx].tolist(), t.doff[nx + 1].tolist(), t.off[nx].tolist(),
+                                              t.off[nx + 1].tolist(), t.stops[nx].tolist()):
+            codes = t.easel[a:b]
+            if k:
+                codes = np.concatenate((codes, np.full(int(k), EASEL_STAR, dtype=np.uint8)))
+            cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None, sequence=codes)
+    return DigitalSequenceBlock(abc, [cache[i] for i in idx.tolist()])
 
 
 def _pyhmmer_models(hmmfile):
@@ -204,9 +212,9 @@ class _Search:
         self.lengths, self.stops = _hmmer_lengths(self.db)
         self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
         self.z_fixed = options.Z is not None
-        if msv_scores is None:
-            from .engine import msv_scores
         self.msv_scores = msv_scores
+        #: database block layouts (and their device copies) per geometry, for this search's models
+        self.layouts: dict = {}
         self.progress = progress
         self.min_part = max(1, int(min_part))
         self._targets = None
@@ -263,7 +271,14 @@ class _Search:
             for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
-                nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
+                if self.msv_scores is None:               # ours: kernel time too, layouts in our cache
+                    from .engine import msv_scores_run
+
+                    nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
+                    self.stats.kernel_seconds += run.seconds
+                    self.stats.cells += hmm.M * int(self.lengths.sum())
+                else:
+                    nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
                 keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
                 keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
