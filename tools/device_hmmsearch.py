@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""One device command: ``clalign hmmsearch`` end to end against ``pyhmmer.hmmsearch(cpus=N)``
+(and optionally ``hmmsearch --cpu N``), all as whole processes on the same host, same inputs.
+
+Database: ``gen_protein_db.py -n N --seed 1`` plus the bundled proteome (570,000 + 2,100 =
+572,100 proteins by default), also prepared once with ``clalign makedb``. Model sets: the 14
+bundled HMMs and ``--pfam N`` Pfam-like models from ``gen_pfamlike_hmms.py`` (seed 1). Per set,
+in rounds: clalign from the FASTA, clalign from the prepared database, pyhmmer from the FASTA
+(``tools/pyhmmer_hmmsearch.py``); the first clalign run of the command is *cold*. Medians,
+ratios (pyhmmer / clalign), whether the tables are identical (comment lines aside), clalign's
+summary lines (stage times, kernel TCUPS) and one cProfile of clalign (top 25 by cumulative
+time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s``.
+
+    source .whl/device-env.sh && python3 tools/device_hmmsearch.py --out $OUT --pfam 300
+"""
+import argparse
+import gzip
+import io
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "device_hmmsearch_out"))
+    ap.add_argument("--n", type=int, default=570000)
+    ap.add_argument("--work", default="/tmp/dhs")
+    ap.add_argument("--cpu", type=int, default=os.cpu_count())
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--pfam", type=int, default=0, help="Pfam-like models for the second set (0: none)")
+    ap.add_argument("--pfam-rounds", type=int, default=1)
+    ap.add_argument("--hmmsearch", action="store_true", help="also HMMER's hmmsearch on the bundled set")
+    ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
+    ap.add_argument("--budget-s", type=float, default=540.0)
+    a = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    report = open(os.path.join(a.out, "device_hmmsearch.txt"), "a")
+
+    def log(msg):
+        msg = f"[{time.perf_counter() - t_start:6.1f}s] {msg}"
+        print(msg, flush=True)
+        report.write(msg + "\n")
+        report.flush()
+
+    def run(cmd, label):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        if p.returncode != 0:
+            log(f"{label}: FAILED rc={p.returncode}: {p.stderr[-1500:]}")
+            return None, last
+        log(f"{label}: {dt:.2f} s | {last[:600]}")
+        return dt, last
+
+    def rows(path):
+        with open(path) as fh:
+            return [ln.rstrip("\n") for ln in fh if not ln.startswith("#")]
+
+    log(f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, host {os.uname().nodename}, {os.cpu_count()} cores, argv {sys.argv}")
+    fa, db = os.path.join(a.work, "db.fa"), os.path.join(a.work, "db")
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(a.n), "--seed", "1", "-o", fa],
+                   check=True, capture_output=True)
+    with gzip.open(os.path.join(ROOT, "data", "proteome.faa.gz"), "rt") as src, open(fa, "a") as dst:
+        dst.write(src.read())
+    shutil.rmtree(db, ignore_errors=True)
+    run([sys.executable, "-m", "clalign", "makedb", "-q", fa, db], "clalign makedb")
+    sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
+    if a.pfam:
+        pf = os.path.join(a.work, "pfamlike.hmm")
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_pfamlike_hmms.py"), "-n", str(a.pfam), "--seed", "1",
+                        "-o", pf], check=True)
+        sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
+    cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
+    for name, hmm, rounds in sets:
+        times = {"clalign_fasta": [], "clalign_db": [], "pyhmmer_fasta": []}
+        tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
+        cmds = {"clalign_fasta": cl + ["--tblout", tbl["clalign_fasta"], hmm, fa],
+                "clalign_db": cl + ["--tblout", tbl["clalign_db"], hmm, db],
+                "pyhmmer_fasta": [sys.executable, os.path.join(HERE, "pyhmmer_hmmsearch.py"), hmm, fa, "--cpus",
+                                  str(a.cpu), "--tblout", tbl["pyhmmer_fasta"]]}
+        for r in range(rounds):
+            for k, cmd in cmds.items():
+                if time.perf_counter() - t_start > a.budget_s:
+                    log(f"budget spent: skipping {name} {k} round {r}")
+                    continue
+                dt, _ = run(cmd, f"{name} {k} round {r}")
+                if dt is not None:
+                    times[k].append(dt)
+        med = {k: statistics.median(v) for k, v in times.items() if v}
+        ref = rows(tbl["pyhmmer_fasta"]) if os.path.exists(tbl["pyhmmer_fasta"]) else None
+        for k in ("clalign_fasta", "clalign_db"):
+            if k in med and "pyhmmer_fasta" in med:
+                same = ref is not None and os.path.exists(tbl[k]) and rows(tbl[k]) == ref
+                log(f"RESULT {name} {k}: median {med[k]:.2f} s (runs {times[k]}) vs pyhmmer {med['pyhmmer_fasta']:.2f} s "
+                    f"(runs {times['pyhmmer_fasta']}): pyhmmer/clalign {med['pyhmmer_fasta'] / med[k]:.2f}x; "
+                    f"tblout identical to pyhmmer's: {same} ({len(rows(tbl[k]))} rows)")
+        if name == "bundled14" and a.hmmsearch and time.perf_counter() - t_start < a.budget_s:
+            ht = os.path.join(a.work, "hmmsearch.tbl")
+            dt, _ = run([shutil.which("hmmsearch") or "hmmsearch", "--cpu", str(a.cpu), "--tblout", ht, "-o", os.devnull,
+                         hmm, fa], "bundled14 hmmsearch")
+            if dt is not None and ref is not None:
+                log(f"RESULT bundled14 hmmsearch --cpu {a.cpu}: {dt:.2f} s; tblout identical to pyhmmer's: {rows(ht) == ref}")
+    if a.profile and time.perf_counter() - t_start < a.budget_s:
+        prof = os.path.join(a.work, "clalign.prof")
+        run([sys.executable, "-m", "cProfile", "-o", prof] + cl[1:] + ["--tblout", os.devnull, sets[0][1], fa],
+            "profile bundled14 clalign_fasta")
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
+        report.write(buf.getvalue())
+    log("done")
+
+
+if __name__ == "__main__":
+    main()
