@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..errors import InputError
 from .hmmfile import read_hmms
 from .options import SearchOptions
+from .pyhmmer_adapter import pipeline_counts
 from .tables import _name_bytes, listed_name_width
 
 #: Fewest sequences per database part when the models are fewer than the threads.
@@ -166,7 +167,7 @@ class PyhmmerSearch:
             for hmm, fs in zip(self.hmms, futures):
                 done = [f.result() for f in fs]
                 hits = done[0][0] if len(done) == 1 else done[0][0].merge(*(h for h, _ in done[1:]))
-                st = hits.__getstate__()["pipeline"]
+                st = pipeline_counts(hits)
                 res = ModelResult(hmm=hmm, hits=hits, n_device_pass=st["n_past_msv"], n_past_msv=st["n_past_msv"],
                                   n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
                                   n_past_fwd=st["n_past_fwd"], seconds=sum(t for _, t in done),

@@ -58,6 +58,7 @@ from ..runtime import tuning
 from . import reference
 from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
 from .profile import MSVProfile
+from .pyhmmer_adapter import profile_from_pyhmmer  # noqa: F401  (API: engine.profile_from_pyhmmer)
 
 END, PAD = 28, 29
 #: Rows of the device profile table (28 residue codes + END, PAD and two spare rows).
@@ -100,59 +101,6 @@ tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
 # ---------------------------------------------------------------------------------------
 # profiles
 # ---------------------------------------------------------------------------------------
-_PYH = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"     # pyhmmer/Easel amino digital order
-_CLA = "-ABCDEFGHIKLMNPQRSTVWXYZU*OJ"      # clalign PROTEIN codes 0..27
-_ROWS = np.array([_PYH.index(c) for c in _CLA], dtype=np.intp)
-
-
-@dataclass
-class _PyhmmerProfile(MSVProfile):
-    """An MSVProfile read from pyhmmer's optimized profile (the truth the kernels are tested
-    against): its bytes unstriped, and tjb from pyhmmer itself (``_om``, set to each length)."""
-
-    _om: object = None
-
-    def tjb_b(self, L):
-        """tjb of length ``L`` (int, or an array of lengths), one pyhmmer call per length."""
-        def one(x):
-            self._om.L = int(x)
-            return int(self._om.tjb)
-
-        if np.ndim(L) == 0:
-            return one(L)
-        L = np.asarray(L)
-        return np.array([one(x) for x in L.ravel()], dtype=np.int64).reshape(L.shape)
-
-
-def profile_from_pyhmmer(hmm, L: int = 400) -> _PyhmmerProfile:
-    """Unstripe pyhmmer's ``rbv``/``sbv`` (byte ``q*16+z`` holds state ``z*Q+q+1``) and map its
-    digital alphabet rows to clalign PROTEIN codes."""
-    from pyhmmer.plan7 import Background, Profile
-
-    if hmm.alphabet.K != 20:
-        raise ParameterError(f"HMM {hmm.name!r} is not a protein model (alphabet size {hmm.alphabet.K})")
-    prof = Profile(hmm.M, hmm.alphabet)
-    prof.configure(hmm, Background(hmm.alphabet), L)
-    om = prof.to_optimized()
-    M = hmm.M
-
-    rbv_q = np.asarray(om.rbv)
-    Q = rbv_q.shape[1] // 16
-    rbv = rbv_q[:, :Q * 16].reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M]
-    sbv_q = np.asarray(om.sbv)[:, :Q * 16]
-    sbv = sbv_q.reshape(-1, Q, 16).transpose(0, 2, 1).reshape(-1, 16 * Q)[:, :M].view(np.int8)
-    try:  # pyhmmer 0.12.3 raises AttributeError on EvalueParameters.m_mu; the filters need no E-values
-        mu, lam = float(hmm.evalue_parameters.m_mu), float(hmm.evalue_parameters.m_lambda)
-    except (AttributeError, TypeError):
-        mu = lam = float("nan")
-    name = hmm.name.decode() if isinstance(hmm.name, bytes) else str(hmm.name)
-    return _PyhmmerProfile(M=M, name=name, rbv=np.ascontiguousarray(rbv[_ROWS]),
-                           sbv=np.ascontiguousarray(sbv[_ROWS]), rbv_easel=np.ascontiguousarray(rbv),
-                           sbv_easel=np.ascontiguousarray(sbv),
-                           base_b=int(om.base_b), bias_b=int(om.bias_b), tbm_b=int(om.tbm), tec_b=int(om.tec),
-                           scale_b=float(om.scale_b), mu=mu, lam=lam, L=int(L), _om=om)
-
-
 def as_profile(hmm, L: int = 400):
     """An MSVProfile from an MSVProfile, a clalign HMM, a pyhmmer HMM or a one-model file path."""
     if hasattr(hmm, "rbv") and hasattr(hmm, "sbv") and hasattr(hmm, "tjb_b"):

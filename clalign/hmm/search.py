@@ -38,7 +38,8 @@ from .hmmfile import HMM, _read_text, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .options import SearchOptions
 from .pvalue import msv_pass
-from .tables import report_name_width
+from .pyhmmer_adapter import pipeline_counts, read_models
+from .tables import report_name_width, wide_threshold
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
@@ -136,11 +137,7 @@ def _block(targets: _Targets, indices, abc):
 
 def _pyhmmer_models(hmmfile):
     """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
-    from pyhmmer.plan7 import HMMFile
-
-    data = _read_text(hmmfile).encode("latin-1")
-    with HMMFile(io.BytesIO(data)) as hf:
-        return list(hf)
+    return read_models(_read_text(hmmfile).encode("latin-1"))
 
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
@@ -234,28 +231,35 @@ class _Search:
                                           domE=o.domE, incE=o.incE, incdomE=o.incdomE)
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
-    def _model_result(self, hmm, phmm, passing, futures):
-        """Merge a model's parts (pyhmmer ``TopHits.merge``: Z is fixed, so E-values are those
-        of one search over all parts; domZ, the number of reported targets, is their sum), and
-        find the name width of HMMER's hit list (:func:`clalign.hmm.tables.hitlist_name_width`)."""
-        from .tables import hitlist_name_width
+    def _model_result(self, hmm, phmm, passing, futures, pool):
+        """A model's result from its survivors' parts (merged with pyhmmer ``TopHits.merge``:
+        Z is fixed, so E-values are one search's; domZ, the number of reported targets, is
+        their sum). Unless -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit
+        list (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported
+        targets run once more with the true E for the hits that are written."""
+        from .tables import listed_name_width, serial_list_width
 
         parts = [f.result() for f in futures]
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
-        st = hits.__getstate__()["pipeline"]
-        extra_t = []
-
-        def search(idx, E2):
-            found, t = self._pyhmmer_part(phmm, _block(self._targets, idx, phmm.alphabet), E=E2)
-            extra_t.append(t)
-            return found
-
-        width = hitlist_name_width(hits, passing, self._targets.name_lengths, self.options.E, self.Z,
-                                   self.z_fixed, search, self._targets.name)
+        st = pipeline_counts(hits)
+        seconds = sum(t for _, t in parts)
+        if self.z_fixed:
+            width = listed_name_width(hits)
+        else:
+            position = {}
+            if len(hits):
+                for k in passing.tolist():
+                    position.setdefault(self._targets.name(k), k + 1)
+            width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
+            final = np.array([k for k in passing.tolist() if self._targets.name(k) in reported], dtype=np.int64)
+            pieces = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
+                      for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
+            again = [f.result() for f in pieces]
+            hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(h for h, _ in again[1:]))
+            seconds += sum(t for _, t in again)
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
-                           n_past_fwd=st["n_past_fwd"], seconds=sum(t for _, t in parts) + sum(extra_t),
-                           name_width=width)
+                           n_past_fwd=st["n_past_fwd"], seconds=seconds, name_width=width)
 
     def __iter__(self):
         t_start = time.perf_counter()
@@ -290,11 +294,13 @@ class _Search:
                     self._targets = _Targets(self.db, self.stops)
                 k = max(1, min(self.cpus, passing.size // self.min_part))
                 blocks = [_block(self._targets, part, phmm.alphabet) for part in np.array_split(passing, k)]
-                pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b) for b in blocks]))
+                E = None if self.z_fixed or not passing.size else wide_threshold(
+                    self.options.E, self.Z, int(passing[0]) + 1)
+                pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b, E) for b in blocks]))
                 while pending and all(f.done() for f in pending[0][3]):
-                    yield self._finish(self._model_result(*pending.pop(0)), bar)
+                    yield self._finish(self._model_result(*pending.pop(0), pool), bar)
             for item in pending:
-                yield self._finish(self._model_result(*item), bar)
+                yield self._finish(self._model_result(*item, pool), bar)
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
@@ -391,7 +397,8 @@ def _query_section(res, opts):
 
 def _pli_stats(res, stats, Zopt):
     hits = res.hits
-    st = hits.__getstate__()["pipeline"]
+    st = {**pipeline_counts(hits), "n_past_msv": res.n_past_msv, "n_past_bias": res.n_past_bias,
+          "n_past_vit": res.n_past_vit, "n_past_fwd": res.n_past_fwd}     # the whole search's counts
     n = stats.sequences
     F1, F2, F3 = st["F1"], st["F2"], st["F3"]
     out = ["Internal pipeline statistics summary:",

@@ -9,14 +9,17 @@ the 1-based position ``i`` of the target in the database. So the list holds, bes
 reported hits (``P * Z_total <= E``), targets early in the file with ``P * i <= E``: they are
 never printed, but a long name among them widens every row of that query.
 
-pyhmmer, given our filter's survivors with Z fixed to the database size, lists only the
-reported hits. :func:`hitlist_name_width` finds the other members whose names could widen the
-column (survivors with a longer name than every listed one) by one more pyhmmer pass over just
-those, with E loosened to the loosest ``E / i`` among them, and keeps those with ``P * i <= E``.
-That is HMMER's list exactly when hmmsearch runs its serial pipeline (``--cpu 0``, and pyhmmer's
-own ``hmmsearch``); HMMER's worker threads count Z per thread, which can only shrink the list
+pyhmmer, given our filter's survivors with Z fixed to the database size, would list only the
+reported hits. So the OpenCL search runs pyhmmer on the survivors with E loosened to
+:func:`wide_threshold` (the loosest ``E / i`` among them): its list holds every member of
+HMMER's, and :func:`serial_list_width` keeps those with ``P * i <= E`` for the width and names
+the reported ones; pyhmmer then runs again, with the true E, on those few targets only, for
+the hits that are written (every stage depends only on the target and Z, so they are one
+search's). The filter counts come from the wide pass (they do not depend on E). That is
+HMMER's list exactly when hmmsearch runs its serial pipeline (``--cpu 0``, and pyhmmer's own
+``hmmsearch``); HMMER's worker threads count Z per thread, which can only shrink the list
 (their counts are below ``i``), so on a borderline long name a threaded hmmsearch may print
-narrower columns than its own serial run.
+narrower columns than its own serial run (not seen in our tests: --cpu 0/1/2/4 wrote the same).
 
 :func:`write_table` writes pyhmmer's table and widens the name column to that width.
 """
@@ -41,31 +44,26 @@ def listed_name_width(hits) -> int:
     return max((len(_name_bytes(h.name)) for h in hits), default=0)
 
 
-def hitlist_name_width(hits, passing: np.ndarray, name_lengths: np.ndarray, E: float, Z: float,
-                       z_fixed: bool, search: Callable[[np.ndarray, float], object],
-                       name_at: Callable[[int], bytes]) -> int:
-    """Longest name (bytes) in HMMER's hit list of one query (see the module doc).
+def wide_threshold(E: float, Z: float, first: int) -> float:
+    """Reporting threshold E' of a pass (Z fixed) whose hit list holds every member of HMMER's
+    serial list among targets at 1-based positions >= ``first``: P * i <= E implies
+    P * Z <= E * Z / first = E'."""
+    return E * Z / max(1, int(first))
 
-    ``hits``: pyhmmer's TopHits of the survivors (Z fixed to ``Z``); ``passing``: database
-    indices of the survivors; ``name_lengths``: name length (bytes) of every database target;
-    ``search(indices, E2)``: pyhmmer's pipeline on those targets with reporting threshold E2
-    (same Z and other thresholds), returning its TopHits; ``name_at(i)``: name of target i.
-    """
-    width = listed_name_width(hits)
-    if z_fixed or passing.size == 0:
-        return width
-    cand = passing[np.asarray(name_lengths)[passing] > width]
-    if cand.size == 0:
-        return width
-    position = {}
-    for k in cand.tolist():                       # duplicate names: the earliest position
-        position.setdefault(name_at(k), k + 1)
-    for h in search(cand, E * Z / (int(cand.min()) + 1)):
+
+def serial_list_width(wide_hits, position: Callable[[bytes], int], E: float, Z: float):
+    """(longest name of HMMER's serial hit list, names of the targets HMMER reports) from the
+    hits of a pass run with :func:`wide_threshold` (see the module doc). ``position(name)``:
+    the 1-based database position of the target of that name (the earliest, for duplicates)."""
+    width, reported = 0, set()
+    for h in wide_hits:
         name = _name_bytes(h.name)
-        i = position.get(name)
-        if i is not None and h.pvalue * i <= E:
-            width = max(width, len(name))
-    return width
+        p = h.pvalue
+        if p * Z <= E:
+            reported.add(name)
+        if len(name) > width and p * position(name) <= E:
+            width = len(name)
+    return width, reported
 
 
 def widen(text: bytes, old: int, new: int, header: bool) -> bytes:
@@ -106,4 +104,5 @@ def report_name_width(name_width: int) -> int:
     return max(REPORT_MIN_NAMEW, name_width)
 
 
-__all__: Sequence[str] = ("hitlist_name_width", "listed_name_width", "widen", "write_table", "report_name_width")
+__all__: Sequence[str] = ("wide_threshold", "serial_list_width", "listed_name_width", "widen", "write_table",
+                          "report_name_width")
