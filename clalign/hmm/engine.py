@@ -414,10 +414,10 @@ def check_profile(profile) -> None:
 
 
 def tjbm_per_sequence(profile, lengths) -> np.ndarray:
-    lengths = np.asarray(lengths, dtype=np.int64)
-    uniq, inv = np.unique(lengths, return_inverse=True)
+    """(tjb_b + tbm_b) & 255 of every sequence (the MSV kernel's per-sequence length term)."""
+    uniq, inv = reference.length_classes(lengths)
     tj = ((reference.tjb_table(profile, uniq) + int(profile.tbm_b)) & 0xFF).astype(np.uint8)
-    return tj[inv] if lengths.size else np.zeros(0, np.uint8)
+    return tj[inv] if inv.size else np.zeros(0, np.uint8)
 
 
 class _Run:
@@ -567,15 +567,8 @@ def _db_arrays(db):
     return db, np.asarray(db.residues), np.asarray(db.offsets), np.asarray(db.lengths), np.asarray(db.order)
 
 
-def hmmer_lengths(db) -> np.ndarray:
-    """Target lengths as HMMER counts them: residues plus the trailing ``*`` stops the FASTA
-    reader stripped (``db.stops``). Why the stops change nothing else: a ``*`` row has cost 255
-    (MSV) / +127 (SSV) in every state, so it empties the MSV row (xE = 0: xJ, xB unchanged) and
-    sends every SSV cell below its start value or keeps an overflow that was already seen;
-    only the length terms (tjb in the MSV recurrence and in the score conversion) move."""
-    lengths = np.asarray(db.lengths, dtype=np.int64)
-    stops = getattr(db, "stops", None)
-    return lengths if stops is None else lengths + np.asarray(stops, dtype=np.int64)
+hmmer_lengths = reference.hmmer_lengths
+
 
 
 #: Block layouts of the databases the API has scored, weakly keyed (they go with the

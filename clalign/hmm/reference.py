@@ -28,7 +28,13 @@ reference is fast enough for thousands of sequences against models of a few hund
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
+
+#: hmmer_lengths of each Database (one array per database: later models reuse it and what
+#: is derived from it, e.g. length_classes)
+_HMMER_LENGTHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def tjb_table(profile, lengths) -> np.ndarray:
@@ -36,10 +42,29 @@ def tjb_table(profile, lengths) -> np.ndarray:
     return np.asarray(profile.tjb_b(np.asarray(lengths, dtype=np.int64)), dtype=np.int64)
 
 
+_CLASSES: list = []      # [(lengths array, uniq, inv)], the last few, newest last
+
+
+def length_classes(lengths):
+    """(distinct lengths, index of each sequence's length among them) for a length array.
+
+    A search asks this for the same database lengths once per model (np.unique of 572,100
+    lengths: ~35 ms); the last few arrays' answers are kept, matched by identity."""
+    if isinstance(lengths, np.ndarray):
+        for arr, uniq, inv in _CLASSES:
+            if arr is lengths:
+                return uniq, inv
+    arr = np.asarray(lengths, dtype=np.int64)
+    uniq, inv = np.unique(arr, return_inverse=True)
+    if isinstance(lengths, np.ndarray):
+        _CLASSES.append((lengths, uniq, inv))
+        del _CLASSES[:-4]
+    return uniq, inv
+
+
 def _tjb_per_seq(profile, lengths):
-    lengths = np.asarray(lengths, dtype=np.int64)
-    uniq, inv = np.unique(lengths, return_inverse=True)
-    return tjb_table(profile, uniq)[inv] if lengths.size else np.zeros(0, np.int64)
+    uniq, inv = length_classes(lengths)
+    return tjb_table(profile, uniq)[inv] if inv.size else np.zeros(0, np.int64)
 
 
 def _as_list(seqs):
@@ -209,3 +234,17 @@ def ssv_from_bytes(profile, xE, lengths):
     f = (xJ[ok] - tjb[ok]).astype(np.float32) - np.float32(base)
     out[ok] = (f / np.float32(profile.scale_b)).astype(np.float32) - np.float32(3.0)
     return out
+
+
+def hmmer_lengths(db) -> np.ndarray:
+    """Target lengths as HMMER counts them: residues plus the trailing ``*`` stops the FASTA
+    reader stripped (``db.stops``). Why the stops change nothing else: a ``*`` row has cost 255
+    (MSV) / +127 (SSV) in every state, so it empties the MSV row (xE = 0: xJ, xB unchanged) and
+    sends every SSV cell below its start value or keeps an overflow that was already seen;
+    only the length terms (tjb in the MSV recurrence and in the score conversion) move."""
+    hit = _HMMER_LENGTHS.get(db)
+    if hit is None:
+        lengths = np.asarray(db.lengths, dtype=np.int64)
+        stops = getattr(db, "stops", None)
+        hit = _HMMER_LENGTHS[db] = lengths if stops is None else lengths + np.asarray(stops, dtype=np.int64)
+    return hit

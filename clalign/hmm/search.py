@@ -88,9 +88,9 @@ def _hmmer_lengths(db):
     The counts are the database's own (``db.stops``, from the FASTA reader or a prepared
     database), so a FASTA file and the database made from it give the same.
     """
-    lengths = np.asarray(db.lengths, dtype=np.int64)
-    stops = np.asarray(db.stops, dtype=np.int64)
-    return lengths + stops, stops
+    from .reference import hmmer_lengths
+
+    return hmmer_lengths(db), np.asarray(db.stops, dtype=np.int64)
 
 
 class _Targets:
