@@ -102,6 +102,12 @@ def main(argv=None):
         for k in ("clalign_fasta", "clalign_db"):
             if k in med and "pyhmmer_fasta" in med:
                 same = ref is not None and os.path.exists(tbl[k]) and rows(tbl[k]) == ref
+                if not same and ref is not None and os.path.exists(tbl[k]):
+                    import difflib
+
+                    diff = list(difflib.unified_diff(ref, rows(tbl[k]), "pyhmmer", k, lineterm="", n=0))
+                    with open(os.path.join(a.out, f"diff_{name}_{k}.txt"), "w") as fh:
+                        fh.write("\n".join(diff[:200]) + "\n")
                 log(f"RESULT {name} {k}: median {med[k]:.2f} s (runs {times[k]}) vs pyhmmer {med['pyhmmer_fasta']:.2f} s "
                     f"(runs {times['pyhmmer_fasta']}): pyhmmer/clalign {med['pyhmmer_fasta'] / med[k]:.2f}x; "
                     f"tblout identical to pyhmmer's: {same} ({len(rows(tbl[k]))} rows)")

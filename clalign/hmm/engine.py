@@ -1,4 +1,6 @@
-"""HMMER3 MSV and SSV filter scores on OpenCL: S-lane kernels after CUDAMPF++.
+"""HMMER3 MSV and SSV filter scores on OpenCL: S-lane kernels after CUDAMPF++ (the launch
+layer and the public scoring API; kernel choice in :mod:`clalign.hmm.kernel_choice`, database
+blocks in :mod:`clalign.hmm.layout`).
 
 ``msv_scores(hmm, db)`` and ``ssv_scores(hmm, db)`` return one float32 score (nats) per
 database sequence, in database order, identical to pyhmmer's ``OptimizedProfile.msv_filter``
@@ -44,58 +46,26 @@ masked reset when several sequences share a word). Longest blocks are launched f
 """
 from __future__ import annotations
 
-import math
 import os
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
 
 from ..errors import ParameterError
-from ..runtime import Runtime, choose, simd_values
-from ..runtime import tuning
+from ..runtime import Runtime
 from . import reference
-from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
-from .profile import MSVProfile
-from .pyhmmer_adapter import profile_from_pyhmmer  # noqa: F401  (API: engine.profile_from_pyhmmer)
+from .kernel_choice import choose_kernel
+from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
+from .params import HMM_SLANE, geometry
+from .pyhmmer_adapter import profile_from_pyhmmer
 
-END, PAD = 28, 29
-#: Rows of the device profile table (28 residue codes + END, PAD and two spare rows).
-XROWS = 32
-
-#: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
-#: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
-#: docs/perf/hmm.md for the measurements behind device entries.
-tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
-                                  # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
-                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md, runs 1-2)
-                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False}),
-                                  # sm_90 native 16x2 ops: exact 16-bit lanes, 2.0-2.7x LANE 8; H of
-                                  # 25-50 beats 13 by 30-60 %, so Hmax 32 (H100, docs/perf/hmm.md run 3)
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32, "SIMD": "ptx",
-                                                         "PTX_S16X2": True, "PTX_SHFL": True}),
-                                  # run 5: H ~ 50 beats 25 with balanced blocks, but one work-item per
-                                  # sequence (S = 32) does not (M = 100: 1.0-1.7 vs 1.8-2.0 TCUPS);
-                                  # residue groups of 4 rows
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4}),
-                                  # run 7 (every S x M, capped blocks): the best H grows with M:
-                                  # Hmax 16 to M = 256, 32 to 512, 64 above (M = 200: 1.88 -> 3.68
-                                  # TCUPS); S = 32 best at M = 20
-                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 16), (512, 32), (None, 64)),
-                                                         "SMAX16": 32})])
-tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
-                                  # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32}),
-                                  # run 5: Hmax 64 with S <= 16 and 16-row residue groups: M = 200
-                                  # 2.41 -> 3.43 TCUPS, M = 100 2.09 -> 2.34 (docs/perf/hmm.md)
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16}),
-                                  # run 7, with long sequences in pieces: S = 32 now wins at
-                                  # M <= 100 (M = 100: 6.95 -> 9.79 TCUPS), Hmax 32 above M = 256
-                                  # (M = 800: 7.96 -> 9.52)
-                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 64), (None, 32)), "SMAX16": 32})])
+#: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
+#: the database blocks in :mod:`clalign.hmm.layout` (re-exported here for callers of both).
+__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "run_raw", "prebuild", "shared_layout", "layout_cache",
+           "as_profile", "profile_from_pyhmmer", "hmmer_lengths", "striped_table", "check_profile",
+           "tjbm_per_sequence", "choose_kernel", "Blocks", "build_blocks", "split_long", "default_cap",
+           "default_spc", "ssv_seg", "END", "PAD", "XROWS"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -113,264 +83,6 @@ def as_profile(hmm, L: int = 400):
     if isinstance(hmm, (str, os.PathLike)):
         hmm = read_hmm(hmm)
     return build_msv_profile(hmm, L)
-
-
-# ---------------------------------------------------------------------------------------
-# kernel choice
-# ---------------------------------------------------------------------------------------
-def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves: int, shfl: bool) -> int:
-    """Local memory of a kernel with PROF_LOCAL: 30 profile rows plus its exchange buffers."""
-    g = geometry(S, wave, lane)
-    words = -(-30 * H * g["P"] * lane // 32)
-    if g["SPW"] == 1:            # the template pads a local row to L * odd words (bank spread)
-        words = 30 * g["L"] * (H | 1)
-    xch = 0 if (shfl or g["L"] == 1) else (3 if algo == "msv" else 2) * wave * wg_waves
-    return 4 * (words + xch)
-
-
-def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
-    """Template values for a model of M states: LANE, S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES,
-    PROF_LOCAL.
-
-    ``override`` may fix any template value (ALGO/WAVE/LANE/S/H/RG/WG_WAVES/PROF_LOCAL/SIMD/
-    PTX_SHFL...), ``HMAX`` and ``SMAX``. LANE comes from the tuning table only where the chosen
-    SIMD variant has native 16-bit ops (``PTX_S16X2``); elsewhere it defaults to 8 (HMMER's
-    bytes). ``HMAX`` (Hmax of Eq. 2-5) is the tuning value ``HMAX`` for LANE 8 and ``HMAX16``
-    for 16; ``SMAX``/``SMAX16`` (optional) is the largest S that Eq. 2-5 may pick.
-    """
-    override = dict(override or {})
-    tuned = tuning.lookup(f"hmm_slane.{algo}", caps)
-    hmax8, hmax16 = tuned.pop("HMAX", 16), tuned.pop("HMAX16", None)
-    smax8, smax16 = tuned.pop("SMAX", None), tuned.pop("SMAX16", None)
-    dev = simd_values(caps, simd)
-    eff = {**dev, **({} if simd else {k: tuned[k] for k in dev if k in tuned}),
-           **{k: override[k] for k in dev if k in override}}
-    lane = override.get("LANE")
-    if lane is None:
-        lane = tuned.get("LANE", 8) if eff["PTX_S16X2"] else 8
-    lane = int(lane)
-    if lane not in (8, 16):
-        raise ParameterError(f"hmm_slane: LANE={lane} is not 8 or 16")
-    tuned.pop("LANE", None)
-    hmax = override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8)
-    if isinstance(hmax, (list, tuple)):      # ((M_max, Hmax), ...): Hmax by model length
-        hmax = next(h for m, h in hmax if m is None or M <= m)
-    hmax = int(hmax)
-    smax = override.pop("SMAX", smax16 if lane == 16 else smax8)
-    wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
-    NL = 32 // lane
-    S = override.get("S")
-    if S is None:
-        S = 1
-        for s in sorted((s for s in S_VALUES if s <= NL * wave and (smax is None or s <= int(smax))),
-                        reverse=True):
-            if geometry(s, wave, lane)["P"] * hmax >= M:
-                S = s
-                break
-    S = int(S)
-    if S not in S_VALUES or S > NL * wave:
-        raise ParameterError(f"hmm_slane: S={S} is not one of {[s for s in S_VALUES if s <= NL * wave]} "
-                             f"(LANE={lane}, WAVE={wave})")
-    P = geometry(S, wave, lane)["P"]
-    H = override.get("H")
-    H = int(H) if H is not None else max(1, math.ceil(M / P))
-    if P * H < M:
-        raise ParameterError(f"hmm_slane: S={S}, H={H} cover {P * H} states, the model has {M}")
-    if H > H_LIMIT:
-        raise ParameterError(f"model of {M} states needs H={H} > {H_LIMIT} even with S=1")
-    if wave != caps.warp:
-        # shfl.sync exchanges lanes inside one 32-wide NVIDIA warp: a wavefront of another size
-        # (or any non-NVIDIA device) uses the local-memory exchange with barriers.
-        if override.get("PTX_SHFL"):
-            raise ParameterError(f"hmm_slane: PTX_SHFL needs WAVE={caps.warp} (the device's warp), got WAVE={wave}")
-        dev["PTX_SHFL"] = False
-        override["PTX_SHFL"] = False
-    values = {"ALGO": algo, "WAVE": wave, "LANE": lane, "S": S, "H": H}
-    override.update({"S": S, "H": H, "LANE": lane})
-    if simd:                     # an explicit variant beats the tuning table
-        override.update({k: v for k, v in dev.items() if k not in override})
-    pre = choose(HMM_SLANE, {**dev, **values, "PROF_LOCAL": False}, tuned, override)
-    need = _prof_local_bytes(algo, S, H, pre["WAVE"], lane, pre["WG_WAVES"], pre["PTX_SHFL"])
-    fits = need <= min(int(caps.local_mem or 0), 48 * 1024)
-    want = override.get("PROF_LOCAL", tuned.get("PROF_LOCAL", fits))
-    if want and not fits:
-        if override.get("PROF_LOCAL"):
-            raise ParameterError(f"hmm_slane: PROF_LOCAL needs {need} bytes of local memory, "
-                                 f"{caps.name} allows {min(int(caps.local_mem or 0), 48 * 1024)}")
-        want = False
-    pre["PROF_LOCAL"] = bool(want)
-    return HMM_SLANE.validate(pre)
-
-
-# ---------------------------------------------------------------------------------------
-# database blocks
-# ---------------------------------------------------------------------------------------
-@dataclass
-class Blocks:
-    """Striped sequence blocks for one column count C (see the module docstring)."""
-
-    C: int
-    data: np.ndarray       # uint8, all blocks
-    off: np.ndarray        # uint32 byte offset per block
-    rows: np.ndarray       # uint32 rows per block
-    col_start: np.ndarray  # uint32, nblocks*C + 1
-    ids: np.ndarray        # uint32, sequence index per column slot
-    rg: int = 1            # residue group (template value RG): layout of rows inside a block
-    pieces: "Pieces | None" = None   # SSV: long sequences cut into overlapping pieces
-
-    @property
-    def nblocks(self) -> int:
-        return int(self.off.size)
-
-    @property
-    def cells(self) -> int:
-        return int(self.data.size)
-
-
-def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 1,
-                 cap: int | None = None) -> Blocks:
-    """Length-sorted, balanced blocks of C columns and up to ``spc`` sequences per column.
-
-    Chunks are cut from the longest sequences down; with ``cap`` (rows) a chunk whose longest
-    sequence has L residues takes ``max(1, min(spc, cap // (L + 1)))`` sequences per column, so
-    that no block is much longer than ``max(cap, longest + 1)`` rows: a block is walked by one
-    work-group row after row, and the longest block bounds the kernel time from below.
-    Row r of column c lies at byte ``off + (r // rg) * C * rg + c * rg + r % rg`` of its block
-    (``rg`` = template value RG; 1 is row-major); a block's bytes are padded with PAD to whole
-    groups of ``rg`` rows and its offset is 16-byte aligned (vector loads)."""
-    order = np.asarray(order, dtype=np.int64)
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n = order.size
-    if n == 0:
-        z = np.zeros(0, np.uint32)
-        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z, rg)
-    # chunk k (k = 0: the longest sequences, launched first) holds descending positions
-    # [starts[k], starts[k + 1])
-    desc = lengths[order[::-1]] + 1
-    starts = [0]
-    while starts[-1] < n:
-        q0 = starts[-1]
-        k_spc = spc if cap is None else max(1, min(spc, int(cap) // int(desc[q0])))
-        starts.append(min(n, q0 + C * k_spc))
-    starts = np.asarray(starts, dtype=np.int64)
-    nb = starts.size - 1
-    pos = np.arange(n, dtype=np.int64)
-    q = n - 1 - pos
-    blk = np.searchsorted(starts, q, side="right") - 1
-    # deal in descending length inside the chunk, snake order over the columns
-    rank = q - starts[blk]
-    rnd, p = rank // C, rank % C
-    col = np.where(rnd % 2 == 0, p, C - 1 - p)
-    seq = order
-    L1 = lengths[seq] + 1
-    # order sequences by (block, column, round): their slot order in ids
-    key = np.lexsort((rnd, col, blk))
-    seq_k, blk_k, col_k, L1_k = seq[key], blk[key], col[key], L1[key]
-    gcol = blk_k * C + col_k
-    counts = np.bincount(gcol, minlength=nb * C)
-    col_start = np.zeros(nb * C + 1, dtype=np.int64)
-    np.cumsum(counts, out=col_start[1:])
-    col_len = np.bincount(gcol, weights=L1_k, minlength=nb * C).astype(np.int64)
-    rows = col_len.reshape(nb, C).max(axis=1)
-    sizes = -(-rows // rg) * rg * C
-    sizes4 = (sizes + 15) // 16 * 16
-    off = np.zeros(nb, dtype=np.int64)
-    np.cumsum(sizes4[:-1], out=off[1:])
-    total = int(off[-1] + sizes4[-1])
-    if total >= 1 << 32:
-        raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
-    data = np.full(total, PAD, dtype=np.uint8)
-    # every column's sequences, each followed by END, as one stream in slot order (block,
-    # column, round): a concatenation of residue slices, one memcpy per sequence
-    res = np.asarray(residues)
-    end = np.full(1, END, dtype=np.uint8)
-    parts = []
-    for a, b in zip(offsets[seq_k].tolist(), (offsets[seq_k] + L1_k - 1).tolist()):
-        parts += (res[a:b], end)
-    stream = np.concatenate(parts)
-    # per block: its columns padded to the block's rows, then laid out as (rows // rg, C, rg)
-    col_len = col_len.reshape(nb, C)
-    bstart = np.zeros(nb + 1, dtype=np.int64)
-    np.cumsum(col_len.sum(axis=1), out=bstart[1:])
-    rows_pad = sizes // C
-    for k in range(nb):
-        R = int(rows_pad[k])
-        arr = np.full((C, R), PAD, dtype=np.uint8)
-        arr[np.arange(R)[None, :] < col_len[k][:, None]] = stream[bstart[k]:bstart[k + 1]]
-        data[off[k]:off[k] + R * C] = arr.reshape(C, R // rg, rg).transpose(1, 0, 2).ravel()
-    return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
-                  seq_k.astype(np.uint32), rg)
-
-
-@dataclass
-class Pieces:
-    """Long sequences cut into overlapping pieces (SSV only; see :func:`split_long`).
-
-    Sequence ``i`` keeps index ``i`` for its first piece; its other pieces are pseudo
-    sequences ``n, n + 1, ...`` whose result belongs to ``parent[k - n]``."""
-
-    seg: int
-    overlap: int
-    offsets: np.ndarray    # int64 start of every (pseudo) sequence in the residue array
-    lengths: np.ndarray    # int64 length of every (pseudo) sequence
-    order: np.ndarray      # int64 (pseudo) sequences by ascending length
-    parent: np.ndarray     # int64 original sequence of each pseudo sequence n, n + 1, ...
-
-    @property
-    def n_ext(self) -> int:
-        return int(self.lengths.size)
-
-
-def split_long(offsets, lengths, seg: int, overlap: int) -> Pieces:
-    """Cut every sequence longer than ``seg`` into pieces of ``seg`` residues (the last one
-    shorter) that overlap by ``overlap`` residues.
-
-    Why it is exact for SSV (not for MSV, whose J state links a whole sequence): an SSV cell
-    of state k at residue i is the saturating sum along one diagonal from state 1 at residue
-    i - k + 1, entered at the fixed value -128; it depends on those k <= M residues only. With
-    ``overlap = M - 1`` every such window lies whole inside some piece, which computes that
-    cell exactly; cells of a piece that start at its cut are entered at -128, never above the
-    whole sequence's value there (the recurrence is monotone). So the max over a sequence's
-    pieces is the sequence's max, overflow included (kernels/hmm_slane.mako explains why the
-    first cell past the overflow line is seen by the unsigned max)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)[:lengths.size]
-    n = lengths.size
-    stride = int(seg) - int(overlap)
-    if stride < 1:
-        raise ParameterError(f"split_long: pieces of {seg} residues cannot overlap by {overlap}")
-    long_ = np.flatnonzero(lengths > seg)
-    extra = -(-(lengths[long_] - seg) // stride)            # pieces after the first
-    parent = np.repeat(long_, extra)
-    j = np.arange(parent.size, dtype=np.int64) - np.repeat(np.cumsum(extra) - extra, extra) + 1
-    start = j * stride
-    ext_len = np.concatenate((np.minimum(lengths, seg), np.minimum(lengths[parent] - start, seg)))
-    ext_off = np.concatenate((offsets, offsets[parent] + start))
-    order = np.argsort(ext_len, kind="stable").astype(np.int64)
-    return Pieces(int(seg), int(overlap), ext_off, ext_len, order, parent)
-
-
-def default_spc(n: int, C: int, caps) -> int:
-    """Sequences per column: enough work-groups to fill the device several times over."""
-    target = max(1, 8 * caps.compute_units)
-    return int(min(64, max(1, n // max(1, C * target))))
-
-
-def typical_rows(lengths, spc: int) -> int:
-    """Rows of a typical block: ``spc`` sequences of mean length, each with its END row."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    return int(math.ceil(spc * (float(lengths.mean()) + 1.0))) if lengths.size else 0
-
-
-def default_cap(lengths, spc: int) -> int:
-    """Rows a block may have (:func:`build_blocks`): the longest sequence, or ``spc`` average
-    ones where that is more. Without it the ``spc`` longest sequences share a column and that
-    block alone set the kernel time (H100, docs/perf/hmm.md run 5)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if lengths.size == 0:
-        return 1
-    return max(int(lengths.max()) + 1, typical_rows(lengths, spc))
 
 
 # ---------------------------------------------------------------------------------------
@@ -425,12 +137,6 @@ class _Run:
 
     def __init__(self, raw, seconds, values, blocks):
         self.raw, self.seconds, self.values, self.blocks = raw, seconds, values, blocks
-
-
-def ssv_seg(lengths, spc: int, M: int) -> int:
-    """Piece length for :func:`split_long` (SSV): the rows of a typical block less its END row,
-    at least 4 model lengths so that the overlap stays a small share."""
-    return int(max(typical_rows(lengths, spc) - 1, 4 * int(M), 256))
 
 
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,

@@ -1,0 +1,131 @@
+"""Which S-lane kernel runs a model: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
+
+The tuning table entries (per algorithm and device kind) are registered here; the choice
+follows the order device limits -> tuning table -> caller's overrides
+(:func:`clalign.runtime.choose`).
+"""
+from __future__ import annotations
+
+import math
+
+from ..errors import ParameterError
+from ..runtime import choose, simd_values, tuning
+from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
+
+#: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
+#: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
+#: docs/perf/hmm.md for the measurements behind device entries.
+tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+                                  # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
+                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md, runs 1-2)
+                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False}),
+                                  # sm_90 native 16x2 ops: exact 16-bit lanes, 2.0-2.7x LANE 8; H of
+                                  # 25-50 beats 13 by 30-60 %, so Hmax 32 (H100, docs/perf/hmm.md run 3)
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32, "SIMD": "ptx",
+                                                         "PTX_S16X2": True, "PTX_SHFL": True}),
+                                  # run 5: H ~ 50 beats 25 with balanced blocks, but one work-item per
+                                  # sequence (S = 32) does not (M = 100: 1.0-1.7 vs 1.8-2.0 TCUPS);
+                                  # residue groups of 4 rows
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4}),
+                                  # run 7 (every S x M, capped blocks): the best H grows with M:
+                                  # Hmax 16 to M = 256, 32 to 512, 64 above (M = 200: 1.88 -> 3.68
+                                  # TCUPS); S = 32 best at M = 20
+                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 16), (512, 32), (None, 64)),
+                                                         "SMAX16": 32})])
+tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
+                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+                                  # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
+                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32}),
+                                  # run 5: Hmax 64 with S <= 16 and 16-row residue groups: M = 200
+                                  # 2.41 -> 3.43 TCUPS, M = 100 2.09 -> 2.34 (docs/perf/hmm.md)
+                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16}),
+                                  # run 7, with long sequences in pieces: S = 32 now wins at
+                                  # M <= 100 (M = 100: 6.95 -> 9.79 TCUPS), Hmax 32 above M = 256
+                                  # (M = 800: 7.96 -> 9.52)
+                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 64), (None, 32)), "SMAX16": 32})])
+
+
+
+def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves: int, shfl: bool) -> int:
+    """Local memory of a kernel with PROF_LOCAL: 30 profile rows plus its exchange buffers."""
+    g = geometry(S, wave, lane)
+    words = -(-30 * H * g["P"] * lane // 32)
+    if g["SPW"] == 1:            # the template pads a local row to L * odd words (bank spread)
+        words = 30 * g["L"] * (H | 1)
+    xch = 0 if (shfl or g["L"] == 1) else (3 if algo == "msv" else 2) * wave * wg_waves
+    return 4 * (words + xch)
+
+
+def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
+    """Template values for a model of M states: LANE, S, then H (CUDAMPF++ Eq. 2-5), WG_WAVES,
+    PROF_LOCAL.
+
+    ``override`` may fix any template value (ALGO/WAVE/LANE/S/H/RG/WG_WAVES/PROF_LOCAL/SIMD/
+    PTX_SHFL...), ``HMAX`` and ``SMAX``. LANE comes from the tuning table only where the chosen
+    SIMD variant has native 16-bit ops (``PTX_S16X2``); elsewhere it defaults to 8 (HMMER's
+    bytes). ``HMAX`` (Hmax of Eq. 2-5) is the tuning value ``HMAX`` for LANE 8 and ``HMAX16``
+    for 16; ``SMAX``/``SMAX16`` (optional) is the largest S that Eq. 2-5 may pick.
+    """
+    override = dict(override or {})
+    tuned = tuning.lookup(f"hmm_slane.{algo}", caps)
+    hmax8, hmax16 = tuned.pop("HMAX", 16), tuned.pop("HMAX16", None)
+    smax8, smax16 = tuned.pop("SMAX", None), tuned.pop("SMAX16", None)
+    dev = simd_values(caps, simd)
+    eff = {**dev, **({} if simd else {k: tuned[k] for k in dev if k in tuned}),
+           **{k: override[k] for k in dev if k in override}}
+    lane = override.get("LANE")
+    if lane is None:
+        lane = tuned.get("LANE", 8) if eff["PTX_S16X2"] else 8
+    lane = int(lane)
+    if lane not in (8, 16):
+        raise ParameterError(f"hmm_slane: LANE={lane} is not 8 or 16")
+    tuned.pop("LANE", None)
+    hmax = override.pop("HMAX", hmax16 if (lane == 16 and hmax16 is not None) else hmax8)
+    if isinstance(hmax, (list, tuple)):      # ((M_max, Hmax), ...): Hmax by model length
+        hmax = next(h for m, h in hmax if m is None or M <= m)
+    hmax = int(hmax)
+    smax = override.pop("SMAX", smax16 if lane == 16 else smax8)
+    wave = int(override.get("WAVE", tuned.get("WAVE", 32)))
+    NL = 32 // lane
+    S = override.get("S")
+    if S is None:
+        S = 1
+        for s in sorted((s for s in S_VALUES if s <= NL * wave and (smax is None or s <= int(smax))),
+                        reverse=True):
+            if geometry(s, wave, lane)["P"] * hmax >= M:
+                S = s
+                break
+    S = int(S)
+    if S not in S_VALUES or S > NL * wave:
+        raise ParameterError(f"hmm_slane: S={S} is not one of {[s for s in S_VALUES if s <= NL * wave]} "
+                             f"(LANE={lane}, WAVE={wave})")
+    P = geometry(S, wave, lane)["P"]
+    H = override.get("H")
+    H = int(H) if H is not None else max(1, math.ceil(M / P))
+    if P * H < M:
+        raise ParameterError(f"hmm_slane: S={S}, H={H} cover {P * H} states, the model has {M}")
+    if H > H_LIMIT:
+        raise ParameterError(f"model of {M} states needs H={H} > {H_LIMIT} even with S=1")
+    if wave != caps.warp:
+        # shfl.sync exchanges lanes inside one 32-wide NVIDIA warp: a wavefront of another size
+        # (or any non-NVIDIA device) uses the local-memory exchange with barriers.
+        if override.get("PTX_SHFL"):
+            raise ParameterError(f"hmm_slane: PTX_SHFL needs WAVE={caps.warp} (the device's warp), got WAVE={wave}")
+        dev["PTX_SHFL"] = False
+        override["PTX_SHFL"] = False
+    values = {"ALGO": algo, "WAVE": wave, "LANE": lane, "S": S, "H": H}
+    override.update({"S": S, "H": H, "LANE": lane})
+    if simd:                     # an explicit variant beats the tuning table
+        override.update({k: v for k, v in dev.items() if k not in override})
+    pre = choose(HMM_SLANE, {**dev, **values, "PROF_LOCAL": False}, tuned, override)
+    need = _prof_local_bytes(algo, S, H, pre["WAVE"], lane, pre["WG_WAVES"], pre["PTX_SHFL"])
+    fits = need <= min(int(caps.local_mem or 0), 48 * 1024)
+    want = override.get("PROF_LOCAL", tuned.get("PROF_LOCAL", fits))
+    if want and not fits:
+        if override.get("PROF_LOCAL"):
+            raise ParameterError(f"hmm_slane: PROF_LOCAL needs {need} bytes of local memory, "
+                                 f"{caps.name} allows {min(int(caps.local_mem or 0), 48 * 1024)}")
+        want = False
+    pre["PROF_LOCAL"] = bool(want)
+    return HMM_SLANE.validate(pre)
