@@ -287,7 +287,7 @@ def layout_cache(db) -> dict:
     return _API_LAYOUTS.setdefault(db, {})
 
 
-def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
+def msv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:
     """MSV filter scores (float32 nats, +inf on overflow) of every sequence of ``db``, in
     database order, equal to pyhmmer's ``msv_filter`` with ``om.L`` set to each length. A
     sequence read with trailing ``*`` stops is scored as HMMER reads it: stops included.
@@ -299,7 +299,8 @@ def msv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
     return msv_scores_run(hmm, db, device, **overrides)[0]
 
 
-def msv_scores_run(hmm, db, device=None, cache: dict | None = None, **overrides):
+def msv_scores_run(hmm, db, device: str | None = None, cache: dict | None = None,
+                   **overrides) -> tuple[np.ndarray, _Run]:
     """:func:`msv_scores` and its :class:`_Run` (kernel seconds, template values). ``cache``:
     the block-layout cache to use (a search owns one); default: one kept with ``db``."""
     profile = as_profile(hmm)
@@ -310,7 +311,7 @@ def msv_scores_run(hmm, db, device=None, cache: dict | None = None, **overrides)
     return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl), r
 
 
-def ssv_scores(hmm, db, device=None, **overrides) -> np.ndarray:
+def ssv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:
     """SSV filter scores (float32 nats) of every sequence, in database order, equal to
     pyhmmer's ``ssv_filter``: +inf on a conclusive overflow, NaN where it returns ``None``."""
     profile = as_profile(hmm)
