@@ -1,8 +1,9 @@
 <%doc>
   S-lane HMMER3 MSV / SSV filter (after CUDAMPF++), OpenCL C 1.2.
 
-  Parameters (clalign.hmm.params.HMM_SLANE): ALGO (msv|ssv), WAVE, LANE, S, H, RG, WG_WAVES,
-  PROF_LOCAL and the SIMD params. A 32-bit word holds NL = 32/LANE DP cells; a wavefront of
+  Parameters (clalign.hmm.params.HMM_SLANE_KERNEL): ALGO (msv|ssv), WAVE, LANE, S, H, RG, WG_WAVES,
+  PROF_LOCAL and the SIMD params, and what the host derives from them (END, PAD, NL, P, L, SPW,
+  W, PSTR, PWORDS, LWORDS). A 32-bit word holds NL = 32/LANE DP cells; a wavefront of
   WAVE work-items holds NL*WAVE lanes; each of its S sequences owns P = NL*WAVE/S of them,
   spread over L = max(1, WAVE/S) work-items (a lane group) with W = min(NL, P) lanes of that
   sequence per word; for S > WAVE a work-item packs SPW = S/WAVE sequences into its word.
@@ -53,13 +54,10 @@
 </%doc>
 <%include file="simd.mako"/>
 <%
-    NL = 32 // LANE
+    # NL, P, L, SPW, W (geometry), PSTR/PWORDS/LWORDS (profile layout) and the END/PAD codes
+    # come from the host (clalign.hmm.params.kernel_values), computed there once
     V = "8x4" if LANE == 8 else "16x2"
     LM = (1 << LANE) - 1
-    P = NL * WAVE // S
-    L = max(1, WAVE // S)
-    SPW = max(1, S // WAVE)
-    W = min(NL, P)
     C = S * WG_WAVES
     WG = WAVE * WG_WAVES
     MSV = ALGO == "msv"
@@ -76,18 +74,13 @@
     ONES = ["0x%08xu" % (sum(1 << (LANE * (W * j + i)) for i in range(W))) for j in range(SPW)]
     PAS = "__local" if PROF_LOCAL else "__global"
     VT = {1: "uchar", 4: "uint", 8: "uint2", 16: "uint4"}[RG]
-    # profile row stride in words (SPW 1): local copies pad it to L * odd, so that the lane
-    # groups of a wavefront reading rows of different residues start on different banks
-    PSTR = H * L if not (PROF_LOCAL and SPW == 1) else L * (H | 1)
-    PWORDS = -(-30 * H * P * LANE // 32)   # uint words of profile rows 0..29 (global layout)
-    LWORDS = 30 * PSTR if SPW == 1 else PWORDS
     # W > 1 lanes per packed sequence (LANE 8, SPW 2): keep all but each sequence's lane 0
     KEEPW = "0x%08xu" % (0xffffffff & ~sum(LM << (PBITS * j) for j in range(SPW)))
     INITP = "0x%08xu" % sum(INIT << (PBITS * j) for j in range(SPW))
 %>
 /* hmm_slane: ALGO=${ALGO} WAVE=${WAVE} LANE=${LANE} S=${S} H=${H} RG=${RG} WG_WAVES=${WG_WAVES} PROF_LOCAL=${int(bool(PROF_LOCAL))} -> P=${P} L=${L} SPW=${SPW} W=${W} */
-#define HK_END 28u
-#define HK_PAD 29u
+#define HK_END ${END}u
+#define HK_PAD ${PAD}u
 
 % if SHFL:
 inline uint hk_shfl_idx(uint v, uint src)

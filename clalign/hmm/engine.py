@@ -57,7 +57,7 @@ from ..runtime import Runtime
 from . import reference
 from .kernel_choice import choose_kernel
 from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
-from .params import HMM_SLANE, geometry
+from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
 
 #: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
@@ -188,7 +188,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
-    prg = rt.program("hmm_slane.mako", HMM_SLANE, values)
+    prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
     knl = cl.Kernel(prg, "hmm_slane")
     mf = cl.mem_flags
     ctx, q = rt.ctx, rt.queue
@@ -260,7 +260,8 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
     for M, ov in zip(Ms, overrides):
         ov = dict(ov)
         simd = ov.pop("simd", None)
-        items.append(("hmm_slane.mako", HMM_SLANE, choose_kernel(int(M), algo, rt.caps, ov, simd=simd)))
+        items.append(("hmm_slane.mako", HMM_SLANE_KERNEL,
+                      kernel_values(choose_kernel(int(M), algo, rt.caps, ov, simd=simd), END, PAD)))
     return rt.prebuild(items, threads)
 
 

@@ -10,7 +10,7 @@ import math
 
 from ..errors import ParameterError
 from ..runtime import choose, simd_values, tuning
-from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry
+from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry, profile_words
 
 #: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
 #: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
@@ -48,11 +48,10 @@ tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
 
 
 def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves: int, shfl: bool) -> int:
-    """Local memory of a kernel with PROF_LOCAL: 30 profile rows plus its exchange buffers."""
+    """Local memory of a kernel with PROF_LOCAL: the profile copy (:func:`profile_words`, the
+    same numbers the template is given) plus its exchange buffers."""
     g = geometry(S, wave, lane)
-    words = -(-30 * H * g["P"] * lane // 32)
-    if g["SPW"] == 1:            # the template pads a local row to L * odd words (bank spread)
-        words = 30 * g["L"] * (H | 1)
+    words = profile_words(S, H, wave, lane, True)["LWORDS"]
     xch = 0 if (shfl or g["L"] == 1) else (3 if algo == "msv" else 2) * wave * wg_waves
     return 4 * (words + xch)
 

@@ -56,6 +56,41 @@ HMM_SLANE = ParamSet("hmm_slane", params=(
 ))
 
 
+#: What ``kernels/hmm_slane.mako`` is rendered with: the chosen values (``HMM_SLANE``) plus
+#: what the host derives from them once (:func:`kernel_values`): the residue codes shared with
+#: the database blocks, the geometry and the profile's local-memory layout.
+HMM_SLANE_KERNEL = ParamSet("hmm_slane", params=HMM_SLANE.params + (
+    Param.int("END", "residue code that closes a sequence in its column (clalign.hmm.layout.END)", lo=28, hi=255),
+    Param.int("PAD", "residue code that fills a column to its block's rows (clalign.hmm.layout.PAD)", lo=28, hi=255),
+    Param.int("NL", "DP cells per 32-bit word (32 / LANE)", values=(2, 4)),
+    Param.int("P", "lanes (states) of one sequence per row slice: NL * WAVE / S", lo=1, hi=256),
+    Param.int("L", "work-items per sequence: max(1, WAVE / S)", lo=1, hi=64),
+    Param.int("SPW", "sequences per work-item: max(1, S / WAVE)", values=(1, 2, 4)),
+    Param.int("W", "lanes of one sequence inside a word: min(NL, P)", values=(1, 2, 4)),
+    Param.int("PSTR", "profile row stride in words (local copies pad it to L * odd for banks)", lo=1, hi=1 << 20),
+    Param.int("PWORDS", "words of profile rows 0..29 in the global table", lo=1, hi=1 << 24),
+    Param.int("LWORDS", "words of the local profile copy (PROF_LOCAL)", lo=1, hi=1 << 24),
+))
+
+
+def profile_words(S: int, H: int, WAVE: int, LANE: int, prof_local: bool) -> dict:
+    """The profile table's row stride and sizes in 32-bit words (rows 0..29 are copied to local
+    memory with PROF_LOCAL; with one sequence per work-item a local row is padded to L * odd
+    words so that lane groups reading rows of different residues start on different banks)."""
+    g = geometry(S, WAVE, LANE)
+    pstr = H * g["L"] if not (prof_local and g["SPW"] == 1) else g["L"] * (H | 1)
+    pwords = -(-30 * H * g["P"] * LANE // 32)
+    return {"PSTR": pstr, "PWORDS": pwords, "LWORDS": 30 * pstr if g["SPW"] == 1 else pwords}
+
+
+def kernel_values(values: dict, end: int, pad: int) -> dict:
+    """``values`` (validated HMM_SLANE) with the derived template values of HMM_SLANE_KERNEL."""
+    g = geometry(values["S"], values["WAVE"], values["LANE"])
+    w = profile_words(values["S"], values["H"], values["WAVE"], values["LANE"], bool(values["PROF_LOCAL"]))
+    return HMM_SLANE_KERNEL.validate({**values, "END": end, "PAD": pad, "NL": g["NL"], "P": g["P"], "L": g["L"],
+                                      "SPW": g["SPW"], "W": g["W"], **w})
+
+
 def geometry(S: int, WAVE: int = 32, LANE: int = 8) -> dict:
     """Derived sizes for ``S`` sequences on a ``WAVE``-wide wavefront of ``LANE``-bit cells.
 
