@@ -16,10 +16,14 @@ HMMER's, and :func:`serial_list_width` keeps those with ``P * i <= E`` for the w
 the reported ones; pyhmmer then runs again, with the true E, on those few targets only, for
 the hits that are written (every stage depends only on the target and Z, so they are one
 search's). The filter counts come from the wide pass (they do not depend on E). That is
-HMMER's list exactly when hmmsearch runs its serial pipeline (``--cpu 0``, and pyhmmer's own
-``hmmsearch``); HMMER's worker threads count Z per thread, which can only shrink the list
-(their counts are below ``i``), so on a borderline long name a threaded hmmsearch may print
-narrower columns than its own serial run (not seen in our tests: --cpu 0/1/2/4 wrote the same).
+HMMER's list exactly when hmmsearch runs its serial pipeline (``hmmsearch --cpu 0``, pyhmmer's
+``Pipeline.search_hmm``). HMMER's worker threads count Z per thread (each counts only the
+targets it read), so a threaded run lists *more* (P * j <= E with j < i) and which targets
+depends on how the blocks fell to the threads: its columns can be wider than the serial run's.
+Seen once: 14 bundled models x 572,100 proteins on the 16-core H100 host, one model's columns
+27 wide under ``hmmsearch --cpu 16`` and ``pyhmmer.hmmsearch(cpus=16)``, 20 wide serially
+(pyhmmer ``search_hmm`` on that host, ``hmmsearch --cpu 0`` and ``--cpu 16`` on a 2-core
+machine). No single output can equal every threaded run; clalign writes the serial one.
 
 :func:`write_table` writes pyhmmer's table and widens the name column to that width.
 """
