@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
-from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
+from .profile import EASEL_OF_CODE, build_msv_profile
 from .options import SearchOptions
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models

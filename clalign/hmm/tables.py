@@ -32,7 +32,6 @@ from __future__ import annotations
 import io
 from typing import BinaryIO, Callable, Sequence
 
-import numpy as np
 
 #: Narrowest name column of the tables (p7_tophits_TabularTargets/TabularDomains) and the report.
 TABLE_MIN_NAMEW = 20
