@@ -127,6 +127,23 @@ def measure_kernels(args, report):
         rows.append(row)
         log(f"{label}: {row['lines']} lines, build {secs:.2f} s, binary {len(binary)} B, load {load:.2f} s")
     report["kernels"] = rows
+    # What drives the build time of the first SW kernel: unrolling, the optimiser level (NVIDIA).
+    label, tmpl, ps, vals = items[0]
+    extras = []
+    if rows[0]["build_s"] < args.extra_limit:
+        trials = [("UNROLL=1", {**vals, "UNROLL": 1}, ())] if "UNROLL" in vals and vals["UNROLL"] != 1 else []
+        if rt.caps.is_nvidia:
+            trials += [(f"-cl-nv-opt-level={k}", vals, (f"-cl-nv-opt-level={k}",)) for k in (0, 1)]
+        for name, v, opts in trials:
+            src = render(tmpl, ps.validate(v))
+            try:
+                secs = build_once(rt.ctx, src, opts)[1]
+            except (cl.Error, RuntimeError) as exc:
+                log(f"{label} {name}: build failed: {str(exc)[:200]}")
+                continue
+            extras.append({"kernel": label, "variant": name, "lines": src.count("\n") + 1, "build_s": round(secs, 3)})
+            log(f"{label} with {name}: {extras[-1]['lines']} lines, build {secs:.2f} s")
+    report["build_variants"] = extras
     # Does the driver compile distinct programs in parallel threads?
     par = []
     for label, tmpl, ps, vals in (items[:1] + items[-1:]):
@@ -194,6 +211,8 @@ def main(argv=None):
     ap.add_argument("--kernels", action="store_true", help="per-kernel build and load times")
     ap.add_argument("--cli", action="store_true", help="fresh vs repeated clalign sw runs")
     ap.add_argument("--copies", type=int, default=4, help="programs built at once in the parallel test")
+    ap.add_argument("--extra-limit", type=float, default=10.0,
+                    help="build-option trials only when the first SW kernel builds faster than this (s)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
