@@ -1,6 +1,7 @@
 """The persistent kernel-binary cache (clalign.runtime.cache): hits across processes, corrupt
 entries rebuilt, concurrent fillers, the off switch, the size bound and ``clalign cache``.
 Assertions are on the cache's own counters, never on time."""
+import importlib
 import json
 import os
 import subprocess
@@ -89,6 +90,27 @@ def test_second_process_builds_nothing(tmp_path):
     second = _child(tmp_path, [5, 6])
     assert second["builds"] == 0 and second["hits"] == 2 and second["stores"] == 0
     assert second["rejected"] == 0
+    assert first["probe_loads"] == 0 and second["probe_loads"] == 1      # no probe builds either
+
+
+def test_probe_results_kept_and_bad_file_ignored(store, monkeypatch):
+    probemod = importlib.import_module("clalign.runtime.probe")    # the module, not the function
+
+    dev = Runtime.get().device
+    want = probemod.probe(dev)
+    path = store.device_dir(dev) / cachemod.PROBE_FILE
+    path.unlink(missing_ok=True)
+    loads = store.counters.probe_loads
+    monkeypatch.setattr(probemod, "_CACHE", {})
+    assert probemod.probe(dev) == want and store.counters.probe_loads == loads    # computed, stored
+    assert path.exists()
+    monkeypatch.setattr(probemod, "_CACHE", {})
+    assert probemod.probe(dev) == want and store.counters.probe_loads == loads + 1    # loaded
+    for bad in ("{not json", json.dumps({"device": {}, "results": {"ptx": True}}),
+                json.dumps({"device": cachemod.device_identity(dev), "results": {"ptx": 1}})):
+        path.write_text(bad)
+        monkeypatch.setattr(probemod, "_CACHE", {})
+        assert probemod.probe(dev) == want and store.counters.probe_loads == loads + 1
 
 
 def test_two_processes_filling_at_once_both_succeed(tmp_path):

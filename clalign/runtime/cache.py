@@ -16,6 +16,8 @@ not all (pyopencl skips its cache on NVIDIA and PoCL, trusting theirs; NVIDIA's 
   ``rejected``, rebuilt from source and replaced, without a message.
 * Bound: ``CLALIGN_CACHE_MAX_MB`` (default 1024); after a store the least recently used
   entries (hits refresh an entry's time) are removed until the cache is within 90 % of it.
+* The device's compile probes (``probe.py``: does inline PTX build? Clang vectors?) are kept
+  beside the entries (``probe.json``), so a later process builds no probe programs either.
 * ``CLALIGN_NO_CACHE=1`` (or :func:`configure` ``(enabled=False)``) disables it.
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ import pyopencl as cl
 FORMAT = 1
 MAGIC = b"CLALIGN-PRG\x01"
 SUFFIX = ".clbin"
+PROBE_FILE = "probe.json"
 DEFAULT_MAX_MB = 1024
 _STALE_TMP_SECONDS = 3600
 
@@ -92,6 +95,7 @@ class Counters:
     rejected: int = 0      # entries found unusable (corrupt, truncated, mismatched, refused)
     evicted: int = 0       # entries removed to respect the size bound
     write_errors: int = 0  # entries that could not be written (read-only folder, full disk)
+    probe_loads: int = 0   # device probes taken from probe.json instead of compiled
     load_seconds: float = 0.0
     build_seconds: float = 0.0
 
@@ -191,6 +195,34 @@ class ProgramCache:
             self.evict(self.max_bytes)
         return True
 
+    # -- probe results -----------------------------------------------------------------------
+    def load_probe(self, device):
+        """The compile-probe results stored for ``device`` (a dict of bools), or None."""
+        if not self.enabled:
+            return None
+        try:
+            data = json.loads((self.device_dir(device) / PROBE_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+        res = data.get("results") if isinstance(data, dict) else None
+        if data.get("device") != device_identity(device) or not isinstance(res, dict) \
+                or not all(isinstance(v, bool) for v in res.values()):
+            return None
+        self.count(probe_loads=1)
+        return res
+
+    def store_probe(self, device, results: dict) -> None:
+        """Keep the compile-probe results of ``device`` so later processes skip those builds."""
+        if not self.enabled:
+            return
+        folder = self.device_dir(device)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_atomic(folder / PROBE_FILE, json.dumps({"device": device_identity(device),
+                                                           "results": results}, indent=1).encode())
+        except OSError:
+            self.count(write_errors=1)
+
     # -- maintenance -------------------------------------------------------------------------
     def entries(self) -> list:
         """[(path, size, mtime)] of every entry, oldest first."""
@@ -260,7 +292,7 @@ class ProgramCache:
                 continue
             for f in list(sub.glob(f"*{SUFFIX}")):
                 n += _unlink(f)
-            for f in [sub / "device.json", *sub.glob(".tmp-*")]:
+            for f in [sub / "device.json", sub / PROBE_FILE, *sub.glob(".tmp-*")]:
                 _unlink(f)
             try:
                 sub.rmdir()
