@@ -11,7 +11,8 @@ Two parts, both written to ``--out/build.json`` (and logged):
    against the one-copy time. Run it with ``CUDA_CACHE_DISABLE=1`` on NVIDIA so the driver's
    own cache does not hide the builds.
 2. ``--cli``: ``clalign sw`` of the queries against the database, whole processes, wall time:
-   ``fresh`` (clalign's cache empty, the driver's disabled: a fresh machine), ``ours-only``
+   ``fresh`` (clalign's cache empty, the driver's disabled: a fresh machine; NVIDIA's and
+   PoCL's caches are both switched by environment variables), ``ours-only``
    (clalign's cache warm, the driver's disabled), ``warm-1`` and ``repeated`` (both caches
    enabled; the driver's fills during warm-1). Each child reports the cache's counters.
 
@@ -179,8 +180,10 @@ def run_cli(args, report):
     tmp = Path(tempfile.mkdtemp(prefix="clalign-build-"))
     base = {**os.environ, "CLALIGN_CACHE_DIR": str(tmp / "kc"), "CUDA_CACHE_PATH": str(tmp / "nv")}
     base.pop("CLALIGN_NO_CACHE", None)
-    off = {**base, "CUDA_CACHE_DISABLE": "1"}
-    on = {k: v for k, v in base.items() if k != "CUDA_CACHE_DISABLE"}
+    # the drivers' own caches: NVIDIA's (CUDA_CACHE_*) and PoCL's (POCL_KERNEL_CACHE*)
+    base["POCL_CACHE_DIR"] = str(tmp / "pocl")
+    off = {**base, "CUDA_CACHE_DISABLE": "1", "POCL_KERNEL_CACHE": "0"}
+    on = {k: v for k, v in base.items() if k not in ("CUDA_CACHE_DISABLE", "POCL_KERNEL_CACHE")}
     runs = [("fresh", off), ("ours-only", off), ("warm-1", on), ("repeated", on)]
     cmd = [sys.executable, "-c", CLI_CHILD, "sw", "-query", args.queries, "-db", args.db, "-out", str(tmp / "hits.tsv")]
     if args.device:
