@@ -160,9 +160,11 @@ def test_corrupt_entry_is_rebuilt_and_replaced(store, damage):
     rt, prg = _fresh_program(vals)
     assert np.array_equal(_run(rt, prg), 24 * np.arange(16))
     assert store.counters.rejected == 1 and store.counters.builds == builds + 1
+    assert rt.build_note().startswith(", 1 kernel builds")
     hits = store.counters.hits
     rt, prg = _fresh_program(vals)          # replaced by a good entry
     assert store.counters.hits == hits + 1 and store.counters.rejected == 1
+    assert rt.build_note() == ", 1 kernels from the cache"
     assert np.array_equal(_run(rt, prg), 24 * np.arange(16))
 
 

@@ -139,6 +139,16 @@ class Runtime:
                                                  "build_seconds": round(dt, 3), "lines": src.count("\n") + 1})
         return prg
 
+    def build_note(self) -> str:
+        """For summary lines: ', N kernel builds (X s summed over threads), M kernels from the
+        cache' ('' when this runtime neither built nor loaded a program)."""
+        parts = []
+        if self.builds:
+            parts.append(f"{self.builds} kernel builds ({self.build_seconds:.2f} s summed over threads)")
+        if self.loads:
+            parts.append(f"{self.loads} kernels from the cache")
+        return "".join(", " + p for p in parts)
+
     def prebuild(self, items, threads: int = 8) -> list:
         """Start building programs in background threads; returns their futures.
 
