@@ -112,7 +112,7 @@ def measure_kernels(args, report):
     eng = SWEngine(device=args.device)
     queries = [(r.id, eng_codes(r.sequence)) for r in read_fasta(args.queries)]
     rows = []
-    items = sw_variants(eng, queries, db) + hmm_variants(rt)
+    items = sw_variants(eng, queries, db) + ([] if args.skip_hmm else hmm_variants(rt))
     for label, tmpl, ps, vals in items:
         src = render(tmpl, ps.validate(vals))
         prg, secs = build_once(rt.ctx, src)
@@ -126,28 +126,49 @@ def measure_kernels(args, report):
                "binary_bytes": len(binary), "binary_load_s": round(load, 3),
                "values": {k: v for k, v in vals.items() if k not in ("SIMD", "PTX_S16X2", "PTX_SHFL")}}
         rows.append(row)
+        if args.cache_dir and not rows[1:]:
+            # seed clalign's cache with the first program (as Runtime.build_source would store it)
+            from clalign.runtime.cache import configure
+
+            import importlib
+
+            store = configure(root=args.cache_dir)
+            store.store(rt.device, store.key(src, (), rt.device), prg, {"template": tmpl})
+            pm = importlib.import_module("clalign.runtime.probe")
+            pm._CACHE.pop(rt.device.int_ptr, None)
+            t = time.perf_counter()
+            pm.probe(rt.device)                    # compiles the probes again and stores them
+            report["probe_s"] = round(time.perf_counter() - t, 3)
+            log(f"device probe (compile tests): {report['probe_s']} s")
         log(f"{label}: {row['lines']} lines, build {secs:.2f} s, binary {len(binary)} B, load {load:.2f} s")
     report["kernels"] = rows
-    # What drives the build time of the first SW kernel: unrolling, the optimiser level (NVIDIA).
+    # What drives the build time of the first SW kernel: unrolling, rows, compiler options.
     label, tmpl, ps, vals = items[0]
     extras = []
-    if rows[0]["build_s"] < args.extra_limit:
-        trials = [("UNROLL=1", {**vals, "UNROLL": 1}, ())] if "UNROLL" in vals and vals["UNROLL"] != 1 else []
-        if rt.caps.is_nvidia:
-            trials += [(f"-cl-nv-opt-level={k}", vals, (f"-cl-nv-opt-level={k}",)) for k in (0, 1)]
-        for name, v, opts in trials:
+    t_end = time.perf_counter() + args.trial_budget
+    for spec in filter(None, args.trials.split(";")):
+        if time.perf_counter() > t_end:
+            log(f"trial budget spent; skipping {spec}")
+            continue
+        v, opts = dict(vals), ()
+        for kv in filter(None, spec.split(",")):
+            k, _, x = kv.partition("=")
+            if k == "opts":
+                opts = tuple(x.split())
+            else:
+                v[k] = int(x) if x.lstrip("-").isdigit() else x
+        try:
             src = render(tmpl, ps.validate(v))
-            try:
-                secs = build_once(rt.ctx, src, opts)[1]
-            except (cl.Error, RuntimeError) as exc:
-                log(f"{label} {name}: build failed: {str(exc)[:200]}")
-                continue
-            extras.append({"kernel": label, "variant": name, "lines": src.count("\n") + 1, "build_s": round(secs, 3)})
-            log(f"{label} with {name}: {extras[-1]['lines']} lines, build {secs:.2f} s")
+            secs = build_once(rt.ctx, src, opts)[1]
+        except Exception as exc:        # a trial that does not build is a result, not a crash
+            log(f"{label} [{spec}]: failed: {str(exc)[:200]}")
+            continue
+        extras.append({"kernel": label, "trial": spec, "lines": src.count("\n") + 1, "build_s": round(secs, 3)})
+        log(f"{label} [{spec}]: {extras[-1]['lines']} lines, build {secs:.2f} s")
     report["build_variants"] = extras
     # Does the driver compile distinct programs in parallel threads?
     par = []
-    for label, tmpl, ps, vals in (items[:1] + items[-1:]):
+    for label, tmpl, ps, vals in ([] if args.skip_parallel else items[:1] + items[-1:]):
         src = render(tmpl, ps.validate(vals))
         one = next(r["build_s"] for r in rows if r["kernel"] == label)
         n = args.copies if "hmm" in label else min(args.copies, 2)
@@ -178,13 +199,15 @@ def eng_codes(seq):
 
 def run_cli(args, report):
     tmp = Path(tempfile.mkdtemp(prefix="clalign-build-"))
-    base = {**os.environ, "CLALIGN_CACHE_DIR": str(tmp / "kc"), "CUDA_CACHE_PATH": str(tmp / "nv")}
+    kc = args.cache_dir or str(tmp / "kc")
+    base = {**os.environ, "CLALIGN_CACHE_DIR": kc, "CUDA_CACHE_PATH": str(tmp / "nv")}
     base.pop("CLALIGN_NO_CACHE", None)
     # the drivers' own caches: NVIDIA's (CUDA_CACHE_*) and PoCL's (POCL_KERNEL_CACHE*)
     base["POCL_CACHE_DIR"] = str(tmp / "pocl")
     off = {**base, "CUDA_CACHE_DISABLE": "1", "POCL_KERNEL_CACHE": "0"}
     on = {k: v for k, v in base.items() if k not in ("CUDA_CACHE_DISABLE", "POCL_KERNEL_CACHE")}
-    runs = [("fresh", off), ("ours-only", off), ("warm-1", on), ("repeated", on)]
+    runs = [(n, e) for n, e in [("fresh", off), ("ours-only", off), ("warm-1", on), ("repeated", on)]
+            if n in args.cli_runs.split(",")]
     cmd = [sys.executable, "-c", CLI_CHILD, "sw", "-query", args.queries, "-db", args.db, "-out", str(tmp / "hits.tsv")]
     if args.device:
         cmd += ["--device", args.device]
@@ -200,9 +223,10 @@ def run_cli(args, report):
         out.append(row)
         log(f"clalign sw [{name}]: {wall:.2f} s rc {proc.returncode} counters {row['counters']}")
     report["cli"] = out
-    rep = next(r["wall_s"] for r in out if r["run"] == "repeated")
-    report["fresh_over_repeated"] = round(out[0]["wall_s"] / rep, 3)
-    log(f"fresh / repeated = {report['fresh_over_repeated']}")
+    walls = {r["run"]: r["wall_s"] for r in out}
+    if "fresh" in walls and "repeated" in walls:
+        report["fresh_over_repeated"] = round(walls["fresh"] / walls["repeated"], 3)
+        log(f"fresh / repeated = {report['fresh_over_repeated']}")
 
 
 def main(argv=None):
@@ -214,18 +238,26 @@ def main(argv=None):
     ap.add_argument("--kernels", action="store_true", help="per-kernel build and load times")
     ap.add_argument("--cli", action="store_true", help="fresh vs repeated clalign sw runs")
     ap.add_argument("--copies", type=int, default=4, help="programs built at once in the parallel test")
-    ap.add_argument("--extra-limit", type=float, default=10.0,
-                    help="build-option trials only when the first SW kernel builds faster than this (s)")
+    ap.add_argument("--trials", default="UNROLL=1;ROWS=32;ROWS=32,UNROLL=1",
+                    help="';'-separated builds of the first SW kernel with other values (K=V,...) or "
+                         "compiler options (opts=-flag -flag)")
+    ap.add_argument("--trial-budget", type=float, default=120.0, help="seconds for the trials")
+    ap.add_argument("--skip-parallel", action="store_true", help="no parallel-build test")
+    ap.add_argument("--skip-hmm", action="store_true", help="SW kernels only")
+    ap.add_argument("--cli-runs", default="fresh,ours-only,warm-1,repeated")
+    ap.add_argument("--cache-dir", default=None,
+                    help="clalign cache folder for the CLI runs; --kernels seeds it with the first SW program")
+    ap.add_argument("--kernels-first", action="store_true", help="--kernels before --cli")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv),
               "CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
     try:
-        if args.cli:
-            run_cli(args, report)
-        if args.kernels:
-            measure_kernels(args, report)
+        steps = [(args.cli, run_cli), (args.kernels, measure_kernels)]
+        for wanted, step in (steps[::-1] if args.kernels_first else steps):
+            if wanted:
+                step(args, report)
     finally:
         (out / "build.json").write_text(json.dumps(report, indent=1))
     return 0
