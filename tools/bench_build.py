@@ -191,6 +191,64 @@ def measure_kernels(args, report):
     report["parallel"] = par
 
 
+def measure_speed(args, report):
+    """Kernel speed of SW variants (``--speed`` specs as for ``--trials``): the searches of
+    ``--speed-queries`` against the database, kernel time from profiling events, median of
+    ``--repeat`` after a warm-up; scores must equal the first variant's. Also the device probe's
+    compile time with the cache off."""
+    import importlib
+
+    import numpy as np
+
+    from clalign.data import Database, read_fasta
+    from clalign.runtime import cache as cachemod
+    from clalign.sw.engine import _TEMPLATE, SWEngine
+    from clalign.sw.params import SW_PARAMS
+
+    pm = importlib.import_module("clalign.runtime.probe")
+    eng0 = SWEngine(device=args.device)
+    dev = eng0.rt.device
+    keep = cachemod.get_cache()
+    cachemod.configure(enabled=False)
+    pm._CACHE.pop(dev.int_ptr, None)
+    t = time.perf_counter()
+    pm.probe(dev)
+    report["probe_uncached_s"] = round(time.perf_counter() - t, 3)
+    log(f"device probe, cache off: {report['probe_uncached_s']} s")
+    cachemod._CACHE = keep
+    db = Database.open(args.db) if os.path.isdir(args.db) else Database.from_fasta(args.db)
+    want = set(args.speed_queries.split(","))
+    queries = [(r.id, eng_codes(r.sequence)) for r in read_fasta(args.queries) if any(w in r.id for w in want)]
+    cells = sum(len(c) for _, c in queries) * db.total_residues
+    rows, ref = [], None
+    for spec in filter(None, args.speed.split(";")):
+        ov, opts = {}, ()
+        for kv in filter(None, spec.split(",")):
+            k, _, x = kv.partition("=")
+            if k == "opts":
+                opts = tuple(x.split())
+            elif k != "tuned":
+                ov[k] = int(x) if x.lstrip("-").isdigit() else x
+        eng = SWEngine(device=args.device, **ov)
+        eng.program = (lambda e, o: (lambda values: e.rt.program(_TEMPLATE, SW_PARAMS, values, options=o)))(eng, opts)
+        t = time.perf_counter()
+        scores, _ = eng.search(queries, db, progress=False)
+        first = time.perf_counter() - t
+        ks = []
+        for _ in range(args.repeat):
+            eng.kernel_seconds = 0.0
+            eng.search(queries, db, progress=False)
+            ks.append(eng.kernel_seconds)
+        k = float(np.median(ks))
+        same = ref is None or all(np.array_equal(a, b) for a, b in zip(scores, ref))
+        ref = scores if ref is None else ref
+        rows.append({"variant": spec, "first_call_s": round(first, 2), "kernel_s": round(k, 4),
+                     "tcups_kernel": round(cells / k / 1e12, 3), "scores_equal_first": bool(same)})
+        log(f"speed [{spec}]: first call {first:.2f} s, kernel {k:.3f} s = {cells / k / 1e12:.3f} TCUPS, "
+            f"scores equal: {same}")
+    report["speed"] = {"queries": [q for q, _ in queries], "cells": cells, "rows": rows}
+
+
 def eng_codes(seq):
     from clalign.data import PROTEIN
 
@@ -248,6 +306,9 @@ def main(argv=None):
     ap.add_argument("--cache-dir", default=None,
                     help="clalign cache folder for the CLI runs; --kernels seeds it with the first SW program")
     ap.add_argument("--kernels-first", action="store_true", help="--kernels before --cli")
+    ap.add_argument("--speed", default="", help="';'-separated SW variants to time (tuned; K=V,...; opts=...)")
+    ap.add_argument("--speed-queries", default="P07327,P21177,Q9UKN1", help="accessions for --speed")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -255,7 +316,7 @@ def main(argv=None):
               "CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
     try:
         steps = [(args.cli, run_cli), (args.kernels, measure_kernels)]
-        for wanted, step in (steps[::-1] if args.kernels_first else steps):
+        for wanted, step in (steps[::-1] if args.kernels_first else steps) + [(bool(args.speed), measure_speed)]:
             if wanted:
                 step(args, report)
     finally:
