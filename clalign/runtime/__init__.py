@@ -153,9 +153,11 @@ class Runtime:
         """Start building programs in background threads; returns their futures.
 
         ``items``: (template, paramset, values) triples; each is rendered here (in order) and
-        built by a pool of ``threads`` (OpenCL compilers release the GIL, so N distinct
-        kernels cost about one build on N cores). A later :meth:`program` call for one of them
-        waits for its build rather than starting another."""
+        built by a pool of ``threads`` (pyopencl releases the GIL while compiling). Whether the
+        builds overlap is the driver's business: NVIDIA's serialises them (two distinct 25 s
+        builds in threads took 48 s on the H100, docs/perf/cache.md), so there the pool only
+        overlaps builds with the caller's host work. A later :meth:`program` call for one of
+        them waits for its build rather than starting another."""
         from concurrent.futures import ThreadPoolExecutor
 
         seen, srcs = set(), []
