@@ -209,3 +209,15 @@ def test_cli_info_and_clear(tmp_path, monkeypatch):
         assert not list(root.rglob("*.clbin")) and (root / "notes.txt").exists()
     finally:
         cachemod.configure()
+
+
+def test_unwritable_cache_still_builds(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    c = cachemod.configure(root=blocker, enabled=True)
+    try:
+        rt, prg = _fresh_program({"VALUE": 14})
+        assert np.array_equal(_run(rt, prg), 14 * np.arange(16))
+        assert c.counters.builds == 1 and c.counters.stores == 0 and c.counters.write_errors >= 1
+    finally:
+        cachemod.configure()
