@@ -118,18 +118,21 @@ class ProgramCache:
         self._dirs: dict = {}
 
     # -- paths and keys ----------------------------------------------------------------------
-    def device_dir(self, device) -> Path:
-        ptr = device.int_ptr
-        d = self._dirs.get(ptr)
-        if d is None:
+    def _device(self, device) -> tuple:
+        """(identity, folder) of ``device``, worked out once per device."""
+        got = self._dirs.get(device.int_ptr)
+        if got is None:
             ident = device_identity(device)
             slug = re.sub(r"[^A-Za-z0-9]+", "-", ident["device"]).strip("-")[:40] or "device"
-            d = self._dirs[ptr] = self.root / f"{slug}-{_digest(ident)[:12]}"
-        return d
+            got = self._dirs[device.int_ptr] = (ident, self.root / f"{slug}-{_digest(ident)[:12]}")
+        return got
+
+    def device_dir(self, device) -> Path:
+        return self._device(device)[1]
 
     def key(self, src: str, options, device) -> str:
         return _digest({"source": hashlib.sha256(src.encode()).hexdigest(), "options": list(options),
-                        "device": device_identity(device)})
+                        "device": self._device(device)[0]})
 
     def path(self, key: str, device) -> Path:
         return self.device_dir(device) / f"{key}{SUFFIX}"
@@ -205,7 +208,7 @@ class ProgramCache:
         except (OSError, ValueError):
             return None
         res = data.get("results") if isinstance(data, dict) else None
-        if data.get("device") != device_identity(device) or not isinstance(res, dict) \
+        if data.get("device") != self._device(device)[0] or not isinstance(res, dict) \
                 or not all(isinstance(v, bool) for v in res.values()):
             return None
         self.count(probe_loads=1)
@@ -276,7 +279,7 @@ class ProgramCache:
                 except (OSError, ValueError):
                     ident = {}
                 per.append({"folder": sub.name, "entries": len(files),
-                            "bytes": sum(f.stat().st_size for f in files if f.exists()), **ident})
+                            "bytes": sum(_size(f) for f in files), **ident})
         return {"location": str(self.root), "enabled": self.enabled, "max_bytes": self.max_bytes,
                 "entries": sum(d["entries"] for d in per), "bytes": sum(d["bytes"] for d in per),
                 "devices": per}
@@ -336,6 +339,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         _unlink(Path(tmp))
         raise
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:          # removed by another process meanwhile
+        return 0
 
 
 def _unlink(path: Path) -> bool:
