@@ -196,17 +196,20 @@ def test_cli_info_and_clear(tmp_path, monkeypatch):
     try:
         _fresh_program({"VALUE": 30})
         (root / "notes.txt").write_text("the user's file")
+        (root / "other").mkdir()
+        (root / "other" / "data.json").write_text("{}")     # another part of clalign's files
         runner = CliRunner()
         res = runner.invoke(cli_main, ["cache", "info", "--json"])
         assert res.exit_code == 0, res.output
         info = json.loads(res.output)
         assert info["location"] == str(root) and info["entries"] == 1 and info["bytes"] > 0
-        assert info["devices"][0]["device"] == Runtime.get().device.name.strip()
+        assert info["devices"][0]["device"] == Runtime.get().device.name.strip() and len(info["devices"]) == 1
         res = runner.invoke(cli_main, ["cache", "info"])
         assert res.exit_code == 0 and str(root) in res.output and "entries:  1" in res.output
         res = runner.invoke(cli_main, ["cache", "clear"])
         assert res.exit_code == 0 and "removed 1" in res.output
         assert not list(root.rglob("*.clbin")) and (root / "notes.txt").exists()
+        assert (root / "other" / "data.json").exists()
     finally:
         cachemod.configure()
 

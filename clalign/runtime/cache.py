@@ -278,6 +278,8 @@ class ProgramCache:
                     ident = json.loads((sub / "device.json").read_text())
                 except (OSError, ValueError):
                     ident = {}
+                if not files and not ident:
+                    continue             # not a device folder (other parts of clalign keep data here)
                 per.append({"folder": sub.name, "entries": len(files),
                             "bytes": sum(_size(f) for f in files), **ident})
         return {"location": str(self.root), "enabled": self.enabled, "max_bytes": self.max_bytes,
