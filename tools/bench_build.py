@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """Kernel build costs and the first-run penalty of ``clalign sw`` (issue 14, item 6).
 
-Two parts, both written to ``--out/build.json`` (and logged):
+Three parts, all written to ``--out/build.json`` (and logged):
 
 1. ``--kernels``: in this process, every program a Smith-Waterman search of ``--queries``
    against ``--db`` needs on the device (the variants the engine would pick), plus a few
    HMM MSV kernels: rendered lines, seconds to build from source, binary size and seconds to
    load the binary (``clCreateProgramWithBinary``). Then whether the driver compiles in
    parallel: ``--copies`` distinct copies of one kernel built by as many threads at once,
-   against the one-copy time. Run it with ``CUDA_CACHE_DISABLE=1`` on NVIDIA so the driver's
+   against the one-copy time; ``--trials`` builds the first SW kernel with other template
+   values or compiler options. Run it with ``CUDA_CACHE_DISABLE=1`` on NVIDIA so the driver's
    own cache does not hide the builds.
 2. ``--cli``: ``clalign sw`` of the queries against the database, whole processes, wall time:
    ``fresh`` (clalign's cache empty, the driver's disabled: a fresh machine; NVIDIA's and
    PoCL's caches are both switched by environment variables), ``ours-only``
    (clalign's cache warm, the driver's disabled), ``warm-1`` and ``repeated`` (both caches
    enabled; the driver's fills during warm-1). Each child reports the cache's counters.
+3. ``--speed``: kernel time (profiling events) of SW variants, including compiler options,
+   on a few queries, with their scores checked equal; and the probe's compile time.
 
     CUDA_CACHE_DISABLE=1 python3 tools/bench_build.py --db DBDIR --queries Q.fa --out OUT --kernels --cli
 """
