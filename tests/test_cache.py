@@ -224,3 +224,14 @@ def test_unwritable_cache_still_builds(tmp_path):
         assert c.counters.builds == 1 and c.counters.stores == 0 and c.counters.write_errors >= 1
     finally:
         cachemod.configure()
+
+
+def test_is_ready_sees_memory_and_disk(store):
+    vals = {"VALUE": 40}
+    rt = Runtime(Runtime.get().device)
+    assert not rt.is_ready("runtime_fill.mako", FILL, vals, extra_dirs=(TEMPLATES,))
+    rt.program("runtime_fill.mako", FILL, vals, extra_dirs=(TEMPLATES,))
+    assert rt.is_ready("runtime_fill.mako", FILL, vals, extra_dirs=(TEMPLATES,))
+    other = Runtime(rt.device)                                 # another process, as far as memory goes
+    assert other.is_ready("runtime_fill.mako", FILL, vals, extra_dirs=(TEMPLATES,))
+    assert not other.is_ready("runtime_fill.mako", FILL, {"VALUE": 41}, extra_dirs=(TEMPLATES,))
