@@ -14,8 +14,8 @@ not all (pyopencl skips its cache on NVIDIA and PoCL, trusting theirs; NVIDIA's 
   wins; the two binaries are equivalent). A truncated, corrupt or mismatched entry (bad
   magic, wrong key, checksum mismatch, or a binary the driver refuses) is counted as
   ``rejected``, rebuilt from source and replaced, without a message.
-* Bound: ``CLALIGN_CACHE_MAX_MB`` (default 1024; 0 = no bound); after a store the least recently used
-  entries (hits refresh an entry's time) are removed until the cache is within 90 % of it.
+* Bound: ``CLALIGN_CACHE_MAX_MB`` (default 1024; 0 = no bound); after a store the least
+  recently used entries (hits refresh an entry's time) go until the cache is within 90 % of it.
 * The device's compile probes (``probe.py``: does inline PTX build? Clang vectors?) are kept
   beside the entries (``probe.json``), so a later process builds no probe programs either.
 * ``CLALIGN_NO_CACHE=1`` (or :func:`configure` ``(enabled=False)``) disables it.
