@@ -3,9 +3,9 @@
 Besides the standard OpenCL queries this compiles three tiny kernels on NVIDIA devices (as one
 program; three builds only when that fails) to learn whether inline PTX builds at all, whether
 Hopper's packed 16-bit integer instructions (``add.s16x2``, ``max.s16x2``, ``max.relu.s16x2``;
-sm_90+) are accepted, and whether ``shfl.sync`` is available. Nothing is assumed from the device name. The results of these
-compile probes are kept in the kernel cache (``probe.json`` beside the device's binaries), so
-later processes build none of them.
+sm_90+) are accepted, and whether ``shfl.sync`` is available. Nothing is assumed from the device
+name. The results of these compile probes are kept in the kernel cache (``probe.json`` beside
+the device's binaries), so later processes build none of them.
 """
 from __future__ import annotations
 
