@@ -15,7 +15,8 @@ from .errors import ClalignError
 
 #: Subcommands, imported only when used: ``clalign hmmsearch`` need not pay for pyopencl and
 #: mako before it knows it will use them (they cost ~0.5 s of start-up on a 2-core machine).
-_COMMANDS = {"devices": "clalign.runtime.cli:devices", "makedb": "clalign.data.cli:makedb",
+_COMMANDS = {"devices": "clalign.runtime.cli:devices", "cache": "clalign.runtime.cli:cache",
+             "makedb": "clalign.data.cli:makedb",
              "sw": "clalign.sw.cli:sw", "hmmsearch": "clalign.hmm.cli:hmmsearch"}
 
 

@@ -145,7 +145,7 @@ def _builds(device):
         rt = Runtime.get(device)
     except Exception:      # the summary must never fail the search
         return ""
-    return f", {rt.builds} kernel builds ({rt.build_seconds:.2f} s summed over threads)" if rt.builds else ""
+    return rt.build_note()
 
 
 def _trailer(hmmfile, seqdb, argv):

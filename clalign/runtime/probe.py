@@ -1,9 +1,11 @@
 """What a device can do, found out once per device and cached.
 
-Besides the standard OpenCL queries this compiles three tiny kernels on NVIDIA devices to
-learn whether inline PTX builds at all, whether Hopper's packed 16-bit integer instructions
-(``add.s16x2``, ``max.s16x2``, ``max.relu.s16x2``; sm_90+) are accepted, and whether
-``shfl.sync`` is available. Nothing is assumed from the device name.
+Besides the standard OpenCL queries this compiles three tiny kernels on NVIDIA devices (as one
+program; three builds only when that fails) to learn whether inline PTX builds at all, whether
+Hopper's packed 16-bit integer instructions (``add.s16x2``, ``max.s16x2``, ``max.relu.s16x2``;
+sm_90+) are accepted, and whether ``shfl.sync`` is available. Nothing is assumed from the device
+name. The results of these compile probes are kept in the kernel cache (``probe.json`` beside
+the device's binaries), so later processes build none of them.
 """
 from __future__ import annotations
 
@@ -91,6 +93,11 @@ def _builds(ctx, src) -> bool:
             return False
 
 
+def _combined(*sources) -> str:
+    """The probe kernels in one program (renamed probe0, probe1, ...)."""
+    return "".join(src.replace("void probe(", f"void probe{i}(") for i, src in enumerate(sources))
+
+
 _CACHE: dict = {}
 
 
@@ -108,15 +115,27 @@ def probe(device) -> Capabilities:
             cc = (int(device.compute_capability_major_nv), int(device.compute_capability_minor_nv))
         except (cl.Error, AttributeError):
             cc = None
-    ptx = s16 = shfl = False
-    if is_nvidia:
-        ctx = cl.Context([device])
-        ptx = _builds(ctx, _PTX_BASIC)
-        if ptx:
-            s16 = _builds(ctx, _PTX_S16X2)
-            shfl = _builds(ctx, _PTX_SHFL)
-    # Not OpenCL C: only Clang-based compilers (PoCL) take it; kernels use it only when this is true.
-    clang_vectors = (not is_nvidia) and _builds(cl.Context([device]), _CLANG_VECTORS)
+    from .cache import get_cache
+
+    store = get_cache()
+    found = store.load_probe(device)
+    if found is not None and set(found) == {"ptx", "ptx_s16x2", "ptx_shfl", "clang_vectors"}:
+        ptx, s16, shfl, clang_vectors = (found[k] for k in ("ptx", "ptx_s16x2", "ptx_shfl", "clang_vectors"))
+    else:
+        ptx = s16 = shfl = False
+        if is_nvidia:
+            ctx = cl.Context([device])
+            # One program holding the three tests first (each NVIDIA build costs ~0.7 s even for
+            # a tiny kernel); only when it fails, one build per test to learn which one did.
+            ptx = s16 = shfl = _builds(ctx, _combined(_PTX_BASIC, _PTX_S16X2, _PTX_SHFL))
+            if not ptx:
+                ptx = _builds(ctx, _PTX_BASIC)
+                if ptx:
+                    s16 = _builds(ctx, _PTX_S16X2)
+                    shfl = _builds(ctx, _PTX_SHFL)
+        # Not OpenCL C: only Clang-based compilers (PoCL) take it; kernels use it only when this is true.
+        clang_vectors = (not is_nvidia) and _builds(cl.Context([device]), _CLANG_VECTORS)
+        store.store_probe(device, {"ptx": ptx, "ptx_s16x2": s16, "ptx_shfl": shfl, "clang_vectors": clang_vectors})
     warp = 32 if is_nvidia else (64 if "AMD" in vendor.upper() and device.type & cl.device_type.GPU else 1)
     caps = Capabilities(
         name=device.name.strip(), platform=plat.name.strip(), vendor=vendor,
