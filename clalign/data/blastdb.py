@@ -257,6 +257,14 @@ class _VolumeHeaders:
         v, i = self.vols[k], oid - int(self.first[k])
         return bytes(self.maps[k][v.hdr[i]:v.hdr[i + 1]])
 
+    def __iter__(self):
+        """Every header in OID order (each volume's header file read once)."""
+        for v in self.vols:
+            data = bytes(_map(v.hdr_path, "header"))
+            off = v.hdr.tolist()
+            for a, b in zip(off[:-1], off[1:]):
+                yield data[a:b]
+
     def name(self):
         return self.vols[0].hdr_path if len(self.vols) == 1 else self.vols[0].base + " (volumes)"
 
@@ -265,26 +273,27 @@ class DeflineTable(StringTable):
     """``ids`` or ``descriptions`` of a BLAST database, decoded from the headers on first use.
 
     Items are decoded one by one (the few that an engine reports); ``blob``/``offsets`` (used
-    by bulk readers) decode every header once, on first access.
+    by bulk readers) decode every header once, on first access, for both tables of a pair.
     """
 
-    def __init__(self, blast_ids, which):
+    def __init__(self, blast_ids, which, twin=None):
         self._ids, self._which = blast_ids, which
         self._blob = self._offsets = None
+        self._twin = twin
+        if twin is not None:
+            twin._twin = self
 
     def _one(self, oid):
-        d = self._ids.deflines(oid)[0]
-        if self._which == "id":
-            return d.sseqid()
-        if d.ordinal or not d.seqids:
-            parts = d.title.split(None, 1)
-            return parts[1] if len(parts) > 1 else ""
-        return d.title
+        return self._ids.id_and_description(oid)[0 if self._which == "id" else 1]
 
     def _fill(self):
         if self._blob is None:
-            table = StringTable.from_bytes(self._one(i).encode("utf-8") for i in range(len(self._ids)))
-            self._blob, self._offsets = table.blob, table.offsets
+            ids, descs = self._ids.all_ids_and_descriptions()
+            for table, items in ((self, ids if self._which == "id" else descs),
+                                 (self._twin, descs if self._which == "id" else ids)):
+                if table is not None and table._blob is None:
+                    t = StringTable.from_bytes(x.encode("utf-8") for x in items)
+                    table._blob, table._offsets = t.blob, t.offsets
 
     @property
     def blob(self):
@@ -336,7 +345,7 @@ def open_blastdb(path, kind=None) -> Database:
     """
     k, vols, base = open_volumes(path, kind)
     headers = _VolumeHeaders(vols)
-    ids = BlastIds(headers, int(headers.first[-1]), headers.name())
+    ids = BlastIds(headers, int(headers.first[-1]), headers.name(), headers.__iter__)
     if k == "nucl":
         nt = _nucleotide(vols, ids)
         db = nt.to_database()
@@ -357,7 +366,8 @@ def open_blastdb(path, kind=None) -> Database:
         lens = np.concatenate(lengths).astype(np.int32)
         offsets = np.zeros(lens.size + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
-        db = Database(residues, offsets, DeflineTable(ids, "id"), DeflineTable(ids, "desc"), PROTEIN,
+        id_table = DeflineTable(ids, "id")
+        db = Database(residues, offsets, id_table, DeflineTable(ids, "desc", id_table), PROTEIN,
                       lengths=lens, path=os.fspath(path), source=vols[0].title)
     db.blast_ids = ids
     db.blast_title = vols[0].title
@@ -387,8 +397,9 @@ def _nucleotide(vols, ids):
         runs.append(r)
         base += nsq.size
     data = packed[0] if len(packed) == 1 else np.concatenate(packed)
+    id_table = DeflineTable(ids, "id")
     return NucleotideDatabase(data, np.concatenate(starts), np.concatenate(lengths), np.concatenate(runs),
-                              ids=DeflineTable(ids, "id"), descriptions=DeflineTable(ids, "desc"),
+                              ids=id_table, descriptions=DeflineTable(ids, "desc", id_table),
                               blast_ids=ids, title=vols[0].title)
 
 
@@ -396,4 +407,4 @@ def open_blast_nucleotide(path) -> NucleotideDatabase:
     """The 2-bit :class:`NucleotideDatabase` of a ``makeblastdb -dbtype nucl`` database (no unpacking)."""
     _, vols, _ = open_volumes(path, "nucl")
     headers = _VolumeHeaders(vols)
-    return _nucleotide(vols, BlastIds(headers, int(headers.first[-1]), headers.name()))
+    return _nucleotide(vols, BlastIds(headers, int(headers.first[-1]), headers.name(), headers.__iter__))

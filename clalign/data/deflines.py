@@ -260,6 +260,43 @@ def decode_deflines(buf):
     return out
 
 
+_ORD_HEAD = b"\x30\x80\x30\x80\xa0\x80\x1a"
+_ORD_TAIL = b"\x00\x00\xa1\x80\x30\x80\xaa\x80\x30\x80\xa0\x80\x1a\x09BL_ORD_ID"
+
+
+def ordinal_title(buf):
+    """Fast path: the title of a header whose first defline is ``title, gnl|BL_ORD_ID|N`` (what
+    makeblastdb writes without -parse_seqids), read by byte comparison; None for any other header."""
+    if len(buf) < 9 or not buf.startswith(_ORD_HEAD):
+        return None
+    n, p = buf[7], 8
+    if n & 0x80:
+        k = n & 0x7F
+        if not 1 <= k <= 4:
+            return None
+        n, p = int.from_bytes(buf[8:8 + k], "big"), 8 + k
+    if not buf.startswith(_ORD_TAIL, p + n):
+        return None
+    return buf[p:p + n].decode("latin-1")
+
+
+def id_and_description(buf):
+    """``(sseqid, description)`` of one header: our Database's ``ids``/``descriptions`` entries.
+
+    The description is the FASTA defline after its first word (without -parse_seqids the
+    title is the whole defline), so both equal what our FASTA reader gives for the same record.
+    """
+    t = ordinal_title(buf)
+    if t is not None:
+        parts = t.split(None, 1)
+        return (parts[0] if parts else "N/A"), (parts[1] if len(parts) > 1 else "")
+    d = decode_deflines(buf)[0]
+    if d.ordinal or not d.seqids:
+        parts = d.title.split(None, 1)
+        return d.sseqid(), (parts[1] if len(parts) > 1 else "")
+    return d.sseqid(), d.title
+
+
 class BlastIds:
     """Per-OID subject ids exactly as BLAST+ 2.12 prints them (``-outfmt 6`` columns).
 
@@ -267,8 +304,9 @@ class BlastIds:
     and cached, so looking up the few subjects that hit is cheap even in a large database.
     """
 
-    def __init__(self, header, count, name="database"):
+    def __init__(self, header, count, name="database", headers=None):
         self._header = header
+        self._headers = headers
         self._count = count
         self._name = name
         self._cache = {}
@@ -287,6 +325,27 @@ class BlastIds:
                 raise InputError(f"bad header of OID {oid}: {exc}", self._name) from None
             self._cache[oid] = d
         return d
+
+    def id_and_description(self, oid):
+        """``(sseqid, description)`` of one OID (see :func:`id_and_description`)."""
+        d = self.deflines(oid)[0]
+        if d.ordinal or not d.seqids:
+            parts = d.title.split(None, 1)
+            return d.sseqid(), (parts[1] if len(parts) > 1 else "")
+        return d.sseqid(), d.title
+
+    def all_ids_and_descriptions(self):
+        """Two lists (ids, descriptions) for every OID, decoded once without caching."""
+        ids, descs = [], []
+        headers = self._headers() if self._headers is not None else (self._header(i) for i in range(self._count))
+        for oid, buf in enumerate(headers):
+            try:
+                a, b = id_and_description(buf)
+            except BerError as exc:
+                raise InputError(f"bad header of OID {oid}: {exc}", self._name) from None
+            ids.append(a)
+            descs.append(b)
+        return ids, descs
 
     def sseqid(self, oid):
         return self.deflines(oid)[0].sseqid()
