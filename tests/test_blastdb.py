@@ -114,13 +114,14 @@ def test_lazy_tables_bulk_and_subset():
     assert list(sub.ids) == [ref.ids[3], ref.ids[1]]
 
 
-def test_from_database_round_trip():
+@pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 22])
+def test_from_database_round_trip(chunk):
     ref = _fasta("nucl.fa", "dna")
-    nt = NucleotideDatabase.from_database(ref)
-    for i in range(len(ref)):
-        assert np.array_equal(nt.codes(i), ref.sequence(i))
-    residues, offsets = nt.all_codes()
-    assert np.array_equal(residues, ref.residues) and np.array_equal(offsets, ref.offsets)
+    for nt in (NucleotideDatabase.from_database(ref), open_blast_nucleotide(os.path.join(DB, "nucl_mv"))):
+        for i in range(len(ref)):
+            assert np.array_equal(nt.codes(i), ref.sequence(i))
+        residues, offsets = nt.all_codes(chunk=chunk)  # pieces of `chunk` bytes/bases
+        assert np.array_equal(residues, ref.residues) and np.array_equal(offsets, ref.offsets)
 
 
 # --- damaged databases -------------------------------------------------------------------

@@ -157,24 +157,61 @@ class NucleotideDatabase:
     def sequence_str(self, i) -> str:
         return DNA.decode(self.codes(i))
 
-    def all_codes(self):
-        """``(residues, offsets)``: every sequence in our DNA codes, concatenated (O(size) numpy)."""
+    def all_codes(self, chunk=1 << 22):
+        """``(residues, offsets)``: every sequence in our DNA codes, concatenated.
+
+        O(size) numpy work in pieces of about ``chunk`` bytes, so temporary index arrays stay
+        small whatever the database size (short reads are gathered many at a time, a long
+        chromosome is unpacked slice by slice).
+        """
         n = len(self)
-        nb = (self.lengths + 3) // 4
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
-        bstart = np.concatenate(([0], np.cumsum(nb)[:-1])) if n else np.zeros(0, dtype=np.int64)
-        total_b = int(nb.sum())
-        idx = np.repeat(self.starts - bstart, nb) + np.arange(total_b, dtype=np.int64)
-        bases = ((np.asarray(self.data)[idx][:, None] >> _SHIFTS) & 3).reshape(-1)
-        pos = np.arange(4 * total_b, dtype=np.int64) - np.repeat(4 * bstart, 4 * nb)
-        residues = bases[pos < np.repeat(self.lengths, 4 * nb)].astype(np.uint8)
+        out = np.empty(int(offsets[-1]), dtype=np.uint8)
+        nb = (self.lengths + 3) // 4
+        cum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(nb, out=cum[1:])
+        data = self.data
+        i = 0
+        while i < n:
+            j = max(i + 1, int(np.searchsorted(cum, cum[i] + chunk, side="right")) - 1)
+            if j == i + 1:  # one sequence: unpack its bytes slice by slice
+                s, length, o = int(self.starts[i]), int(self.lengths[i]), int(offsets[i])
+                for b0 in range(0, int(nb[i]), chunk):
+                    b1 = min(int(nb[i]), b0 + chunk)
+                    q = ((np.asarray(data[s + b0:s + b1])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                    take = min(length - 4 * b0, q.size)
+                    out[o + 4 * b0:o + 4 * b0 + take] = q[:take]
+            else:
+                k = np.arange(i, j)
+                bstart = cum[k] - cum[i]
+                total_b = int(cum[j] - cum[i])
+                idx = np.repeat(self.starts[k] - bstart, nb[k]) + np.arange(total_b, dtype=np.int64)
+                q = ((np.asarray(data[idx])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                pos = np.arange(4 * total_b, dtype=np.int64) - np.repeat(4 * bstart, 4 * nb[k])
+                out[offsets[i]:offsets[j]] = q[pos < np.repeat(self.lengths[k], 4 * nb[k])]
+            i = j
+        self._restore_runs(out, offsets, chunk)
+        return out, offsets
+
+    def _restore_runs(self, out, offsets, chunk):
+        """Write every ambiguity run's code (as our DNA code) into ``out``, in bounded pieces."""
         r = self.runs
-        if r.size:
-            at = np.repeat(offsets[r[:, 0]] + r[:, 1], r[:, 2])
-            within = np.arange(at.size, dtype=np.int64) - np.repeat(np.cumsum(r[:, 2]) - r[:, 2], r[:, 2])
-            residues[at + within] = NCBI4NA_TO_DNA[np.repeat(r[:, 3], r[:, 2])]
-        return residues, offsets
+        if not r.size:
+            return
+        cum = np.zeros(len(r) + 1, dtype=np.int64)
+        np.cumsum(r[:, 2], out=cum[1:])
+        i = 0
+        while i < len(r):
+            j = max(i + 1, int(np.searchsorted(cum, cum[i] + chunk, side="right")) - 1)
+            rr = r[i:j]
+            at = offsets[rr[:, 0]] + rr[:, 1]
+            if j == i + 1:
+                out[at[0]:at[0] + rr[0, 2]] = NCBI4NA_TO_DNA[rr[0, 3]]
+            else:
+                first = np.repeat(at - (cum[i:j] - cum[i]), rr[:, 2])
+                out[first + np.arange(int(cum[j] - cum[i]), dtype=np.int64)] = NCBI4NA_TO_DNA[np.repeat(rr[:, 3], rr[:, 2])]
+            i = j
 
     def to_database(self):
         """A :class:`~clalign.data.Database` of our DNA codes (1 byte a base) with ``db.nucleotide = self``."""
