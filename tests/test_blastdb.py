@@ -117,7 +117,13 @@ def test_lazy_tables_bulk_and_subset():
 @pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 22])
 def test_from_database_round_trip(chunk):
     ref = _fasta("nucl.fa", "dna")
-    for nt in (NucleotideDatabase.from_database(ref), open_blast_nucleotide(os.path.join(DB, "nucl_mv"))):
+    packed = NucleotideDatabase.from_database(ref, chunk=chunk)
+    assert packed.runs.tolist() == NucleotideDatabase.from_database(ref).runs.tolist()  # pieces re-joined
+    blast = open_blast_nucleotide(os.path.join(DB, "nucl_mv"))
+    for i in range(len(ref)):  # same runs as makeblastdb's, but for its 4095-base split
+        if blast.ambiguities(i)[:, 1].max(initial=0) < 4095:
+            assert np.array_equal(packed.ambiguities(i), blast.ambiguities(i))
+    for nt in (packed, blast):
         for i in range(len(ref)):
             assert np.array_equal(nt.codes(i), ref.sequence(i))
         residues, offsets = nt.all_codes(chunk=chunk)  # pieces of `chunk` bytes/bases
@@ -279,3 +285,26 @@ def test_makeblastdb_long_nucleotide(tmp_path):
     for i, s in enumerate(seqs):
         assert nt.sequence_str(i) == s
         assert nt.ids[i] == f"s{i}"
+
+
+def test_makedb_nucl_writes_2bit_and_open_nucleotide(tmp_path):
+    from click.testing import CliRunner
+
+    from clalign.data.cli import makedb
+    from clalign.data.nucleotide import PACKED_FILES, open_nucleotide
+
+    fasta = os.path.join(HERE, "nucl.fa")
+    out = tmp_path / "nt"
+    r = CliRunner().invoke(makedb, [fasta, str(out), "-dbtype", "nucl", "-q"])
+    assert r.exit_code == 0, r.output
+    assert all((out / f"{n}.npy").exists() for n in PACKED_FILES)
+    ref = _fasta("nucl.fa", "dna")
+    for src in (str(out), fasta, os.path.join(DB, "nucl_v5"), ref):
+        nt = open_nucleotide(src)
+        assert [nt.sequence_str(i) for i in range(len(nt))] == [ref.sequence_str(i) for i in range(len(ref))]
+        assert list(nt.ids) == list(ref.ids)
+    assert isinstance(open_nucleotide(str(out)).data, np.memmap)  # the saved 2-bit files, mapped
+    np.save(out / "nt_starts.npy", np.array([10**9], dtype=np.int64))  # inconsistent: packed again
+    assert open_nucleotide(str(out)).sequence_str(0) == ref.sequence_str(0)
+    with pytest.raises(InputError, match="not a nucleotide database"):
+        open_nucleotide(os.path.join(DB, "prot_v4"))

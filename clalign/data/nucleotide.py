@@ -26,6 +26,8 @@ form; their ambiguous positions hold A (0) in the packed bytes.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .alphabet import DNA
@@ -224,30 +226,155 @@ class NucleotideDatabase:
         return db
 
     @classmethod
-    def from_database(cls, db):
-        """Pack a DNA :class:`~clalign.data.Database` (ambiguous positions stored as A, runs kept aside)."""
+    def from_database(cls, db, chunk=1 << 22):
+        """Pack a DNA :class:`~clalign.data.Database` (ambiguous positions stored as A, runs kept aside).
+
+        Works in pieces of about ``chunk`` bases (many short sequences at once, a long one
+        slice by slice), so memory stays the packed size plus O(chunk).
+        """
         if db.alphabet is not DNA:
             raise ValueError("from_database needs a DNA database")
-        res = np.asarray(db.residues, dtype=np.uint8)
+        chunk = max(4, chunk - chunk % 4)
         lengths = np.asarray(db.lengths, dtype=np.int64)
         offsets = np.asarray(db.offsets, dtype=np.int64)
         n = lengths.size
         nb = (lengths + 3) // 4
-        starts = np.concatenate(([0], np.cumsum(nb)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
-        seq_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
-        pos = np.arange(res.size, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-        quads = np.zeros(4 * int(nb.sum()), dtype=np.uint8)
-        quads[4 * starts[seq_of] + pos] = np.where(res < 4, res, 0)
-        q = quads.reshape(-1, 4)
-        data = (q[:, 0] << 6) | (q[:, 1] << 4) | (q[:, 2] << 2) | q[:, 3]
-        amb = np.flatnonzero(res >= 4)
-        if amb.size:
-            cont = (np.diff(amb) == 1) & (np.diff(res[amb]) == 0) & (np.diff(seq_of[amb]) == 0)
-            first = np.concatenate(([0], np.flatnonzero(~cont) + 1))
-            last = np.concatenate((first[1:], [amb.size]))
-            a0 = amb[first]
-            runs = np.stack([seq_of[a0], pos[a0], last - first, DNA_TO_NCBI4NA[res[a0]].astype(np.int64)], axis=1)
-        else:
-            runs = np.zeros((0, 4), dtype=np.int64)
-        return cls(data.astype(np.uint8), starts, lengths, runs, ids=db.ids, descriptions=db.descriptions,
-                   title=db.source)
+        starts = np.zeros(n, dtype=np.int64)
+        if n:
+            np.cumsum(nb[:-1], out=starts[1:])
+        data = np.zeros(int(nb.sum()), dtype=np.uint8)
+        runs = []
+        i = 0
+        while i < n:
+            j = max(i + 1, int(np.searchsorted(offsets, offsets[i] + chunk, side="right")) - 1)
+            if j == i + 1:
+                for p0 in range(0, int(lengths[i]), chunk):
+                    res = np.asarray(db.residues[offsets[i] + p0:offsets[i] + min(int(lengths[i]), p0 + chunk)])
+                    seq_of = np.full(res.size, i, dtype=np.int64)
+                    _pack_into(data, starts[i] * 4 + p0, res, seq_of, np.arange(p0, p0 + res.size), runs)
+            else:
+                res = np.asarray(db.residues[offsets[i]:offsets[j]])
+                seq_of = np.repeat(np.arange(i, j, dtype=np.int64), lengths[i:j])
+                pos = np.arange(res.size, dtype=np.int64) - (offsets[seq_of] - offsets[i])
+                _pack_into(data, None, res, seq_of, pos, runs, quad_at=4 * starts[seq_of] + pos)
+            i = j
+        runs = _merge_runs(np.concatenate(runs) if runs else np.zeros((0, 4), dtype=np.int64))
+        return cls(data, starts, lengths, runs, ids=db.ids, descriptions=db.descriptions, title=db.source)
+
+
+def _pack_into(data, quad0, res, seq_of, pos, runs, quad_at=None):
+    """Pack bases ``res`` (our codes) into ``data`` at base slots ``quad_at`` (or from ``quad0`` on)
+    and append their ambiguity runs ``(sequence, start, length, NCBI4NA)`` to ``runs``."""
+    base = np.where(res < 4, res, 0).astype(np.uint8)
+    if quad_at is None:  # one slice of a sequence, from a byte boundary: pack 4 by 4
+        pad = np.zeros(-res.size % 4, dtype=np.uint8)
+        q = np.concatenate((base, pad)).reshape(-1, 4)
+        b0 = int(quad0) >> 2
+        data[b0:b0 + len(q)] = (q[:, 0] << 6) | (q[:, 1] << 4) | (q[:, 2] << 2) | q[:, 3]
+    else:
+        _or_packed(data, quad_at, base, (6 - 2 * (quad_at & 3)).astype(np.uint8))
+    amb = np.flatnonzero(res >= 4)
+    if amb.size:
+        cont = (np.diff(amb) == 1) & (np.diff(res[amb]) == 0) & (np.diff(seq_of[amb]) == 0)
+        first = np.concatenate(([0], np.flatnonzero(~cont) + 1))
+        last = np.concatenate((first[1:], [amb.size]))
+        a0 = amb[first]
+        runs.append(np.stack([seq_of[a0], pos[a0], last - first,
+                              DNA_TO_NCBI4NA[res[a0]].astype(np.int64)], axis=1).astype(np.int64))
+
+
+def _or_packed(data, quad_at, base, shift):
+    """OR 2-bit values into bytes: ``quad_at`` ascends, so a byte's slots are consecutive and
+    their (disjoint) bits can be summed per byte."""
+    if not quad_at.size:
+        return
+    byte = quad_at >> 2
+    vals = (base.astype(np.uint16) << shift).astype(np.uint16)
+    brk = np.flatnonzero(np.diff(byte) != 0) + 1
+    starts = np.concatenate(([0], brk))
+    data[byte[starts]] |= np.add.reduceat(vals, starts).astype(np.uint8)
+
+
+def _merge_runs(runs):
+    """Join runs split at piece boundaries (same sequence and code, adjacent)."""
+    if len(runs) < 2:
+        return runs
+    join = ((runs[1:, 0] == runs[:-1, 0]) & (runs[1:, 3] == runs[:-1, 3])
+            & (runs[1:, 1] == runs[:-1, 1] + runs[:-1, 2]))
+    if not join.any():
+        return runs
+    head = np.concatenate(([True], ~join))
+    group = np.cumsum(head) - 1
+    out = runs[head].copy()
+    out[:, 2] = np.bincount(group, weights=runs[:, 2]).astype(np.int64)
+    return out
+
+
+#: Files a ``clalign makedb -dbtype nucl`` folder holds next to the standard ones (2-bit form).
+PACKED_FILES = ("nt_packed", "nt_starts", "nt_runs")
+
+
+def save_packed(nt, folder):
+    """Add ``nt``'s 2-bit arrays to a prepared database folder (each file written, then renamed).
+
+    Readers that do not know them ignore them; :func:`open_nucleotide` uses them when present
+    and consistent, and packs the residues itself otherwise.
+    """
+    arrays = {"nt_packed": np.asarray(nt.data, dtype=np.uint8), "nt_starts": nt.starts, "nt_runs": nt.runs}
+    for name in PACKED_FILES:
+        final = os.path.join(folder, name + ".npy")
+        tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}.npy")
+        try:
+            np.save(tmp, arrays[name], allow_pickle=False)
+            os.replace(tmp, final)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+
+def add_packed(db, folder):
+    """Pack the DNA database ``db`` (just written to ``folder`` by makedb) and save its 2-bit files there."""
+    save_packed(NucleotideDatabase.from_database(db), folder)
+
+
+def _load_packed(db, folder):
+    try:
+        a = {n: np.load(os.path.join(folder, n + ".npy"), mmap_mode="r", allow_pickle=False) for n in PACKED_FILES}
+    except (OSError, ValueError):
+        return None
+    n = len(db)
+    nb = (np.asarray(db.lengths, dtype=np.int64) + 3) // 4
+    starts, runs = np.asarray(a["nt_starts"]), np.asarray(a["nt_runs"])
+    ok = (a["nt_packed"].ndim == 1 and starts.shape == (n,) and runs.ndim == 2 and runs.shape[1] == 4
+          and (n == 0 or (starts.min() >= 0 and int((starts + nb).max()) <= a["nt_packed"].size)))
+    if ok and runs.size:
+        ok = (runs[:, 0].min() >= 0 and runs[:, 0].max() < n and runs[:, 1].min() >= 0 and runs[:, 2].min() >= 1
+              and np.all(runs[:, 1] + runs[:, 2] <= np.asarray(db.lengths)[runs[:, 0]])
+              and np.all(np.diff(runs[:, 0]) >= 0) and runs[:, 3].min() >= 0 and runs[:, 3].max() <= 15)
+    if not ok:
+        return None
+    return NucleotideDatabase(a["nt_packed"], starts, db.lengths, runs, ids=db.ids, descriptions=db.descriptions,
+                              title=db.source)
+
+
+def open_nucleotide(source):
+    """A :class:`NucleotideDatabase` from a BLAST+ nucleotide database, a ``clalign makedb``
+    folder (its 2-bit files when present, else packed here), a DNA :class:`Database` or a FASTA file."""
+    from ..errors import InputError
+    from .blastdb import find_blastdb, open_blast_nucleotide
+    from .database import Database, as_database
+
+    if isinstance(source, Database):
+        db = source
+    else:
+        path = os.fspath(source)
+        if not os.path.isdir(path) and find_blastdb(path, "nucl") is not None:
+            return open_blast_nucleotide(path)
+        db = as_database(path, "dna")
+        if os.path.isdir(path) and db.alphabet is DNA:
+            nt = _load_packed(db, path)
+            if nt is not None:
+                return nt
+    if db.alphabet is not DNA:
+        raise InputError(f"not a nucleotide database ({db.alphabet.name})", getattr(db, "path", None) or str(source))
+    return NucleotideDatabase.from_database(db)
