@@ -237,10 +237,6 @@ class Volume:
         if mx != self.max_length:
             self._fail("max length", f"{self.max_length}, the longest sequence has {mx}")
 
-    def header(self, i):
-        data = _map(self.hdr_path, "header")
-        return bytes(data[self.hdr[i]:self.hdr[i + 1]])
-
 
 class _VolumeHeaders:
     """Raw header bytes by global OID over several volumes (header files mapped once)."""
