@@ -21,8 +21,10 @@ sequence is ``u32 word count`` (bit 31 set: "new" format) then, per run of one c
 makeblastdb uses the new format when the sequence is longer than 2^24 - 1 or a run is longer
 than 15, and splits runs at 4095 bases.
 
-Our own 2-bit databases (:meth:`NucleotideDatabase.from_database`) use the same in-memory
-form; their ambiguous positions hold A (0) in the packed bytes.
+Our own 2-bit databases (:meth:`NucleotideDatabase.from_database`, ``clalign makedb -dbtype
+nucl``) use the same in-memory form and put at ambiguous positions the very bases makeblastdb
+2.12 puts there (:mod:`clalign.data.ntrandom`), so a FASTA file packed here scans exactly like
+the makeblastdb database made from it.
 """
 from __future__ import annotations
 
@@ -226,11 +228,13 @@ class NucleotideDatabase:
         return db
 
     @classmethod
-    def from_database(cls, db, chunk=1 << 22):
-        """Pack a DNA :class:`~clalign.data.Database` (ambiguous positions stored as A, runs kept aside).
+    def from_database(cls, db, chunk=1 << 22, blast_fill=True):
+        """Pack a DNA :class:`~clalign.data.Database`, ambiguity runs kept aside.
 
-        Works in pieces of about ``chunk`` bases (many short sequences at once, a long one
-        slice by slice), so memory stays the packed size plus O(chunk).
+        ``blast_fill``: ambiguous positions get the very bases makeblastdb 2.12 stores there
+        (:mod:`clalign.data.ntrandom`), so the 2-bit bytes equal a makeblastdb database's and
+        seeds match BLAST+'s; with False they hold A. Works in pieces of about ``chunk`` bases
+        (many short sequences at once, a long one slice by slice).
         """
         if db.alphabet is not DNA:
             raise ValueError("from_database needs a DNA database")
@@ -259,7 +263,30 @@ class NucleotideDatabase:
                 _pack_into(data, None, res, seq_of, pos, runs, quad_at=4 * starts[seq_of] + pos)
             i = j
         runs = _merge_runs(np.concatenate(runs) if runs else np.zeros((0, 4), dtype=np.int64))
+        if blast_fill and runs.size:
+            _blast_fill(data, starts, lengths, runs, chunk)
         return cls(data, starts, lengths, runs, ids=db.ids, descriptions=db.descriptions, title=db.source)
+
+
+def _blast_fill(data, starts, lengths, runs, chunk):
+    """OR makeblastdb's bases into the (zero) 2-bit slots of every ambiguous base, by sequence groups."""
+    from .ntrandom import fill_bases
+
+    per_seq = np.bincount(runs[:, 0], weights=runs[:, 2], minlength=lengths.size).astype(np.int64)
+    seqs = np.flatnonzero(per_seq)
+    cum = np.concatenate(([0], np.cumsum(per_seq[seqs])))
+    rfirst = np.searchsorted(runs[:, 0], seqs)
+    rlast = np.searchsorted(runs[:, 0], seqs, side="right")
+    i = 0
+    while i < seqs.size:
+        j = max(i + 1, int(np.searchsorted(cum, cum[i] + chunk, side="right")) - 1)
+        rr = runs[rfirst[i]:rlast[j - 1]]
+        n = rr[:, 2]
+        within = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        slot = np.repeat(4 * starts[rr[:, 0]] + rr[:, 1], n) + within
+        vals = fill_bases(lengths[seqs[i:j]], per_seq[seqs[i:j]], np.repeat(rr[:, 3], n))
+        np.bitwise_or.at(data, slot >> 2, (vals << (6 - 2 * (slot & 3))).astype(np.uint8))
+        i = j
 
 
 def _pack_into(data, quad0, res, seq_of, pos, runs, quad_at=None):
