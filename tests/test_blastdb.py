@@ -82,12 +82,11 @@ def _golden(name):
         return [line.rstrip("\n").split("\t") for line in fh]
 
 
-@pytest.mark.parametrize("name,golden,base", [("ids", "ids", 58), ("ids_ps", "ids_ps", 58),
-                                               ("nids_ps", "nids_ps", 81)])
-def test_blast_ids_as_blast_prints_them(name, golden, base):
+@pytest.mark.parametrize("name,base", [("ids", 58), ("ids_ps", 58), ("nids", 81), ("nids_ps", 81)])
+def test_blast_ids_as_blast_prints_them(name, base):
     db = open_blastdb(os.path.join(DB, name))
     b = db.blast_ids
-    rows = _golden(golden)
+    rows = _golden(name)
     assert len(rows) == len(db)
     for row in rows:
         oid = int(row[0]) - base  # every subject has its own length
@@ -104,6 +103,15 @@ def test_open_hooks_and_detection():
         assert len(db) == 11 and db.blast_title == "prot.fa"
     with pytest.raises(InputError, match="no BLAST database"):
         open_blastdb(os.path.join(DB, "nothing"))
+
+
+def test_blastdb_env_and_nested_alias(tmp_path, monkeypatch):
+    monkeypatch.setenv("BLASTDB", DB)
+    assert len(open_blastdb("prot_v4")) == 11  # found through $BLASTDB, as BLAST+ does
+    (tmp_path / "both.pal").write_text(f'TITLE two\nDBLIST "{os.path.join(DB, "prot_mv")}" prot_v5\n')
+    db = open_blastdb(str(tmp_path / "both"))  # an alias of an alias and a volume ($BLASTDB)
+    assert len(db) == 22 and db.blast_volumes[-1].endswith("prot_v5")
+    assert db.sequence_str(11) == db.sequence_str(0) and db.ids[12] == db.ids[1]
 
 
 def test_lazy_tables_bulk_and_subset():

@@ -93,7 +93,11 @@ def open_if_blastdb(path):
 
 
 def _volumes(base, kind, is_alias, depth=0, seen=None):
-    """Volume prefixes of a database, expanding alias files (recursively, cycles refused)."""
+    """Volume prefixes of a database, expanding alias files (recursively, cycles refused).
+
+    A relative DBLIST entry is looked up beside the alias file, then as :func:`find_blastdb`
+    looks up a name (current folder, then ``$BLASTDB``).
+    """
     if not is_alias:
         return [base]
     alias = f"{base}.{_EXT[kind][3]}"
@@ -126,7 +130,7 @@ def _volumes(base, kind, is_alias, depth=0, seen=None):
     out = []
     for name in dblist:
         p = name if os.path.isabs(name) else os.path.join(here, name)
-        found = find_blastdb(p, kind)
+        found = find_blastdb(p, kind) or (None if os.path.isabs(name) else find_blastdb(name, kind))
         if found is None:
             raise InputError(f"DBLIST names {name!r}, which is not a {kind} database", alias)
         out += _volumes(found[1], kind, found[2], depth + 1, seen)

@@ -27,9 +27,12 @@ done
 # the same rules for nucleotide subjects (blastn on a nucleotide copy of the id list)
 awk '/^>/{print; next} {print "ACGTTGCAACGGTACCATGGCATGCAAGCTTGGATCCGAATTCTGCAGCTCGAGCGGCCGCACTAGTGCGGCCGCTCGAG" substr("ACCGGTTAACCGGTTAACCGGTTAACCGGTTAACCGGTTAACCGGTTAA", 1, ++k)}' prot_ids.fa > golden/nucl_ids.fa
 mk -in golden/nucl_ids.fa -dbtype nucl -blastdb_version 4 -parse_seqids -out db/nids_ps
+mk -in golden/nucl_ids.fa -dbtype nucl -blastdb_version 4 -out db/nids
 head -2 golden/nucl_ids.fa | sed 's/^>.*/>q/' > golden/qn.fa
-blastn -task blastn -query golden/qn.fa -db db/nids_ps -outfmt "$cols" -max_target_seqs 500 -max_hsps 1 \
-  -evalue 1e-5 | sort -n -k1,1 > golden/nids_ps.tsv
+for d in nids nids_ps; do
+  blastn -task blastn -query golden/qn.fa -db db/$d -outfmt "$cols" -max_target_seqs 500 -max_hsps 1 \
+    -evalue 1e-5 | sort -n -k1,1 > golden/$d.tsv
+done
 # the v5 LMDB files (accession -> OID) are not read by clalign; keep the folder small
 rm -f db/*.pdb db/*.pos db/*.pot db/*.ptf db/*.pto db/*.ndb db/*.nos db/*.not db/*.ntf db/*.nto
 rm -f db/*.pog db/*.psd db/*.psi db/*.pni db/*.pnd db/*.nog db/*.nsd db/*.nsi db/*.nni db/*.nnd
