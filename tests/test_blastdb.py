@@ -117,6 +117,9 @@ def test_blastdb_env_and_nested_alias(tmp_path, monkeypatch):
 def test_lazy_tables_bulk_and_subset():
     db = open_blastdb(os.path.join(DB, "prot_ps_v5"))
     ref = _fasta("prot.fa", "protein")
+    lazy = db.subset([5, 2])  # before any bulk decode: only these headers are read
+    assert list(lazy.ids) == [ref.ids[5], ref.ids[2]] and db.ids._blob is None
+    assert list(lazy.descriptions) == [ref.descriptions[5], ref.descriptions[2]]
     assert db.ids.blob.tobytes().decode() == "".join(ref.ids)  # bulk form, decoded once
     sub = db.subset([3, 1])
     assert list(sub.ids) == [ref.ids[3], ref.ids[1]]

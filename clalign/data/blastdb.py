@@ -322,6 +322,12 @@ class DeflineTable(StringTable):
     def __iter__(self):
         return (self._one(i) for i in range(len(self)))
 
+    def subset(self, indices):
+        """A plain StringTable of the items ``indices`` (decodes only those headers)."""
+        if self._blob is not None:
+            return super().subset(indices)
+        return StringTable.from_bytes(self[int(i)].encode("utf-8") for i in np.asarray(indices).reshape(-1))
+
 
 def open_volumes(path, kind=None):
     """``(kind, [Volume...], name)`` of the BLAST database ``path`` (a prefix or alias name)."""
