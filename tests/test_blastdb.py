@@ -28,10 +28,12 @@ def _fasta(name, alphabet):
 
 def _same_as_fasta(db, ref, parsed_ids):
     assert len(db) == len(ref)
-    assert np.array_equal(db.lengths, ref.lengths + ref.stops)
+    # makeblastdb keeps a trailing '*' as a residue; the reader moves it to stops, as our FASTA reader
+    assert np.array_equal(db.lengths, ref.lengths) and np.array_equal(db.stops, ref.stops)
+    assert np.array_equal(np.asarray(db.residues), np.asarray(ref.residues))
+    assert np.array_equal(db.offsets, ref.offsets)
     for i in range(len(ref)):
-        # makeblastdb keeps a trailing '*' as a residue; our FASTA reader counts it in stops
-        assert db.sequence_str(i) == ref.sequence_str(i) + "*" * int(ref.stops[i])
+        assert db.sequence_str(i) == ref.sequence_str(i)
     assert list(db.descriptions) == list(ref.descriptions)
     if not parsed_ids:
         assert list(db.ids) == list(ref.ids)
@@ -277,7 +279,7 @@ def test_makeblastdb_proteome(tmp_path, version, extra):
         fo.write(fi.read())
     db = open_blastdb(_makeblastdb(tmp_path, fasta, "prot", "-blastdb_version", version, *extra))
     ref = Database.from_fasta(fasta, "protein")
-    assert np.array_equal(np.asarray(db.residues), np.asarray(ref.residues)) or ref.stops.any()
+    assert ref.stops.sum() == 2099  # prodigal's trailing '*'
     _same_as_fasta(db, ref, False)
 
 
@@ -319,3 +321,22 @@ def test_makedb_nucl_writes_2bit_and_open_nucleotide(tmp_path):
     assert open_nucleotide(str(out)).sequence_str(0) == ref.sequence_str(0)
     with pytest.raises(InputError, match="not a nucleotide database"):
         open_nucleotide(os.path.join(DB, "prot_v4"))
+
+
+@needs_blast
+def test_makeblastdb_stops_like_fasta(tmp_path):
+    fasta = tmp_path / "st.fa"
+    fasta.write_text(">a\nMKVLAAGIVALLLAAGCSSK**\n>b\nMKVLAAGIV*ALLLAAGCSSK*\n>c\nW\n")
+    db = open_blastdb(_makeblastdb(tmp_path, str(fasta), "prot"))
+    _same_as_fasta(db, Database.from_fasta(str(fasta), "protein"), False)
+    assert db.stops.tolist() == [2, 1, 0] and db.sequence_str(1) == "MKVLAAGIV*ALLLAAGCSSK"
+
+
+def test_sw_same_on_blastdb_and_fasta():
+    """An engine gives the same scores on a makeblastdb database as on its FASTA (sw on PoCL)."""
+    from clalign.sw import sw_scores
+
+    q = "MKUOJBZXACDEFGHIKLMNPQRSTVWY"
+    want = sw_scores(q, os.path.join(HERE, "prot.fa"))
+    for name in ("prot_v4", "prot_ps_v5", "prot_mv"):
+        assert np.array_equal(sw_scores(q, os.path.join(DB, name)), want)

@@ -20,7 +20,8 @@ here by makeblastdb 2.12). All integers big-endian except the total length:
   offsets. Nothing follows.
 - protein ``.psq``: a NUL byte, then each sequence's NCBIstdaa codes followed by a NUL;
   sequence i is ``psq[seq[i] : seq[i+1]-1]``. Our protein codes are NCBIstdaa, so residues
-  are copied as they are (a ``*`` in the FASTA is a residue here, as BLAST+ scores it).
+  are copied as they are, except trailing ``*`` (stops), moved to ``Database.stops`` as our
+  FASTA reader does (BLAST+ keeps them as residues of the subject).
 - nucleotide ``.nsq``: sequence i's NCBI2na bytes are ``nsq[seq[i] : amb[i]]`` (4 bases a
   byte, first base in the high bits; the last byte holds the 0-3 remaining bases and their
   count in its low 2 bits, so length = 4 * (bytes - 1) + (last & 3)); its ambiguity table is
@@ -44,6 +45,9 @@ import numpy as np
 
 from ..errors import InputError
 from .alphabet import PROTEIN
+
+#: NCBIstdaa code of '*' (stop).
+STOP_CODE = PROTEIN.letters.index("*")
 from .deflines import BlastIds
 from .database import Database, StringTable
 from .nucleotide import NucleotideDatabase, parse_ambiguities
@@ -344,9 +348,11 @@ def open_blastdb(path, kind=None) -> Database:
     """A :class:`Database` of a BLAST+ database (protein; nucleotide too, unpacked to our DNA codes).
 
     Residues are NCBIstdaa codes as stored (ours are the same codes): one O(size) copy that
-    drops the NUL separators. ``db.blast_ids`` gives BLAST+'s ``sseqid``/``sacc``/``stitle``;
-    ``db.ids`` are the ``sseqid`` values and ``db.descriptions`` the rest of the defline, both
-    decoded lazily. A nucleotide database also carries ``db.nucleotide``
+    drops the NUL separators and each sequence's trailing ``*``, counted in ``db.stops`` as
+    the FASTA reader does (BLAST+ keeps them as residues: an engine that must match it uses
+    ``lengths + stops``, as it must for FASTA input). ``db.blast_ids`` gives BLAST+'s
+    ``sseqid``/``sacc``/``stitle``; ``db.ids`` are the ``sseqid`` values and
+    ``db.descriptions`` the rest of the defline, both decoded lazily. A nucleotide database also carries ``db.nucleotide``
     (:class:`~clalign.data.nucleotide.NucleotideDatabase`, the 2-bit form BLASTN scans).
     """
     k, vols, base = open_volumes(path, kind)
@@ -356,29 +362,52 @@ def open_blastdb(path, kind=None) -> Database:
         nt = _nucleotide(vols, ids)
         db = nt.to_database()
     else:
-        parts, lengths = [], []
+        parts, lengths, stops = [], [], []
         for v in vols:
-            psq = _map(v.seq_path, "sequence")
-            sep = v.seq - 1
-            if np.any(psq[sep] != 0):
-                raise InputError("sequence file: a sequence is not NUL-terminated where the index says",
-                                 v.seq_path)
-            res = np.delete(psq, sep)
-            if res.size and int(res.max()) >= PROTEIN.size:
-                raise InputError(f"sequence file: residue code {int(res.max())} is not NCBIstdaa", v.seq_path)
+            res, lens, st = _protein_volume(v)
             parts.append(res)
-            lengths.append(v.lengths)
+            lengths.append(lens)
+            stops.append(st)
         residues = parts[0] if len(parts) == 1 else np.concatenate(parts)
         lens = np.concatenate(lengths).astype(np.int32)
         offsets = np.zeros(lens.size + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
         id_table = DeflineTable(ids, "id")
         db = Database(residues, offsets, id_table, DeflineTable(ids, "desc", id_table), PROTEIN,
-                      lengths=lens, path=os.fspath(path), source=vols[0].title)
+                      lengths=lens, path=os.fspath(path), source=vols[0].title,
+                      stops=np.concatenate(stops).astype(np.uint32))
     db.blast_ids = ids
     db.blast_title = vols[0].title
     db.blast_volumes = [v.base for v in vols]
     return db
+
+
+def _protein_volume(v):
+    """``(residues, lengths, stops)`` of one protein volume: NCBIstdaa codes without the NUL
+    separators and without each sequence's trailing ``*`` (code 25), counted in ``stops``
+    exactly as our FASTA reader counts the ones it strips, so a makeblastdb database and the
+    FASTA it was made from give the same Database."""
+    psq = _map(v.seq_path, "sequence")
+    sep = v.seq - 1
+    if np.any(psq[sep] != 0):
+        raise InputError("sequence file: a sequence is not NUL-terminated where the index says", v.seq_path)
+    ends, lens = v.seq[1:] - 1, v.lengths.copy()
+    stops = np.zeros(lens.size, dtype=np.int64)
+    live = np.flatnonzero(lens > 0)
+    while live.size:  # peel trailing stops; total work = number of stops
+        live = live[psq[ends[live] - 1 - stops[live]] == STOP_CODE]
+        stops[live] += 1
+        live = live[lens[live] > stops[live]]
+    keep = np.ones(psq.size, dtype=bool)
+    keep[sep] = False
+    if stops.any():
+        k = np.flatnonzero(stops)
+        n = stops[k]
+        keep[np.repeat(ends[k] - n, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)] = False
+    res = psq[keep]
+    if res.size and int(res.max()) >= PROTEIN.size:
+        raise InputError(f"sequence file: residue code {int(res.max())} is not NCBIstdaa", v.seq_path)
+    return res, lens - stops, stops
 
 
 def _nucleotide(vols, ids):
