@@ -107,6 +107,16 @@ def test_open_hooks_and_detection():
         open_blastdb(os.path.join(DB, "nothing"))
 
 
+def test_kind_picked_by_alphabet_when_names_clash(tmp_path):
+    for f in os.listdir(DB):
+        if f.startswith(("prot_v4.", "nucl_v4.")):
+            shutil.copy(os.path.join(DB, f), tmp_path / f.replace("prot_v4", "x").replace("nucl_v4", "x"))
+    x = str(tmp_path / "x")
+    assert as_database(x).alphabet is PROTEIN and as_database(x, "protein").alphabet is PROTEIN
+    assert as_database(x, "dna").alphabet is DNA and len(as_database(x, "nucl")) == 21
+    assert as_database(x, DNA).alphabet is DNA
+
+
 def test_blastdb_env_and_nested_alias(tmp_path, monkeypatch):
     monkeypatch.setenv("BLASTDB", DB)
     assert len(open_blastdb("prot_v4")) == 11  # found through $BLASTDB, as BLAST+ does

@@ -85,15 +85,19 @@ def is_blastdb(path) -> bool:
     return find_blastdb(path) is not None
 
 
-def open_if_blastdb(path):
+def open_if_blastdb(path, alphabet=None):
     """The database at ``path`` when it names a BLAST database (and is not a folder), else None.
 
-    The hook :meth:`Database.open` and :func:`as_database` call first.
+    The hook :meth:`Database.open` and :func:`as_database` call first. ``alphabet``
+    ("protein"/"prot", "dna"/"nucl"; None or "auto": protein first) picks the kind when a
+    protein and a nucleotide database share the name, as BLAST+'s program does.
     """
     path = os.fspath(path)
-    if os.path.isdir(path) or not is_blastdb(path):
+    kind = {"protein": "prot", "prot": "prot", "dna": "nucl", "nucl": "nucl"}.get(
+        getattr(alphabet, "name", alphabet))
+    if os.path.isdir(path) or find_blastdb(path, kind) is None:
         return None
-    return open_blastdb(path)
+    return open_blastdb(path, kind)
 
 
 def _volumes(base, kind, is_alias, depth=0, seen=None):

@@ -379,7 +379,7 @@ def as_database(x, alphabet="auto") -> Database:
     if os.path.isdir(path):
         return Database.open(path)
     from .blastdb import open_if_blastdb
-    blast = open_if_blastdb(path)
+    blast = open_if_blastdb(path, alphabet)
     if blast is not None:
         return blast
     if not os.path.exists(path):

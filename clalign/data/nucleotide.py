@@ -397,6 +397,8 @@ def open_nucleotide(source):
         path = os.fspath(source)
         if not os.path.isdir(path) and find_blastdb(path, "nucl") is not None:
             return open_blast_nucleotide(path)
+        if not os.path.isdir(path) and find_blastdb(path, "prot") is not None:
+            raise InputError("not a nucleotide database (a protein BLAST database)", path)
         db = as_database(path, "dna")
         if os.path.isdir(path) and db.alphabet is DNA:
             nt = _load_packed(db, path)
