@@ -350,3 +350,27 @@ def test_sw_same_on_blastdb_and_fasta():
     want = sw_scores(q, os.path.join(HERE, "prot.fa"))
     for name in ("prot_v4", "prot_ps_v5", "prot_mv"):
         assert np.array_equal(sw_scores(q, os.path.join(DB, name)), want)
+
+
+def test_fuzz_alias_file(tmp_path):
+    """Arbitrary alias text: a database or an InputError, nothing else."""
+    pytest.importorskip("hypothesis")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    for f in os.listdir(DB):
+        if f.startswith("prot_mv."):
+            shutil.copy(os.path.join(DB, f), tmp_path / f)
+    words = st.sampled_from(["DBLIST", "TITLE", "GILIST", "NSEQ", "prot_mv.00", "prot_mv.01", "prot_mv",
+                             '"prot_mv.00', "\0", "#", "\n", " ", "x.pal", "/nonexistent"])
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(words, st.text(max_size=8)), max_size=12))
+    def run(parts):
+        (tmp_path / "prot_mv.pal").write_text(" ".join(parts), encoding="utf-8", errors="replace")
+        try:
+            open_blastdb(str(tmp_path / "prot_mv"))
+        except InputError as exc:
+            assert "\n" not in str(exc)
+
+    run()
