@@ -374,3 +374,14 @@ def test_fuzz_alias_file(tmp_path):
             assert "\n" not in str(exc)
 
     run()
+
+
+def test_subject_ids_of_fasta_equal_blastdb_without_parse_seqids():
+    from clalign.data.deflines import subject_ids
+
+    fasta, blast = subject_ids(_fasta("prot_ids.fa", "protein")), subject_ids(open_blastdb(os.path.join(DB, "ids")))
+    cols = ("sseqid", "sacc", "stitle", "sallseqid", "sallacc", "sgi")
+    for oid in range(len(blast)):  # the last has a ctrl-A in its defline: a space in BLAST's title
+        assert [getattr(fasta, c)(oid) for c in cols] == [getattr(blast, c)(oid) for c in cols]
+    # control characters in a description: makeblastdb 2.12 made the title "a x   b#c d" of ">a x<TAB>b<^B>c d"
+    assert subject_ids(Database.from_sequences(["MK"], ["a"], ["x\tb\x02c d"])).stitle(0) == "a x   b#c d"

@@ -372,3 +372,49 @@ class BlastIds:
         """The first defline's gi (as text), "0" without one."""
         gi = next((s for s in self.deflines(oid)[0].seqids if s.kind == 11), None)
         return gi.acc if gi is not None else "0"
+
+
+#: How makeblastdb (without -parse_seqids) writes a defline's characters into the title: a tab
+#: becomes three spaces, ctrl-A (the FASTA defline separator) a space, any other control
+#: character '#' (found by running makeblastdb 2.12 on such deflines).
+_TITLE_CHARS = {c: "#" for c in range(32)} | {9: "   ", 1: " ", 127: "#"}
+
+
+class PlainIds:
+    """BlastIds' interface for a database read from FASTA or a clalign folder.
+
+    BLAST+ users compare with a database made by ``makeblastdb`` from the same FASTA (without
+    ``-parse_seqids``), whose rules are: ``sseqid`` = ``sacc`` = the defline's first word,
+    ``stitle`` = the whole defline (control characters as :data:`_TITLE_CHARS`). Known gap:
+    our FASTA reader keeps neither the blanks that separated id and description (a tab
+    there becomes three spaces in BLAST's title) nor trailing blanks (BLAST keeps them).
+    """
+
+    def __init__(self, ids, descriptions):
+        self._ids, self._descs = ids, descriptions
+
+    def __len__(self):
+        return len(self._ids)
+
+    def sseqid(self, oid):
+        return self._ids[oid]
+
+    sacc = sallseqid = sallacc = sseqid
+
+    def stitle(self, oid):
+        d = self._descs[oid].translate(_TITLE_CHARS)
+        return f"{self._ids[oid]} {d}" if d else self._ids[oid]
+
+    salltitles = stitle
+
+    def sgi(self, oid):
+        return "0"
+
+    def taxid(self, oid):
+        return 0
+
+
+def subject_ids(db):
+    """The subject-id columns of any database: its ``blast_ids`` (a BLAST+ database) or :class:`PlainIds`."""
+    ids = getattr(db, "blast_ids", None)
+    return ids if ids is not None else PlainIds(db.ids, db.descriptions)
