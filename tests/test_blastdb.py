@@ -120,6 +120,9 @@ def test_kind_picked_by_alphabet_when_names_clash(tmp_path):
 def test_blastdb_env_and_nested_alias(tmp_path, monkeypatch):
     monkeypatch.setenv("BLASTDB", DB)
     assert len(open_blastdb("prot_v4")) == 11  # found through $BLASTDB, as BLAST+ does
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prot_v4").write_text(">local file\nMKV\n")  # an existing file beats $BLASTDB
+    assert as_database("prot_v4").ids[0] == "local" and as_database("prot_v5").blast_title == "prot.fa"
     (tmp_path / "both.pal").write_text(f'TITLE two\nDBLIST "{os.path.join(DB, "prot_mv")}" prot_v5\n')
     db = open_blastdb(str(tmp_path / "both"))  # an alias of an alias and a volume ($BLASTDB)
     assert len(db) == 22 and db.blast_volumes[-1].endswith("prot_v5")
