@@ -42,6 +42,8 @@ NCBI4NA_TO_DNA[DNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
 #: NCBI4NA letters by code (for display and tests).
 NCBI4NA_LETTERS = "-ACMGRSVTWYHKDBN"
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
+#: UNPACK[byte] = its four 2-bit bases, first base first (one gather unpacks a byte array).
+UNPACK = ((np.arange(256, dtype=np.uint8)[:, None] >> _SHIFTS) & 3).astype(np.uint8)
 
 
 def _be32(buf, idx):
@@ -145,7 +147,7 @@ class NucleotideDatabase:
     def ncbi2na(self, i) -> np.ndarray:
         """2-bit values (uint8 0..3) of sequence ``i`` exactly as stored (what BLAST+ scans)."""
         p = np.asarray(self.packed(i))
-        return ((p[:, None] >> _SHIFTS) & 3).reshape(-1)[:int(self.lengths[i])].astype(np.uint8)
+        return UNPACK[p].reshape(-1)[:int(self.lengths[i])]
 
     def ncbi4na(self, i) -> np.ndarray:
         """Exact NCBI4NA codes (uint8) of sequence ``i``: the 2-bit bases with the ambiguity runs restored."""
@@ -183,7 +185,7 @@ class NucleotideDatabase:
                 s, length, o = int(self.starts[i]), int(self.lengths[i]), int(offsets[i])
                 for b0 in range(0, int(nb[i]), chunk):
                     b1 = min(int(nb[i]), b0 + chunk)
-                    q = ((np.asarray(data[s + b0:s + b1])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                    q = UNPACK[np.asarray(data[s + b0:s + b1])].reshape(-1)
                     take = min(length - 4 * b0, q.size)
                     out[o + 4 * b0:o + 4 * b0 + take] = q[:take]
             else:
@@ -191,7 +193,7 @@ class NucleotideDatabase:
                 bstart = cum[k] - cum[i]
                 total_b = int(cum[j] - cum[i])
                 idx = np.repeat(self.starts[k] - bstart, nb[k]) + np.arange(total_b, dtype=np.int64)
-                q = ((np.asarray(data[idx])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                q = UNPACK[np.asarray(data[idx])].reshape(-1)
                 pos = np.arange(4 * total_b, dtype=np.int64) - np.repeat(4 * bstart, 4 * nb[k])
                 out[offsets[i]:offsets[j]] = q[pos < np.repeat(self.lengths[k], 4 * nb[k])]
             i = j
