@@ -235,7 +235,7 @@ def test_alias_errors(tmp_path):
 
 def test_fuzz_reader(tmp_path):
     """Random byte changes and truncations: the reader succeeds or raises InputError, nothing else."""
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -278,8 +278,9 @@ def _makeblastdb(tmp_path, fasta, dbtype, *extra):
     return out
 
 
-needs_blast = pytest.mark.skipif(shutil.which("makeblastdb") is None,
-                                 reason="makeblastdb (BLAST+) is not installed; the committed databases cover the reader")
+needs_blast = pytest.mark.skipif(
+    shutil.which("makeblastdb") is None,
+    reason="makeblastdb (BLAST+) is not installed; the committed databases cover the reader")
 
 
 @needs_blast

@@ -360,8 +360,9 @@ def open_blastdb(path, kind=None) -> Database:
     the FASTA reader does (BLAST+ keeps them as residues: an engine that must match it uses
     ``lengths + stops``, as it must for FASTA input). ``db.blast_ids`` gives BLAST+'s
     ``sseqid``/``sacc``/``stitle``; ``db.ids`` are the ``sseqid`` values and
-    ``db.descriptions`` the rest of the defline, both decoded lazily. A nucleotide database also carries ``db.nucleotide``
-    (:class:`~clalign.data.nucleotide.NucleotideDatabase`, the 2-bit form BLASTN scans).
+    ``db.descriptions`` the rest of the defline, both decoded lazily. A nucleotide database
+    also carries ``db.nucleotide`` (:class:`~clalign.data.nucleotide.NucleotideDatabase`,
+    the 2-bit form BLASTN scans).
     """
     k, vols, base = open_volumes(path, kind)
     headers = _VolumeHeaders(vols)

@@ -216,7 +216,8 @@ class NucleotideDatabase:
                 out[at[0]:at[0] + rr[0, 2]] = NCBI4NA_TO_DNA[rr[0, 3]]
             else:
                 first = np.repeat(at - (cum[i:j] - cum[i]), rr[:, 2])
-                out[first + np.arange(int(cum[j] - cum[i]), dtype=np.int64)] = NCBI4NA_TO_DNA[np.repeat(rr[:, 3], rr[:, 2])]
+                at_all = first + np.arange(int(cum[j] - cum[i]), dtype=np.int64)
+                out[at_all] = NCBI4NA_TO_DNA[np.repeat(rr[:, 3], rr[:, 2])]
             i = j
 
     def to_database(self):
