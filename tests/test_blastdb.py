@@ -389,3 +389,6 @@ def test_subject_ids_of_fasta_equal_blastdb_without_parse_seqids():
         assert [getattr(fasta, c)(oid) for c in cols] == [getattr(blast, c)(oid) for c in cols]
     # control characters in a description: makeblastdb 2.12 made the title "a x   b#c d" of ">a x<TAB>b<^B>c d"
     assert subject_ids(Database.from_sequences(["MK"], ["a"], ["x\tb\x02c d"])).stitle(0) == "a x   b#c d"
+    # and UTF-8: ">u1 café α-helix" gave sseqid "u1", stitle "u1 caf## ##-helix" (one '#' a byte)
+    ids = subject_ids(Database.from_sequences(["MK"], ["u1"], ["café α-helix"]))
+    assert (ids.sseqid(0), ids.stitle(0)) == ("u1", "u1 caf## ##-helix")
