@@ -41,6 +41,14 @@ NCBI4NA_TO_DNA = np.zeros(16, dtype=np.uint8)
 NCBI4NA_TO_DNA[DNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
 #: NCBI4NA letters by code (for display and tests).
 NCBI4NA_LETTERS = "-ACMGRSVTWYHKDBN"
+#: BLASTNA, the code BLAST+ scores nucleotides in: A C G T (= NCBI2na), then ambiguities, N, gap.
+BLASTNA_LETTERS = "ACGTRYMKWSBDHVN-"
+#: NCBI4NA code of each BLASTNA code, and the inverse.
+BLASTNA_TO_NCBI4NA = np.array([NCBI4NA_LETTERS.index(c) for c in BLASTNA_LETTERS], dtype=np.uint8)
+NCBI4NA_TO_BLASTNA = np.zeros(16, dtype=np.uint8)
+NCBI4NA_TO_BLASTNA[BLASTNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
+#: BLASTNA code of each of our DNA codes.
+DNA_TO_BLASTNA = NCBI4NA_TO_BLASTNA[DNA_TO_NCBI4NA]
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
 #: UNPACK[byte] = its four 2-bit bases, first base first (one gather unpacks a byte array).
 UNPACK = ((np.arange(256, dtype=np.uint8)[:, None] >> _SHIFTS) & 3).astype(np.uint8)
@@ -410,3 +418,28 @@ def open_nucleotide(source):
     if db.alphabet is not DNA:
         raise InputError(f"not a nucleotide database ({db.alphabet.name})", getattr(db, "path", None) or str(source))
     return NucleotideDatabase.from_database(db)
+
+
+def blastna_matrix(reward, penalty):
+    """BLAST+'s 16 x 16 nucleotide score matrix in BLASTNA codes (``[query, subject]``).
+
+    Bases A C G T score ``reward``/``penalty``. A pair whose base sets intersect scores
+    ``round(((d - 1) * penalty + reward) / d)`` (halves away from zero), d the number of bases
+    of the *column* code, the upper triangle mirrored; disjoint sets score ``penalty``; the
+    gap row and column (code 15, BLAST's strand sentinel) score ``-2^30``. This is the rule of
+    BLAST+'s ``BlastScoreBlkNuclMatrixCreate`` in 2.12 (the C toolkit rounded before dividing),
+    and the final scores of blastn 2.12 follow it for ambiguity codes on either side
+    (``tests/test_ntrandom.py``). The database's 2-bit bytes, with their random bases, only
+    decide where seeds are; extensions score the restored codes with this matrix.
+    """
+    sets = BLASTNA_TO_NCBI4NA.astype(np.int64)
+    degen = np.array([bin(int(c)).count("1") for c in sets], dtype=np.int64)
+    degen[:4] = 1
+    m = np.full((16, 16), penalty, dtype=np.int64)
+    for i in range(16):
+        for j in range(i, 16):
+            if sets[i] & sets[j]:
+                x = ((degen[j] - 1) * penalty + reward) / degen[j]
+                m[i, j] = m[j, i] = int(x + 0.5) if x >= 0 else -int(-x + 0.5)
+    m[15, :] = m[:, 15] = -(1 << 30)
+    return m
