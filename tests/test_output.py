@@ -106,7 +106,7 @@ def test_bitscore_format(b, s):
 def test_derived_counts_cigar_btop():
     a = Alignment.make("q", "s", 20, 30, 17, 10.0, 1.0, 3, 5, "AC-DEFG--H", "ACWD-FGKLH")
     assert (a.qend, a.send) == (3 + 7 - 1, 5 + 9 - 1)
-    assert (a.length, a.nident, a.gaps, a.gapopen, a.mismatch) == (10, 6, 3, 3, 1)
+    assert (a.length, a.nident, a.gaps, a.gapopen, a.mismatch) == (10, 6, 4, 3, 0)
     assert a.cigar == "2M1D1M1I2M2D1M"
     assert a.btop == "2-W1E-2-K-L1"
     assert a.positive == a.nident       # no matrix: positives are the identities
