@@ -82,7 +82,7 @@ class Reporter:
         # groups of LANES subjects of similar length (the lane kernel runs to the longest)
         order = idx[np.argsort(self.lengths[idx], kind="stable")]
         groups = [order[k:k + LANES] for k in range(0, len(order), LANES)]
-        futures = [self.pool.submit(self._align_group, q, g, scores) for g in groups]
+        futures = [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
 
         def collect():
             found = {}
@@ -91,11 +91,10 @@ class Reporter:
                 part, sec = fut.result()
                 found.update(part)
                 cpu += sec
-            hits = [self._record(qid, qlen, q, int(i), int(scores[i]), float(ev[i]), found[int(i)]) for i in idx]
-            return hits, cpu
+            return [found[int(i)] for i in idx], cpu
         return collect
 
-    def _align_group(self, q, group, scores):
+    def _align_group(self, qid, q, group, scores, ev):
         """Tracebacks of up to LANES subjects: ends by the lane kernel, then start and path."""
         t0 = time.thread_time()
         n = len(group)
@@ -123,12 +122,11 @@ class Reporter:
                          if i0 > 0 else (None, None))
             if got != sc:
                 raise RuntimeError(f"sw: internal error, traceback of subject {int(i)} scores {got}, not {sc}")
-            ops = rops[::-1].copy()
-            out[int(i)] = (i0, j0, ops, s)
+            out[int(i)] = self._record(qid, q, int(i), sc, float(ev[i]), i0, j0, rops[::-1].copy(), s)
         return out, time.thread_time() - t0
 
-    def _record(self, qid, qlen, q, i, score, evalue, found):
-        i0, j0, ops, s = found
+    def _record(self, qid, q, i, score, evalue, i0, j0, ops, s):
+        qlen = len(q)
         nident, positive, gaps, opens = count_ops(q, s, i0, j0, ops, self.M)
         qs, ss = ops_strings(q, s, i0, j0, ops, self.letters)
         qres = len(ops) - int(np.count_nonzero(ops == 2))     # query residues in the alignment
