@@ -164,3 +164,13 @@ def test_cli_errors_are_one_line(tmp_path):
         assert r.exit_code != 0
         lines = [x for x in r.output.splitlines() if x.startswith("clalign: error:")]
         assert len(lines) == 1 and text in lines[0], r.output
+
+
+def test_select_hits_blast_order_with_ties():
+    from clalign.sw.report import select_hits
+    scores = np.array([50, 60, 50, 40, 50, 0, 70])
+    ev = np.array([1e-3, 1e-5, 1e-3, 1e-3, 1e-3, 20.0, 1e-200])
+    ev[6] = 1e-190                          # below 1e-180: ties with nothing else here
+    assert select_hits(scores, ev, 10, 10.0).tolist() == [6, 1, 4, 2, 0, 3]
+    assert select_hits(scores, ev, 3, 10.0).tolist() == [6, 1, 4]
+    assert select_hits(scores, ev, 10, 1e-4).tolist() == [6, 1]

@@ -71,7 +71,7 @@ def find_end(q, s, M, goe, ext, target):
 LANES = 16      # subjects per lane kernel call: 16 x int32 = one AVX-512 register, two AVX2 ones
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, boundscheck=False)
 def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
     """Ends of LANES pairs at once (one query, LANES subjects), same rule as :func:`find_end`.
 
@@ -93,6 +93,7 @@ def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
     best = np.zeros(LANES, dtype=np.int32)
     g = np.int32(goe)
     x = np.int32(ext)
+    zero = np.int32(0)
     done = np.zeros(LANES, dtype=np.bool_)
     ndone = 0
     for lane in range(LANES):
@@ -112,16 +113,17 @@ def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
             f[lane] = low
             best[lane] = 0
         for i in range(m):
-            p = P[q[i]]
-            Hi = H[i]
-            Ei = E[i]
+            qi = q[i]
             for lane in range(LANES):
-                e = max(Ei[lane] - x, Hi[lane] - g)
-                h = max(max(diag[lane] + p[lane], e), max(f[lane], 0))
-                f[lane] = max(f[lane] - x, h - g)
-                diag[lane] = Hi[lane]
-                Hi[lane] = h
-                Ei[lane] = e
+                # int32 throughout (numba widens int32 arithmetic to int64 unless told), so that
+                # the lane loop compiles to packed 32-bit vector instructions
+                hv = H[i, lane]
+                e = max(np.int32(E[i, lane] - x), np.int32(hv - g))
+                h = max(max(np.int32(diag[lane] + P[qi, lane]), e), max(f[lane], zero))
+                f[lane] = max(np.int32(f[lane] - x), np.int32(h - g))
+                diag[lane] = hv
+                H[i, lane] = h
+                E[i, lane] = e
                 best[lane] = max(best[lane], h)
         for lane in range(LANES):
             if not done[lane] and best[lane] >= targets[lane]:
@@ -271,6 +273,89 @@ def global_path(q, s, M, goe, ext, budget):
         nops += 1
         j -= 1
     return score, ops[:nops]
+
+
+@numba.njit(cache=True, nogil=True)
+def trace_group(q, subs, lens, targets, M32, M, goe, ext, budget, letters):
+    """Alignments of one query against up to LANES subjects (rows of ``subs``, lengths ``lens``,
+    SW scores ``targets``), all compiled: ends by the lane kernel, then start and path per lane.
+
+    Returns (info, qtext, stext, offsets): info[k] = (qstart, qend, sstart, send, nident,
+    positive, gaps, gapopen, ok) and the aligned letters of lane k (``letters`` + '-' as bytes)
+    at qtext/stext[offsets[k]:offsets[k + 1]]; ok = 0 flags an internal inconsistency.
+    """
+    ends = np.zeros((LANES, 2), dtype=np.int64)
+    find_ends_lanes(q, subs, lens, M32, goe, ext, targets, ends)
+    info = np.zeros((LANES, 9), dtype=np.int64)
+    offsets = np.zeros(LANES + 1, dtype=np.int64)
+    parts = []
+    gap = letters[letters.shape[0] - 1]
+    for k in range(LANES):
+        sc = targets[k]
+        if sc <= 0 or lens[k] <= 0:
+            parts.append(np.zeros(0, dtype=np.uint8))
+            offsets[k + 1] = offsets[k]
+            info[k, 8] = 1 if sc <= 0 else 0
+            continue
+        ie, je = ends[k, 0], ends[k, 1]
+        s = subs[k, :lens[k]]
+        ok = ie > 0
+        i0 = j0 = 1
+        if ok:
+            i0, j0 = find_start(q, s, M, goe, ext, ie, je, sc)
+            ok = i0 > 0
+        rops = np.zeros(0, dtype=np.uint8)
+        if ok:
+            got, rops = global_path(q[i0 - 1:ie], s[j0 - 1:je], M, goe, ext, budget)
+            ok = got == sc
+        nops = rops.shape[0]
+        buf = np.empty(2 * nops, dtype=np.uint8)
+        i, j = i0 - 1, j0 - 1
+        nident = positive = gaps = opens = 0
+        prev = -1
+        for t in range(nops):
+            op = rops[nops - 1 - t]
+            if op == 0:
+                a, b = q[i], s[j]
+                buf[t] = letters[a]
+                buf[nops + t] = letters[b]
+                if a == b:
+                    nident += 1
+                if M[a, b] > 0:
+                    positive += 1
+                i += 1
+                j += 1
+            else:
+                gaps += 1
+                if op != prev:
+                    opens += 1
+                if op == 1:
+                    buf[t] = letters[q[i]]
+                    buf[nops + t] = gap
+                    i += 1
+                else:
+                    buf[t] = gap
+                    buf[nops + t] = letters[s[j]]
+                    j += 1
+            prev = op
+        info[k, 0] = i0
+        info[k, 1] = i
+        info[k, 2] = j0
+        info[k, 3] = j
+        info[k, 4] = nident
+        info[k, 5] = positive
+        info[k, 6] = gaps
+        info[k, 7] = opens
+        info[k, 8] = 1 if ok else 0
+        parts.append(buf)
+        offsets[k + 1] = offsets[k] + nops
+    qtext = np.empty(offsets[LANES], dtype=np.uint8)
+    stext = np.empty(offsets[LANES], dtype=np.uint8)
+    for k in range(LANES):
+        nops = offsets[k + 1] - offsets[k]
+        qtext[offsets[k]:offsets[k + 1]] = parts[k][:nops]
+        stext[offsets[k]:offsets[k + 1]] = parts[k][nops:]
+    return info, qtext, stext, offsets
 
 
 def align_pair(q, s, M, gap_open, gap_extend, score, budget=CELL_BUDGET):

@@ -19,7 +19,7 @@ from ..data import PROTEIN, as_database
 from ..errors import InputError, ParameterError
 from ..output import Alignment
 from ..stats import SearchStatistics
-from .align import LANES, CELL_BUDGET, count_ops, find_ends_lanes, find_start, global_path, ops_strings
+from .align import CELL_BUDGET, LANES, trace_group
 
 _EPS = 1.0e-180
 
@@ -42,6 +42,11 @@ def select_hits(scores, evalues, max_targets: int, evalue: float) -> np.ndarray:
     cand = np.flatnonzero((evalues <= evalue) & (np.asarray(scores) > 0))
     if cand.size == 0:
         return cand
+    if cand.size > max_targets:
+        # keep everything up to the max_targets-th smallest E-value (ties included), then sort
+        key = np.where(evalues[cand] < _EPS, 0.0, evalues[cand])
+        kth = np.partition(key, max_targets - 1)[max_targets - 1]
+        cand = cand[key <= kth]
     ev = evalues[cand]
     ev = np.where(ev < _EPS, 0.0, ev)
     order = np.lexsort((-cand, -np.asarray(scores)[cand].astype(np.int64), ev))
@@ -65,7 +70,7 @@ class Reporter:
         self.evalue = float(evalue)
         self.max_targets = int(max_target_seqs)
         self.lengths = np.asarray(db.lengths, dtype=np.int64)
-        self.letters = PROTEIN.letters
+        self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
         self.pool = ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1)
 
     def close(self):
@@ -73,20 +78,14 @@ class Reporter:
 
     # -- one query ------------------------------------------------------------------------
     def submit(self, qid, qcodes, scores):
-        """Select this query's hits now; their tracebacks run on the thread pool. Returns a
-        callable giving the hit list (waits for the tracebacks)."""
-        qlen = len(qcodes)
-        ev = self.stats.evalues(scores, qlen, self.lengths)
-        idx = select_hits(scores, ev, self.max_targets, self.evalue)
+        """Queue this query's reporting (E-values, selection, tracebacks) on the thread pool and
+        return a callable that waits for it and gives (hits, traceback CPU seconds)."""
         q = np.ascontiguousarray(qcodes, dtype=np.uint8)
-        # groups of LANES subjects of similar length (the lane kernel runs to the longest)
-        order = idx[np.argsort(self.lengths[idx], kind="stable")]
-        groups = [order[k:k + LANES] for k in range(0, len(order), LANES)]
-        futures = [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
+        job = self.pool.submit(self._select, qid, q, scores)
 
         def collect():
-            found = {}
-            cpu = 0.0
+            idx, futures = job.result()
+            found, cpu = {}, 0.0
             for fut in futures:
                 part, sec = fut.result()
                 found.update(part)
@@ -94,46 +93,43 @@ class Reporter:
             return [found[int(i)] for i in idx], cpu
         return collect
 
+    def _select(self, qid, q, scores):
+        """E-values of every subject, the reported ones, and their traceback jobs (groups of
+        LANES subjects of similar length: the lane kernel runs to the longest of a group)."""
+        ev = self.stats.evalues(scores, len(q), self.lengths)
+        idx = select_hits(scores, ev, self.max_targets, self.evalue)
+        order = idx[np.argsort(self.lengths[idx], kind="stable")]
+        groups = [order[k:k + LANES] for k in range(0, len(order), LANES)]
+        return idx, [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
+
     def _align_group(self, qid, q, group, scores, ev):
-        """Tracebacks of up to LANES subjects: ends by the lane kernel, then start and path."""
+        """Records of up to LANES subjects (one compiled call, then the Alignment objects)."""
         t0 = time.thread_time()
         n = len(group)
         lens = np.zeros(LANES, dtype=np.int64)
         lens[:n] = self.lengths[group]
         subs = np.zeros((LANES, max(1, int(lens.max()))), dtype=np.uint8)
         targets = np.zeros(LANES, dtype=np.int32)
-        seqs = []
         for k, i in enumerate(group):
-            s = self.db.sequence(int(i))
-            subs[k, :len(s)] = s
+            sq = self.db.sequence(int(i))
+            subs[k, :len(sq)] = sq
             targets[k] = scores[i]
-            seqs.append(np.ascontiguousarray(s, dtype=np.uint8))
-        ends = np.zeros((LANES, 2), dtype=np.int64)
-        find_ends_lanes(q, subs, lens, self.M32, self.goe, self.gap_extend, targets, ends)
+        info, qt, st, off = trace_group(q, subs, lens, targets, self.M32, self.M, self.goe, self.gap_extend,
+                                        CELL_BUDGET, self.letter_codes)
         out = {}
-        for k, i in enumerate(group):
-            sc = int(targets[k])
-            ie, je = int(ends[k, 0]), int(ends[k, 1])
-            if ie < 0:
-                raise RuntimeError(f"sw: internal error, no cell of subject {int(i)} reaches its score {sc}")
-            s = seqs[k]
-            i0, j0 = find_start(q, s, self.M, self.goe, self.gap_extend, ie, je, sc)
-            got, rops = (global_path(q[i0 - 1:ie], s[j0 - 1:je], self.M, self.goe, self.gap_extend, CELL_BUDGET)
-                         if i0 > 0 else (None, None))
-            if got != sc:
-                raise RuntimeError(f"sw: internal error, traceback of subject {int(i)} scores {got}, not {sc}")
-            out[int(i)] = self._record(qid, q, int(i), sc, float(ev[i]), i0, j0, rops[::-1].copy(), s)
-        return out, time.thread_time() - t0
-
-    def _record(self, qid, q, i, score, evalue, i0, j0, ops, s):
         qlen = len(q)
-        nident, positive, gaps, opens = count_ops(q, s, i0, j0, ops, self.M)
-        qs, ss = ops_strings(q, s, i0, j0, ops, self.letters)
-        qres = len(ops) - int(np.count_nonzero(ops == 2))     # query residues in the alignment
-        sres = len(ops) - int(np.count_nonzero(ops == 1))
-        return Alignment(qid, self.db.ids[i], qlen, int(self.lengths[i]), score, float(self.stats.bitscore(score)),
-                         evalue, i0, i0 + qres - 1, j0, j0 + sres - 1, qs, ss, int(nident), int(positive), int(gaps),
-                         int(opens), subject_index=i, subject_title=_title(self.db, i))
+        for k, i in enumerate(group):
+            i = int(i)
+            i0, i1, j0, j1, nident, positive, gaps, opens, ok = (int(v) for v in info[k])
+            if not ok:
+                raise RuntimeError(f"sw: internal error, no traceback of subject {i} reaches its score {targets[k]}")
+            a, b = off[k], off[k + 1]
+            sc = int(targets[k])
+            out[i] = Alignment(qid, self.db.ids[i], qlen, int(self.lengths[i]), sc, float(self.stats.bitscore(sc)),
+                               float(ev[i]), i0, i1, j0, j1, qt[a:b].tobytes().decode("ascii"),
+                               st[a:b].tobytes().decode("ascii"), nident, positive, gaps, opens,
+                               subject_index=i, subject_title=_title(self.db, i))
+        return out, time.thread_time() - t0
 
 
 def _title(db, i) -> str:
