@@ -97,6 +97,7 @@ def main(argv=None) -> int:
     sample = [sample[i] for i in rng.choice(len(sample), min(200, len(sample)), replace=False)] if sample else []
     bad = sum(rescore(h.qseq, h.sseq, M, PROTEIN.letters, 11, 1) != h.score for h in sample)
     ms, mr = statistics.median(search), statistics.median(report)
+    lane_gcups = _lane_speed(queries, last, db, M)
     res = {
         "device": eng.caps.name, "n": a.n, "residues": int(db.total_residues), "queries": len(queries),
         "top": a.top, "evalue": a.evalue, "hits": nhits, "threads": a.threads or os.cpu_count(),
@@ -107,6 +108,10 @@ def main(argv=None) -> int:
         "search_tcups": round(cells / ms / 1e12, 3), "added_fraction": round(mr / ms - 1, 4),
         "rescored_sample": len(sample), "rescore_mismatches": bad,
         "longest_hit_slen": max((h.slen for r in last for h in r.hits), default=0),
+        "hit_cells": int(sum(r.qlen * h.slen for r in last for h in r.hits)),
+        "align_gcups_per_thread": round(sum(r.qlen * h.slen for r in last for h in r.hits) / 1e9
+                                        / max(statistics.median(align_cpu), 1e-9), 3),
+        "lane_group_gcups_1thread": lane_gcups,
     }
     print(json.dumps(res, indent=1))
     if a.out:
@@ -114,6 +119,32 @@ def main(argv=None) -> int:
         with open(os.path.join(a.out, "sw_report_bench.json"), "w") as fh:
             json.dump(res, fh, indent=1)
     return 0 if bad == 0 and nhits == a.top * len(queries) else 1
+
+
+def _lane_speed(queries, results, db, M):
+    """Single-thread speed of one compiled group call (16 hits of the middle query): GCUPS
+    counted as qlen x longest subject x 16, median of 3."""
+    from clalign.data import PROTEIN
+    from clalign.sw.align import CELL_BUDGET, LANES, trace_group
+
+    k = len(results) // 2
+    hits = sorted(results[k].hits, key=lambda h: h.slen)[-LANES:]
+    if len(hits) < LANES:
+        return None
+    q = queries[k][1]
+    lens = np.array([h.slen for h in hits], dtype=np.int64)
+    subs = np.zeros((LANES, int(lens.max())), dtype=np.uint8)
+    for j, h in enumerate(hits):
+        subs[j, :h.slen] = db.sequence(h.subject_index)
+    tg = np.array([h.score for h in hits], dtype=np.int32)
+    M64 = np.ascontiguousarray(M, dtype=np.int64)
+    lc = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        trace_group(q, subs, lens, tg, M64.astype(np.int32), M64, 12, 1, CELL_BUDGET, lc)
+        times.append(time.perf_counter() - t)
+    return round(len(q) * int(lens.max()) * LANES / statistics.median(times) / 1e9, 3)
 
 
 if __name__ == "__main__":
