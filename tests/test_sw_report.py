@@ -174,3 +174,44 @@ def test_select_hits_blast_order_with_ties():
     assert select_hits(scores, ev, 10, 10.0).tolist() == [6, 1, 4, 2, 0, 3]
     assert select_hits(scores, ev, 3, 10.0).tolist() == [6, 1, 4]
     assert select_hits(scores, ev, 10, 1e-4).tolist() == [6, 1]
+
+
+def test_group_kernels_16_and_32_bit():
+    """One compiled group call: 16-bit lanes (every score fits) and the 32-bit fallback (a score
+    above NARROW_MAX: 3,100 W against W) give the alignments of align_pair."""
+    from clalign.sw.lanes import GROUP, NARROW_MAX, find_ends_lanes16, trace_group
+    from clalign.sw.align import CELL_BUDGET
+    rng = np.random.default_rng(11)
+    lc = np.frombuffer(L.encode() + b"-", np.uint8)
+    q = rng.integers(1, 21, 60).astype(np.uint8)
+    lens = rng.integers(0, 80, GROUP)
+    subs = np.zeros((GROUP, 80), np.uint8)
+    for k in range(GROUP):
+        subs[k, :lens[k]] = rng.integers(1, 21, lens[k])
+        if k % 3 == 0 and lens[k] > 30:
+            subs[k, 5:25] = q[10:30]
+    tg = np.array([sw_score(q, subs[k, :lens[k]], M, 11, 1) for k in range(GROUP)], np.int32)
+    ends = np.zeros((GROUP, 2), np.int64)
+    find_ends_lanes16(q, subs, lens, M.astype(np.int16), 12, 1, tg, ends)
+    for wide in (False, True):
+        info, qt, st, off = trace_group(q, subs, lens, tg, M.astype(np.int16), M.astype(np.int32), M, 12, 1,
+                                        CELL_BUDGET, lc, not wide)
+        for k in range(GROUP):
+            assert info[k, 8] == 1
+            if tg[k] > 0:
+                assert tuple(ends[k]) == find_end(q, subs[k, :lens[k]], M, 12, 1, int(tg[k]))
+                i0, j0, ops = align_pair(q, subs[k, :lens[k]], M, 11, 1, int(tg[k]))
+                qs, ss = ops_strings(q, subs[k, :lens[k]], i0, j0, ops, L)
+                assert (qt[off[k]:off[k + 1]].tobytes().decode(), st[off[k]:off[k + 1]].tobytes().decode()) == (qs, ss)
+                assert (info[k, 0], info[k, 2]) == (i0, j0)
+    w = np.full(3100, L.index("W"), np.uint8)
+    subs = np.zeros((GROUP, 3100), np.uint8)
+    subs[0] = w
+    lens = np.zeros(GROUP, np.int64)
+    lens[0] = 3100
+    tg = np.zeros(GROUP, np.int32)
+    tg[0] = 3100 * int(M[L.index("W"), L.index("W")])
+    assert tg[0] > NARROW_MAX
+    info, qt, st, off = trace_group(w, subs, lens, tg, M.astype(np.int16), M.astype(np.int32), M, 12, 1,
+                                    CELL_BUDGET, lc, True)
+    assert info[0].tolist() == [1, 3100, 1, 3100, 3100, 3100, 0, 0, 1]

@@ -125,7 +125,8 @@ def _lane_speed(queries, results, db, M):
     """Single-thread speed of one compiled group call (16 hits of the middle query): GCUPS
     counted as qlen x longest subject x 16, median of 3."""
     from clalign.data import PROTEIN
-    from clalign.sw.align import CELL_BUDGET, LANES, trace_group
+    from clalign.sw.align import CELL_BUDGET
+    from clalign.sw.lanes import GROUP as LANES, trace_group
 
     k = len(results) // 2
     hits = sorted(results[k].hits, key=lambda h: h.slen)[-LANES:]
@@ -142,7 +143,7 @@ def _lane_speed(queries, results, db, M):
     times = []
     for _ in range(3):
         t = time.perf_counter()
-        trace_group(q, subs, lens, tg, M64.astype(np.int32), M64, 12, 1, CELL_BUDGET, lc)
+        trace_group(q, subs, lens, tg, M64.astype(np.int16), M64.astype(np.int32), M64, 12, 1, CELL_BUDGET, lc)
         times.append(time.perf_counter() - t)
     return round(len(q) * int(lens.max()) * LANES / statistics.median(times) / 1e9, 3)
 

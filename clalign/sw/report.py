@@ -19,7 +19,8 @@ from ..data import PROTEIN, as_database
 from ..errors import InputError, ParameterError
 from ..output import Alignment
 from ..stats import SearchStatistics
-from .align import CELL_BUDGET, LANES, trace_group
+from .align import CELL_BUDGET
+from .lanes import GROUP, trace_group
 
 _EPS = 1.0e-180
 
@@ -63,6 +64,8 @@ class Reporter:
         self.db = db
         self.M = np.ascontiguousarray(scoring_matrix, dtype=np.int64)
         self.M32 = self.M.astype(np.int32)
+        self.narrow = bool(np.abs(self.M).max() < 8192)
+        self.M16 = np.clip(self.M, -8192, 8191).astype(np.int16)     # used only when self.narrow
         self.gap_open, self.gap_extend = int(gap_open), int(gap_extend)
         self.goe = self.gap_open + self.gap_extend
         self.stats = SearchStatistics.for_search(matrix_name, gap_open, gap_extend, db.total_residues, len(db),
@@ -95,27 +98,27 @@ class Reporter:
 
     def _select(self, qid, q, scores):
         """E-values of every subject, the reported ones, and their traceback jobs (groups of
-        LANES subjects of similar length: the lane kernel runs to the longest of a group)."""
+        GROUP subjects of similar length: the lane kernel runs to the longest of a group)."""
         ev = self.stats.evalues(scores, len(q), self.lengths)
         idx = select_hits(scores, ev, self.max_targets, self.evalue)
         order = idx[np.argsort(self.lengths[idx], kind="stable")]
-        groups = [order[k:k + LANES] for k in range(0, len(order), LANES)]
+        groups = [order[k:k + GROUP] for k in range(0, len(order), GROUP)]
         return idx, [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
 
     def _align_group(self, qid, q, group, scores, ev):
-        """Records of up to LANES subjects (one compiled call, then the Alignment objects)."""
+        """Records of up to GROUP subjects (one compiled call, then the Alignment objects)."""
         t0 = time.thread_time()
         n = len(group)
-        lens = np.zeros(LANES, dtype=np.int64)
+        lens = np.zeros(GROUP, dtype=np.int64)
         lens[:n] = self.lengths[group]
-        subs = np.zeros((LANES, max(1, int(lens.max()))), dtype=np.uint8)
-        targets = np.zeros(LANES, dtype=np.int32)
+        subs = np.zeros((GROUP, max(1, int(lens.max()))), dtype=np.uint8)
+        targets = np.zeros(GROUP, dtype=np.int32)
         for k, i in enumerate(group):
             sq = self.db.sequence(int(i))
             subs[k, :len(sq)] = sq
             targets[k] = scores[i]
-        info, qt, st, off = trace_group(q, subs, lens, targets, self.M32, self.M, self.goe, self.gap_extend,
-                                        CELL_BUDGET, self.letter_codes)
+        info, qt, st, off = trace_group(q, subs, lens, targets, self.M16, self.M32, self.M, self.goe,
+                                        self.gap_extend, CELL_BUDGET, self.letter_codes, self.narrow)
         out = {}
         qlen = len(q)
         for k, i in enumerate(group):
