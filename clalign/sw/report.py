@@ -18,7 +18,7 @@ import numpy as np
 from ..data import PROTEIN, as_database
 from ..errors import InputError, ParameterError
 from ..output import Alignment
-from ..stats import SearchStatistics
+from ..stats import SearchStatistics, gapped_params
 from .align import CELL_BUDGET
 from .lanes import GROUP, trace_group
 
@@ -159,6 +159,7 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     if not isinstance(matrix, str):
         raise ParameterError("sw_search needs a matrix name BLAST+ has statistics for (BLOSUM45/50/62/80/90, "
                              "PAM30/70/250)")
+    gapped_params(matrix, gap_open, gap_extend)          # unsupported pairs fail before any device work
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
     rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
                    threads)
