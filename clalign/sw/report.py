@@ -9,6 +9,7 @@ Each hit becomes a :class:`clalign.output.Alignment` (coordinates, identities, C
 from __future__ import annotations
 
 import os
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -74,7 +75,8 @@ class Reporter:
         self.max_targets = int(max_target_seqs)
         self.lengths = np.asarray(db.lengths, dtype=np.int64)
         self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
-        self.pool = ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1)
+        # one core stays with the thread that drives the device
+        self.pool = ThreadPoolExecutor(max_workers=threads or max(1, (os.cpu_count() or 2) - 1))
 
     def close(self):
         self.pool.shutdown(wait=True)
@@ -169,6 +171,11 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
         qid, codes = qs[qi]
         pending[qi] = rep.submit(qid, codes, scores)
 
+    # The device loop takes the GIL back after each blocking OpenCL call; with traceback threads
+    # running Python between their compiled calls, a short switch interval keeps it from
+    # waiting up to the default 5 ms each time (restored afterwards).
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 2e-4))
     try:
         allscores, seconds = eng.search(qs, db, progress=progress, report=report, on_query=on_query)
         for qi in range(len(qs)):
@@ -179,6 +186,7 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
             hits, cpu = pending[qi]()
             out.append(QueryResult(qid, len(codes), hits, seconds[qi], titles[qi], cpu))
     finally:
+        sys.setswitchinterval(interval)
         rep.close()
     return out
 
