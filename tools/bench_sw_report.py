@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     lane_gcups = _lane_speed(queries, last, db, M)
     res = {
         "device": eng.caps.name, "n": a.n, "residues": int(db.total_residues), "queries": len(queries),
-        "top": a.top, "evalue": a.evalue, "hits": nhits, "threads": a.threads or os.cpu_count(),
+        "top": a.top, "evalue": a.evalue, "hits": nhits, "threads": a.threads or max(1, (os.cpu_count() or 2) - 1),
         "generate_s": round(gen_s, 2), "warmup_s": round(warm_s, 2),
         "search_s": [round(x, 4) for x in search], "report_s": [round(x, 4) for x in report],
         "align_cpu_s": [round(x, 3) for x in align_cpu],
