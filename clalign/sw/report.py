@@ -104,7 +104,7 @@ class Reporter:
         ev = self.stats.evalues(scores, len(q), self.lengths)
         idx = select_hits(scores, ev, self.max_targets, self.evalue)
         order = idx[np.argsort(self.lengths[idx], kind="stable")]
-        groups = [order[k:k + GROUP] for k in range(0, len(order), GROUP)]
+        groups = [order[k:k + GROUP] for k in range(0, len(order), GROUP)][::-1]   # longest first
         return idx, [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
 
     def _align_group(self, qid, q, group, scores, ev):
@@ -166,8 +166,12 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
                    threads)
     pending = {}
+    # Longest queries first: each query's tracebacks overlap the device work of the next one, so
+    # the only traceback work left after the device finishes is the shortest query's.
+    order = sorted(range(len(qs)), key=lambda k: -len(qs[k][1]))
 
-    def on_query(qi, scores):
+    def on_query(pos, scores):
+        qi = order[pos]
         qid, codes = qs[qi]
         pending[qi] = rep.submit(qid, codes, scores)
 
@@ -177,10 +181,12 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 2e-4))
     try:
-        allscores, seconds = eng.search(qs, db, progress=progress, report=report, on_query=on_query)
-        for qi in range(len(qs)):
+        allscores, secs = eng.search([qs[k] for k in order], db, progress=progress, report=report,
+                                     on_query=on_query)
+        for pos, qi in enumerate(order):
             if qi not in pending:         # an empty database: no batch ran
-                on_query(qi, allscores[qi])
+                on_query(pos, allscores[pos])
+        seconds = {qi: secs[pos] for pos, qi in enumerate(order)}
         out = []
         for qi, (qid, codes) in enumerate(qs):
             hits, cpu = pending[qi]()
