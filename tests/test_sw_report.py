@@ -215,3 +215,18 @@ def test_group_kernels_16_and_32_bit():
     info, qt, st, off = trace_group(w, subs, lens, tg, M.astype(np.int16), M.astype(np.int32), M, 12, 1,
                                     CELL_BUDGET, lc, True)
     assert info[0].tolist() == [1, 3100, 1, 3100, 3100, 3100, 0, 0, 1]
+
+
+def test_report_benchmark_and_golden_tools_run(cudasw_fasta, tmp_path, capsys):
+    """tools/bench_sw_report.py on a tiny database; tools/sw_vs_blastp.py on the bundled queries."""
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+    import bench_sw_report
+    import sw_vs_blastp
+
+    assert bench_sw_report.main(["-n", "300", "--max-queries", "2", "--top", "20", "--repeat", "1",
+                                 "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "sw_report_bench.json").exists()
+    assert sw_vs_blastp.main(["--query", os.path.join(DATA, "queries.faa"), "--db",
+                              os.path.join(DATA, "proteome.faa.gz"), "--blastp", GOLD]) == 0
+    assert '"mismatches": 0' in capsys.readouterr().out
