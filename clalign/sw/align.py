@@ -2,7 +2,8 @@
 
 Given the exact score S of a pair (from the device), the alignment is found in three passes:
 
-1. **End**: a local forward pass, row by row, stopping at the first cell whose score is S.
+1. **End**: a local forward pass, subject position by subject position, stopping at the first
+   cell whose score is S (batches: :func:`find_ends_lanes`, subjects in vector lanes).
 2. **Start**: a pass over the reversed prefixes anchored at that end (no restarts), stopping at
    the first cell (in reversed row-major order) whose score is S.
 3. **Path**: a global Gotoh alignment of the two segments between start and end (its optimum
@@ -10,8 +11,8 @@ Given the exact score S of a pair (from the device), the alignment is found in t
    direction bytes are recomputed from its checkpoint), so memory stays about
    ``CELL_BUDGET + 16 * (m / k) * n`` bytes -- a 35,000 x 35,000 pair needs ~60 MB.
 
-Tie rule (documented, deterministic): the end is the smallest query position, then the smallest
-subject position, among cells scoring S; the start is the largest query position, then the
+Tie rule (documented, deterministic): the end is the smallest subject position, then the smallest
+query position, among cells scoring S; the start is the largest query position, then the
 largest subject position, among starts reaching S from that end; on the path, at each cell the
 substitution is preferred over a gap in the query (subject residue against '-'), which is
 preferred over a gap in the subject; a gap is opened rather than extended on equal scores
