@@ -1,0 +1,1 @@
+"""Search statistics as BLAST+ 2.12 computes them (Karlin-Altschul, Gumbel/Spouge)."""
