@@ -49,9 +49,9 @@ class BlastpOptions:
 
     @property
     def prelim_hitlist_size(self) -> int:
-        """GetPrelimHitlistSize without composition statistics: min(2N, N + 50)."""
+        """GetPrelimHitlistSize without composition statistics: min(max(2N, 10), N + 50)."""
         n = self.max_target_seqs
-        return min(2 * n, n + 50)
+        return min(max(2 * n, 10), n + 50)
 
 
 def blastp_options(matrix="BLOSUM62", word_size=None, threshold=None, window=None,

@@ -1,0 +1,235 @@
+"""BLASTP search of one query against a set of subjects, stage by stage as BLAST+ 2.12 runs it.
+
+Setup (``BLAST_GapAlignSetUp`` and friends): per-query ungapped Karlin block (ungapped X-drop
+``ceil(7 ln2 / lambda)``, gap trigger ``(22 ln2 + ln K) / lambda``), gapped block and Gumbel
+parameters for the matrix and gap costs, gapped cutoff ``BLAST_SpougeEtoS(evalue, ..., query
+length, shortest subject length)``, ungapped cutoff ``min(gap trigger, gapped cutoff)``, gapped
+X-drops ``15 ln2 / lambda_gapped`` (preliminary) and ``25 ln2 / lambda_gapped`` (final).
+
+Per subject, preliminary stage (``BLAST_GetGappedScore``): initial HSPs best first; each not
+contained in a kept gapped HSP is extended from the centre of its best 11-residue window, with the
+restricted DP when the subject's best ungapped score is below 0.68 x cutoff (all redone exactly
+when a restricted score falls between 0.68 x cutoff and cutoff); then common-endpoint purge, score
+order, Spouge E-values, E-value cut. The best ``prelim_hitlist_size`` subjects (best E-value,
+best score, OID) go to the traceback stage (``Blast_TracebackFromHSPList``) with the final
+X-drop, then purge, containment, E-values and the final hit list.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..stats.karlin import bit_score, gapped_params, spouge_cutoff, spouge_evalue, ungapped_kbp
+from .gapped import HSP_MAX_WINDOW, gapped_start, prot_gapped
+from .hsp import HSP, contained, evalue_key, hitlist_key, purge_common_endpoints, score_key
+from .lookup import build_lookup
+from .matrix import blast_matrix
+from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
+                      RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
+from .traceback import gapped_traceback
+from .ungapped_nb import sort_init_hsps, two_hit_db
+
+LN2 = math.log(2.0)
+
+
+@dataclass
+class Subjects:
+    """Subject sequences as BLAST+ sees them (trailing ``*`` kept), OID order."""
+
+    residues: np.ndarray  # uint8 NCBIstdaa, concatenated
+    offsets: np.ndarray   # int64 (n + 1,)
+    ids: list
+
+    @property
+    def total_length(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def min_length(self) -> int:
+        return int(np.diff(self.offsets).min()) if len(self.ids) else 0
+
+    @classmethod
+    def from_database(cls, db) -> "Subjects":
+        """From a clalign Database, appending the trailing stops its reader stripped."""
+        stops = np.asarray(db.stops, dtype=np.int64)
+        if not stops.any():
+            return cls(np.asarray(db.residues, dtype=np.uint8), np.asarray(db.offsets, dtype=np.int64),
+                       db.ids.tolist())
+        lengths = np.diff(np.asarray(db.offsets, dtype=np.int64)) + stops
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        out = np.full(int(offsets[-1]), 25, dtype=np.uint8)  # '*'
+        src = np.asarray(db.residues, dtype=np.uint8)
+        for i in range(len(lengths)):
+            a, b = int(db.offsets[i]), int(db.offsets[i + 1])
+            out[offsets[i]:offsets[i] + (b - a)] = src[a:b]
+        return cls(out, offsets, db.ids.tolist())
+
+
+@dataclass
+class QuerySetup:
+    codes: np.ndarray
+    matrix: np.ndarray
+    lookup: object
+    opts: BlastpOptions
+    kbp_gapped: object
+    gbp: object
+    xdrop_ungapped: int
+    cutoff_ungapped: int
+    cutoff_gapped: int
+    xdrop_gapped: int
+    xdrop_final: int
+    restricted_ok: bool
+
+
+def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions) -> QuerySetup:
+    m = blast_matrix(opts.matrix)
+    kbp_u = ungapped_kbp(codes, m)
+    db_length = opts.dbsize if opts.dbsize > 0 else subjects.total_length
+    kbp_g, gbp = gapped_params(opts.matrix, opts.gap_open, opts.gap_extend, db_length)
+    cutoff_g = spouge_cutoff(opts.evalue, kbp_g, gbp, len(codes), subjects.min_length)
+    trigger = int((GAP_TRIGGER_BITS * LN2 + kbp_u.logK) / kbp_u.Lambda)
+    xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.Lambda)
+    return QuerySetup(
+        codes=np.asarray(codes, dtype=np.uint8), matrix=m,
+        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts,
+        kbp_gapped=kbp_g, gbp=gbp,
+        xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.Lambda)),
+        cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
+        xdrop_gapped=xdrop_g,
+        xdrop_final=int(max(GAP_XDROP_FINAL_BITS * LN2 / kbp_g.Lambda, xdrop_g)),
+        restricted_ok=opts.evalue <= RESTRICTED_WORST_EVALUE)
+
+
+def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None) -> np.ndarray:
+    """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order)."""
+    last = len(subjects.ids) if last is None else last
+    rows = two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
+                      subjects.offsets, first, last, qs.opts.window, qs.opts.word_size,
+                      qs.xdrop_ungapped, qs.cutoff_ungapped)
+    return sort_init_hsps(rows)
+
+
+def _gapped_pass(qs, s, base, slen, rows, restricted):
+    kept = []
+    ext = np.zeros(4, dtype=np.int32)
+    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
+    for r in rows:
+        score, q0, s0, length, q_hit, s_hit = (int(v) for v in r[1:7])
+        probe = HSP(score, q0, q0 + length, s0, s0 + length)
+        if contained(probe, kept):
+            continue
+        q_off = int(gapped_start(qs.matrix, qs.codes, s[base:base + slen], q0, s0, length))
+        s_off = s_hit + q_off - q_hit
+        g = int(prot_gapped(qs.matrix, qs.codes, s, base, slen, q_off, s_off, qs.opts.gap_open,
+                            qs.opts.gap_extend, qs.xdrop_gapped, restricted, ext))
+        if restricted and r_cut <= g < qs.cutoff_gapped:
+            return None
+        if g >= qs.cutoff_gapped:
+            kept.append(HSP(g, int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q_off, s_off))
+    return kept
+
+
+def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarray):
+    """Preliminary gapped HSPs of one subject (score order, E-values set), maybe empty."""
+    base = int(subjects.offsets[oid])
+    slen = int(subjects.offsets[oid + 1]) - base
+    s = subjects.residues
+    restricted = qs.restricted_ok and int(rows[0, 1]) < int(RESTRICTED_MULT * qs.cutoff_gapped)
+    kept = _gapped_pass(qs, s, base, slen, rows, restricted)
+    if kept is None:
+        kept = _gapped_pass(qs, s, base, slen, rows, False)
+    hsps = sorted(purge_common_endpoints(kept), key=score_key)
+    return _evalues(qs, hsps, slen)
+
+
+def _evalues(qs, hsps, slen):
+    out = []
+    for h in hsps:
+        h.evalue = spouge_evalue(h.score, qs.kbp_gapped, qs.gbp, len(qs.codes), slen)
+        if h.evalue <= qs.opts.evalue:
+            out.append(h)
+    return out
+
+
+def _offsets_for_gapped(m, q, s, h):
+    """``BlastGetOffsetsForGappedAlignment`` (used when the saved start is (0, 0))."""
+    q_len, s_len = h.q_end - h.q_start, h.s_end - h.s_start
+    if q_len <= HSP_MAX_WINDOW:
+        return h.q_start + q_len // 2, h.s_start + q_len // 2
+    score = sum(int(m[q[h.q_start + i], s[h.s_start + i]]) for i in range(HSP_MAX_WINDOW))
+    best, best_off = score, h.q_start + HSP_MAX_WINDOW - 1
+    for i in range(HSP_MAX_WINDOW, min(q_len, s_len)):
+        score += int(m[q[h.q_start + i], s[h.s_start + i]]) - int(
+            m[q[h.q_start + i - HSP_MAX_WINDOW], s[h.s_start + i - HSP_MAX_WINDOW]])
+        if score > best:
+            best, best_off = score, h.q_start + i
+    if best > 0:
+        return best_off, best_off - h.q_start + h.s_start
+    tail = sum(int(m[q[h.q_end - HSP_MAX_WINDOW + i], s[h.s_end - HSP_MAX_WINDOW + i]])
+               for i in range(HSP_MAX_WINDOW))
+    if tail > 0:
+        return h.q_end - HSP_MAX_WINDOW // 2, h.s_end - HSP_MAX_WINDOW // 2
+    return None
+
+
+def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
+    """Final HSPs of one subject (score order, E-values and bit scores set)."""
+    base = int(subjects.offsets[oid])
+    slen = int(subjects.offsets[oid + 1]) - base
+    s = subjects.residues
+    sub = s[base:base + slen]
+    kept = []
+    ext = np.zeros(4, dtype=np.int32)
+    for h in hsps:
+        if contained(h, kept):
+            continue
+        q0, s0 = h.q_gapped_start, h.s_gapped_start
+        if q0 == 0 and s0 == 0:
+            start = _offsets_for_gapped(qs.matrix, qs.codes, sub, h)
+            if start is None:
+                continue
+            q0, s0 = start
+        score, ops = gapped_traceback(qs.matrix, qs.codes, s, base, slen, q0, s0, qs.opts.gap_open,
+                                      qs.opts.gap_extend, qs.xdrop_final, ext)
+        kept.append(HSP(int(score), int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q0, s0,
+                        ops=ops))
+    final = []
+    for h in sorted(purge_common_endpoints(kept), key=score_key):
+        if not contained(h, final):
+            final.append(h)
+    final = _evalues(qs, final, slen)
+    for h in final:
+        h.bit_score = bit_score(h.score, qs.kbp_gapped)
+    return final
+
+
+def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions):
+    """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query."""
+    qs = setup_query(codes, subjects, opts)
+    rows = initial_hsps(qs, subjects)
+    if len(rows) == 0:
+        return []
+    bounds = np.flatnonzero(np.diff(rows[:, 0])) + 1
+    prelim = []
+    for chunk in np.split(rows, bounds):
+        oid = int(chunk[0, 0])
+        hsps = prelim_subject(qs, subjects, oid, chunk)
+        if hsps:
+            prelim.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
+    prelim.sort(key=lambda t: t[0])
+    final = []
+    for _, oid, hsps in prelim[:opts.prelim_hitlist_size]:
+        out = traceback_subject(qs, subjects, oid, hsps)
+        if out:
+            final.append((hitlist_key(min(h.evalue for h in out), out[0].score, oid), oid, out))
+    final.sort(key=lambda t: t[0])
+    result = []
+    for _, oid, hsps in final[:opts.hitlist_size]:
+        hsps = sorted(hsps, key=evalue_key)
+        if opts.max_hsps > 0:
+            hsps = hsps[:opts.max_hsps]
+        result.append((oid, hsps))
+    return result

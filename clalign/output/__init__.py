@@ -1,0 +1,1 @@
+"""Search result formats as BLAST+ writes them."""
