@@ -8,7 +8,8 @@
   end desc) order, then of HSPs sharing an end point keep the first in (end, score desc,
   start desc) order;
 - ``score_key`` (``ScoreCompareHSPs``), ``evalue_key`` (``s_EvalueCompareHSPs``: E-values below
-  1e-180 tie) and ``hitlist_key`` (``s_EvalueCompareHSPLists``: best E-value, best score, OID).
+  1e-180 tie) and ``hitlist_key`` (``s_EvalueCompareHSPLists``: best E-value, best score, then the
+  higher OID first).
 """
 from __future__ import annotations
 
@@ -74,4 +75,4 @@ def evalue_key(h: HSP):
 
 
 def hitlist_key(best_evalue: float, best_score: int, oid: int):
-    return (_evalue_rank(best_evalue), -best_score, oid)
+    return (_evalue_rank(best_evalue), -best_score, -oid)
