@@ -1,7 +1,8 @@
 """BLAST+ tabular output (``-outfmt 6``, default columns), minimal.
 
 Numbers as ``CAlignFormatUtil::GetScoreString`` and ``CBlastTabularInfo::SetScores`` format them:
-E-value "0.0" below 1e-180, ``%2.0e`` below 1e-99, ``%.2e`` below 9e-4, then ``%4.3f``,
+E-value "0.0" below 1e-180, ``%.2e`` below 9e-4 (the tabular writer overrides the ``%2.0e`` that
+the other formats use below 1e-99), then ``%4.3f``,
 ``%3.2f``, ``%2.1f``, ``%2.0f``; bit score ``%4.1f`` up to 99.9, the integer part above, and
 ``%5.3e`` above 99999. Identities, mismatches and gap openings count alignment columns as
 BLAST+ does from the aligned letter strings (same letter = identity).
@@ -18,8 +19,6 @@ _SUB, _DEL, _INS = 3, 0, 6
 def format_evalue(e: float) -> str:
     if e < 1.0e-180:
         return "0.0"
-    if e < 1.0e-99:
-        return "%2.0e" % e
     if e < 0.0009:
         return "%.2e" % e
     if e < 0.1:
