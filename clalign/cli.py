@@ -1,4 +1,4 @@
-"""The ``clalign`` command: ``devices``, ``makedb``, ``sw`` and ``hmmsearch``.
+"""The ``clalign`` command: ``devices``, ``makedb``, ``sw``, ``hmmsearch`` and ``blastp``.
 
 Option names follow BLAST+ (``-query``, ``-db``, ``-outfmt`` ...) for the BLAST-like engines
 and HMMER (``--tblout``, ``-E``, ``--F1`` ...) for ``hmmsearch``. Errors are one line on
@@ -33,8 +33,9 @@ def _register():
     from .data.cli import makedb
     from .sw.cli import sw
     from .hmm.cli import hmmsearch
+    from .blast.cli import blastp
 
-    for cmd in (devices, makedb, sw, hmmsearch):
+    for cmd in (devices, makedb, sw, hmmsearch, blastp):
         main.add_command(cmd)
 
 
