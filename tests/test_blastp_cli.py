@@ -24,7 +24,7 @@ def test_cli_writes_golden_rows(tmp_path):
     (["-comp_based_stats", "2"], "-comp_based_stats 2 is not implemented yet"),
     (["-seg", "yes"], "-seg yes is not implemented yet"),
     (["-task", "blastp-fast"], "-task blastp-fast is not implemented yet"),
-    (["-outfmt", "6 qseqid sseqid"], "custom columns"),
+    (["-outfmt", "6 qseqid nosuch"], "unknown column 'nosuch'"),
     (["-matrix", "FOO"], "-matrix FOO: BLAST+ knows"),
     (["-gapopen", "3", "-gapextend", "3"], "not supported for BLOSUM62"),
 ])

@@ -1,11 +1,8 @@
-"""Regenerate BLAST+'s built-in data tables from an NCBI C++ toolkit checkout (BLAST+ 2.12 sources).
+"""Regenerate ``clalign/blast/data/matrices.txt`` from an NCBI C++ toolkit checkout.
 
-- ``matrices``: the score matrices compiled into BLAST+ (``src/util/tables/sm_*.c``), which differ
-  from the published text files (X row, B/Z/J rows) -> ``clalign/blast/data/matrices.txt``;
-- ``karlin``: the gapped Karlin-Altschul/Gumbel parameter rows per matrix and gap costs
-  (``src/algo/blast/core/blast_stat.c``, ``*_values`` arrays) -> ``clalign/stats/data/blast_karlin.txt``.
-
-Usage: ``python tools/blast_matrix_data.py matrices|karlin TOOLKIT_CHECKOUT > FILE``.
+BLAST+ scores with matrices compiled into it (``src/util/tables/sm_*.c``, unchanged since 2006, so
+the same in BLAST+ 2.12), which differ from the published text files (X row, B/Z/J rows).
+Usage: ``python tools/blast_matrix_data.py TOOLKIT_CHECKOUT > clalign/blast/data/matrices.txt``.
 """
 import re
 import sys
@@ -25,19 +22,6 @@ def parse(text):
     return syms, default, nums
 
 
-def karlin(root):
-    """Rows: matrix, open, extend, lambda, K, H, alpha, beta, C, Alpha, Sigma (INT2_MAX -> inf)."""
-    text = (Path(root) / "src/algo/blast/core/blast_stat.c").read_text()
-    out = ["# BLAST+ 2.12 gapped Karlin-Altschul and Gumbel parameters (blast_stat.c *_values)",
-           "# matrix open extend decline lambda K H alpha beta C Alpha Sigma; first row ungapped"]
-    for name in NAMES:
-        m = re.search(r"static array_of_8 %s_values\[\w+\]\s*=\s*\{(.*?)\};" % name, text, re.S)
-        for row in re.findall(r"\{([^{}]*)\}", m.group(1)):
-            vals = [v.strip().replace("(double) INT2_MAX", "inf") for v in row.split(",")]
-            out.append(" ".join([name.upper()] + vals))
-    print("\n".join(out))
-
-
 def main(root):
     out = ["# BLAST+ built-in protein matrices (NCBI C++ toolkit src/util/tables/sm_*.c)",
            "# name symbols default, then one row per symbol"]
@@ -51,4 +35,4 @@ def main(root):
 
 
 if __name__ == "__main__":
-    {"matrices": main, "karlin": karlin}[sys.argv[1]](sys.argv[2])
+    main(sys.argv[1])

@@ -1,58 +1,99 @@
 """``blastp`` as a library call: queries (FASTA) against a database, BLAST+ 2.12's results.
 
-``run_blastp`` yields, per query in file order, ``(query id, query codes, [(oid, [HSP...])])``
-in BLAST+'s output order; ``tabular_lines`` turns that into ``-outfmt 6`` rows. Queries and
-subjects keep trailing ``*`` as BLAST+ does (the FASTA reader strips them and counts them, we
-put them back), so lengths and statistics match ``makeblastdb`` databases of the same file.
-Queries run on ``num_threads`` threads; the compiled phases release the GIL.
+``run_blastp`` yields one :class:`clalign.output.QueryHits` per query, in file order, holding
+:class:`clalign.output.Alignment` records (the one output module writes them: ``-outfmt 6/7``
+with any columns). Queries and subjects keep trailing ``*`` as BLAST+ does (the FASTA reader
+strips and counts them, we put them back), so lengths and statistics match ``makeblastdb``
+databases of the same file. Queries run on ``num_threads`` threads (the compiled phases release
+the GIL).
 """
 from __future__ import annotations
 
+import io
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
-from ..output.tabular import std_row
-from .engine import Subjects, search_query
+from ..output import Alignment, QueryHits, write_tabular
+from .engine import Subjects, search_query, search_statistics
+from .matrix import blast_matrix
 from .options import BlastpOptions
+from .traceback import DEL, INS
 
 STOP = 25  # NCBIstdaa '*'
+_LETTERS = np.frombuffer(PROTEIN.letters.encode(), dtype=np.uint8)
 
 
 def read_queries(path):
-    """[(id, codes)] of a protein FASTA file, trailing stops kept."""
+    """[(id, title, codes)] of a protein FASTA file, trailing stops kept."""
     p = parse_fasta(path, "protein")
     out, off = [], 0
     for k, n in enumerate(p.lengths.tolist()):
         codes = np.concatenate([np.asarray(p.residues[off:off + n], dtype=np.uint8),
                                 np.full(int(p.stops[k]), STOP, dtype=np.uint8)])
         off += n
-        out.append((p.ids[k].decode("utf-8", "replace"), codes))
+        qid = p.ids[k].decode("utf-8", "replace")
+        desc = p.descriptions[k].decode("utf-8", "replace")
+        out.append((qid, f"{qid} {desc}".strip(), codes))
     return out
 
 
+def aligned_strings(q: np.ndarray, s: np.ndarray, hsp):
+    """(qseq, sseq) with '-' for gaps, from an HSP's per-column ops."""
+    ops = np.asarray(hsp.ops)
+    qi = np.cumsum(ops != DEL) - 1 + hsp.q_start
+    si = np.cumsum(ops != INS) - 1 + hsp.s_start
+    qa = np.where(ops == DEL, ord("-"), _LETTERS[q[np.clip(qi, 0, len(q) - 1)]])
+    sa = np.where(ops == INS, ord("-"), _LETTERS[s[np.clip(si, 0, len(s) - 1)]])
+    return qa.astype(np.uint8).tobytes().decode(), sa.astype(np.uint8).tobytes().decode()
+
+
+def _text(x):
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+
+def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
+    out = []
+    for oid, hsps in hits:
+        s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
+        sid = _text(subjects.ids[oid])
+        for h in hsps:
+            qseq, sseq = aligned_strings(codes, s, h)
+            out.append(Alignment.make(qid, sid, len(codes), len(s), h.score, h.bit_score, h.evalue,
+                                      h.q_start + 1, h.s_start + 1, qseq, sseq, scores=matrix,
+                                      letters=PROTEIN.letters, subject_index=oid,
+                                      subject_title=titles(oid), query_title=title))
+    return QueryHits(qid, len(codes), out, title)
+
+
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1):
-    """Yield (query id, codes, hits) per query, in query order."""
-    subjects = Subjects.from_database(as_database(db, "protein"))
+    """Yield a QueryHits per query, in query order."""
+    database = as_database(db, "protein")
+    subjects = Subjects.from_database(database)
+    stats = search_statistics(subjects, opts)
+    matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
+
+    def titles(oid):
+        sid, desc = _text(database.ids[oid]), _text(database.descriptions[oid])
+        return f"{sid} {desc}".strip()
+
     if num_threads <= 1:
-        for qid, codes in queries:
-            yield qid, codes, subjects, search_query(codes, subjects, opts)
+        for qid, title, codes in queries:
+            yield _query_hits(qid, title, codes, subjects, search_query(codes, subjects, opts, stats),
+                              matrix, titles)
         return
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(search_query, codes, subjects, opts) for _, codes in queries]
-        for (qid, codes), fut in zip(queries, futures):
-            yield qid, codes, subjects, fut.result()
+        futures = [pool.submit(search_query, codes, subjects, opts, stats) for _, _, codes in queries]
+        for (qid, title, codes), fut in zip(queries, futures):
+            yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
 
 
-def tabular_lines(results):
-    """``-outfmt 6`` rows (standard columns) of ``run_blastp``'s results."""
-    for qid, codes, subjects, hits in results:
-        for oid, hsps in hits:
-            s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
-            sid = subjects.ids[oid]
-            sid = sid.decode("utf-8", "replace") if isinstance(sid, bytes) else sid
-            for h in hsps:
-                yield std_row(qid, sid, codes, s, h)
+def tabular_lines(results, **kw):
+    """``-outfmt 6`` rows (standard columns unless ``columns=``) of ``run_blastp``'s results."""
+    fh = io.StringIO()
+    write_tabular(fh, results, **kw)
+    return fh.getvalue().splitlines()

@@ -1,4 +1,4 @@
-"""``clalign blastp``: protein BLAST with BLAST+'s option names and output (``-outfmt 6``).
+"""``clalign blastp``: protein BLAST with BLAST+'s option names and output (``-outfmt 6/7``).
 
 Results equal BLAST+ 2.12's ``blastp -task blastp -comp_based_stats 0 -seg no``. BLAST+'s own
 default is ``-comp_based_stats 2`` (composition-based statistics), which changes scores and
@@ -19,14 +19,6 @@ def _not_yet(option, value, note=""):
     raise InputError(f"{option} {value} is not implemented yet{note}")
 
 
-def _outfmt_columns(outfmt: str):
-    parts = outfmt.split()
-    if not parts or parts[0] != "6":
-        _not_yet("-outfmt", repr(outfmt), " (only 6, tabular with the standard columns)")
-    if parts[1:] not in ([], ["std"]):
-        _not_yet("-outfmt", repr(outfmt), " (custom columns; use '6' or '6 std')")
-
-
 @click.command("blastp", help="Protein BLAST search; output equals BLAST+ 2.12 blastp -task blastp "
                "-comp_based_stats 0 -seg no. Note: BLAST+'s default -comp_based_stats is 2, which "
                "is not implemented yet here; give BLAST+ -comp_based_stats 0 when comparing.")
@@ -43,7 +35,8 @@ def _outfmt_columns(outfmt: str):
 @click.option("-max_hsps", "max_hsps", type=click.IntRange(min=1), default=None,
               help="HSPs kept per subject (default: all).")
 @click.option("-outfmt", "outfmt", default="6", show_default=True,
-              help="Output format: 6 (tabular, standard columns).")
+              help="Output format: 6 (tabular) or 7 (tabular with comments), optionally followed "
+                   "by BLAST+ column names ('6 qseqid sseqid evalue').")
 @click.option("-num_threads", "num_threads", type=click.IntRange(min=1), default=1,
               show_default=True, help="CPU threads (queries in parallel).")
 @click.option("-comp_based_stats", "comp_based_stats", default="0", show_default=True,
@@ -65,12 +58,13 @@ def _outfmt_columns(outfmt: str):
 @click.option("-dbsize", "dbsize", type=click.IntRange(min=0), default=0,
               help="Effective database length for E-values (default: the real one).")
 @click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=0,
-              help="Effective search space (not implemented yet; 0 only).")
+              help="Effective search space (then plain Karlin-Altschul E-values, as BLAST+).")
 @click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
               show_default=True, help="Task: blastp (blastp-fast is not implemented yet).")
 def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, matrix, gapopen, gapextend, word_size, threshold, window_size,
            dbsize, searchsp, task):
+    from ..output import parse_outfmt
     from ..sw.cli import write_atomic
     from .blastp import run_blastp, tabular_lines
     from .options import blastp_options
@@ -82,16 +76,15 @@ def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_thread
         _not_yet("-seg", seg, " (use -seg no)")
     if task != "blastp":
         _not_yet("-task", task)
-    if searchsp:
-        _not_yet("-searchsp", searchsp)
-    _outfmt_columns(outfmt)
+    kind, columns = parse_outfmt(outfmt, extra=())
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
     opts = blastp_options(matrix=matrix, word_size=word_size, threshold=threshold,
                           window=window_size, gap_open=gapopen, gap_extend=gapextend,
                           evalue=evalue, max_target_seqs=max_target_seqs,
-                          max_hsps=max_hsps or 0, dbsize=dbsize)
-    lines = list(tabular_lines(run_blastp(query, db, opts, num_threads=num_threads)))
+                          max_hsps=max_hsps or 0, dbsize=dbsize, searchsp=searchsp)
+    lines = tabular_lines(run_blastp(query, db, opts, num_threads=num_threads), columns=columns,
+                          comments=kind == "7", database=os.path.basename(os.path.normpath(db)))
     text = "".join(line + "\n" for line in lines)
     if out:
         write_atomic(out, text)  # hook: clalign/outfile.py (h9b) replaces this when merged

@@ -3,8 +3,10 @@
 Setup (``BLAST_GapAlignSetUp`` and friends): per-query ungapped Karlin block (ungapped X-drop
 ``ceil(7 ln2 / lambda)``, gap trigger ``(22 ln2 + ln K) / lambda``), gapped block and Gumbel
 parameters for the matrix and gap costs, gapped cutoff ``BLAST_SpougeEtoS(evalue, ..., query
-length, shortest subject length)``, ungapped cutoff ``min(gap trigger, gapped cutoff)``, gapped
-X-drops ``15 ln2 / lambda_gapped`` (preliminary) and ``25 ln2 / lambda_gapped`` (final).
+length, 10)`` (10: BLAST+'s stand-in for the shortest subject length) or, with ``-searchsp``
+where BLAST+ drops Spouge's correction, ``BLAST_Cutoffs`` on the effective search space;
+ungapped cutoff ``min(gap trigger, gapped cutoff)``; gapped X-drops ``15 ln2 / lambda_gapped``
+(preliminary) and ``25 ln2 / lambda_gapped`` (final).
 
 Per subject, preliminary stage (``BLAST_GetGappedScore``): initial HSPs best first; each not
 contained in a kept gapped HSP is extended from the centre of its best 11-residue window, with the
@@ -21,7 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats.karlin import bit_score, gapped_params, spouge_cutoff, spouge_evalue, ungapped_kbp
+from ..data.alphabet import PROTEIN
+from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
+                     spouge_cutoff, ungapped_params)
+from ..errors import InputError
 from .gapped import HSP_MAX_WINDOW, gapped_start, prot_gapped
 from .hsp import HSP, contained, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .lookup import build_lookup
@@ -32,6 +37,7 @@ from .traceback import gapped_traceback
 from .ungapped_nb import sort_init_hsps, two_hit_db
 
 LN2 = math.log(2.0)
+BLAST_SEQSRC_MINLENGTH = 10
 
 
 @dataclass
@@ -48,7 +54,9 @@ class Subjects:
 
     @property
     def min_length(self) -> int:
-        return int(np.diff(self.offsets).min()) if len(self.ids) else 0
+        """What BLAST+ takes as the shortest subject: CSeqDB never fills the volumes' minimum,
+        so a database search always uses BLAST_SEQSRC_MINLENGTH (10)."""
+        return BLAST_SEQSRC_MINLENGTH
 
     @classmethod
     def from_database(cls, db) -> "Subjects":
@@ -74,8 +82,7 @@ class QuerySetup:
     matrix: np.ndarray
     lookup: object
     opts: BlastpOptions
-    kbp_gapped: object
-    gbp: object
+    stats: SearchStatistics
     xdrop_ungapped: int
     cutoff_ungapped: int
     cutoff_gapped: int
@@ -84,22 +91,40 @@ class QuerySetup:
     restricted_ok: bool
 
 
-def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions) -> QuerySetup:
+_X = PROTEIN.letters.index("X")
+
+
+def search_statistics(subjects: Subjects, opts: BlastpOptions) -> SearchStatistics:
+    return SearchStatistics.for_search(opts.matrix, opts.gap_open, opts.gap_extend,
+                                       subjects.total_length, len(subjects.ids),
+                                       dbsize=opts.dbsize or None, searchsp=opts.searchsp or None)
+
+
+def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
+                stats: SearchStatistics = None) -> QuerySetup:
     m = blast_matrix(opts.matrix)
-    kbp_u = ungapped_kbp(codes, m)
-    db_length = opts.dbsize if opts.dbsize > 0 else subjects.total_length
-    kbp_g, gbp = gapped_params(opts.matrix, opts.gap_open, opts.gap_extend, db_length)
-    cutoff_g = spouge_cutoff(opts.evalue, kbp_g, gbp, len(codes), subjects.min_length)
-    trigger = int((GAP_TRIGGER_BITS * LN2 + kbp_u.logK) / kbp_u.Lambda)
-    xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.Lambda)
+    stats = stats or search_statistics(subjects, opts)
+    kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
+                            robinson_frequencies(PROTEIN.letters))
+    if kbp_u is None:
+        raise InputError("cannot compute ungapped Karlin-Altschul parameters for a query "
+                         "(as BLAST+, which skips such a query)")
+    kbp_g = stats.karlin
+    qlen = len(codes)
+    if stats.spouge:
+        cutoff_g = spouge_cutoff(opts.evalue, kbp_g, stats.params.gumbel, qlen, subjects.min_length,
+                                 stats.db_length)
+    else:
+        cutoff_g = max(1, karlin_cutoff(opts.evalue, kbp_g, stats.effective_search_space(qlen)))
+    trigger = int((GAP_TRIGGER_BITS * LN2 + kbp_u.logK) / kbp_u.lam)
+    xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.lam)
     return QuerySetup(
         codes=np.asarray(codes, dtype=np.uint8), matrix=m,
-        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts,
-        kbp_gapped=kbp_g, gbp=gbp,
-        xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.Lambda)),
+        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
+        xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.lam)),
         cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
         xdrop_gapped=xdrop_g,
-        xdrop_final=int(max(GAP_XDROP_FINAL_BITS * LN2 / kbp_g.Lambda, xdrop_g)),
+        xdrop_final=int(max(GAP_XDROP_FINAL_BITS * LN2 / kbp_g.lam, xdrop_g)),
         restricted_ok=opts.evalue <= RESTRICTED_WORST_EVALUE)
 
 
@@ -148,7 +173,7 @@ def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarra
 def _evalues(qs, hsps, slen):
     out = []
     for h in hsps:
-        h.evalue = spouge_evalue(h.score, qs.kbp_gapped, qs.gbp, len(qs.codes), slen)
+        h.evalue = qs.stats.evalue(h.score, len(qs.codes), slen)
         if h.evalue <= qs.opts.evalue:
             out.append(h)
     return out
@@ -202,13 +227,13 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
             final.append(h)
     final = _evalues(qs, final, slen)
     for h in final:
-        h.bit_score = bit_score(h.score, qs.kbp_gapped)
+        h.bit_score = qs.stats.bitscore(h.score)
     return final
 
 
-def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions):
+def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query."""
-    qs = setup_query(codes, subjects, opts)
+    qs = setup_query(codes, subjects, opts, stats)
     rows = initial_hsps(qs, subjects)
     if len(rows) == 0:
         return []
