@@ -45,7 +45,10 @@ def makedb(fasta, out, dbtype, force, quiet):
         def progress(done):
             bar.update(done - bar.n)
     try:
-        _makedb(fasta, out, alphabet=_DBTYPES[dbtype.lower()], force=force, quiet=quiet, progress=progress)
+        db = _makedb(fasta, out, alphabet=_DBTYPES[dbtype.lower()], force=force, quiet=quiet, progress=progress)
+        if db.alphabet.name == "dna":  # the 2-bit form BLASTN scans, beside the residues
+            from .nucleotide import add_packed
+            add_packed(db, out)
     except ClalignError as exc:  # same one-line form as the `clalign` group, also when run on its own
         if bar is not None:
             bar.close()

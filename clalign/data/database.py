@@ -178,8 +178,13 @@ class Database:
 
     @classmethod
     def open(cls, path, mmap=True):
-        """Open a prepared database folder (``clalign makedb``), memory-mapped by default."""
+        """Open a prepared database folder (``clalign makedb``), memory-mapped by default,
+        or a BLAST+ database prefix/alias (:mod:`clalign.data.blastdb`)."""
         path = os.fspath(path)
+        from .blastdb import open_if_blastdb
+        blast = open_if_blastdb(path)
+        if blast is not None:
+            return blast
         hpath = os.path.join(path, HEADER)
         if not os.path.isdir(path):
             raise InputError("no such prepared database folder", path)
@@ -364,7 +369,8 @@ def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=N
 
 
 def as_database(x, alphabet="auto") -> Database:
-    """A Database from a Database, a prepared-database folder or a FASTA file (plain or gzip)."""
+    """A Database from a Database, a prepared-database folder, a BLAST+ database (its prefix
+    wins over a FASTA file of the same name, as BLAST+'s ``-db``) or a FASTA file (plain or gzip)."""
     if isinstance(x, Database):
         return x
     if not isinstance(x, (str, os.PathLike)):
@@ -372,6 +378,10 @@ def as_database(x, alphabet="auto") -> Database:
     path = os.fspath(x)
     if os.path.isdir(path):
         return Database.open(path)
+    from .blastdb import open_if_blastdb
+    blast = open_if_blastdb(path, alphabet)
+    if blast is not None:
+        return blast
     if not os.path.exists(path):
         raise InputError("no such file or prepared database", path)
     if is_fasta_file(path):
