@@ -32,6 +32,9 @@ RUNS = {
                         ["-max_target_seqs", "5", "-max_hsps", "1"]),
     "synth_e1e-5": ("tests/data/blastp/synth_queries.faa", "tests/data/blastp/synth_db.faa.gz",
                     ["-max_target_seqs", "500", "-evalue", "1e-5"]),
+    # U O J B Z X, lower case, trailing '*', lengths 1..5003; many weak HSPs per subject pair
+    "blastdb_prot_e1000": ("tests/data/blastdb/prot.fa", "tests/data/blastdb/prot.fa",
+                           ["-max_target_seqs", "500", "-evalue", "1000"]),
 }
 
 
@@ -87,12 +90,13 @@ def synth(seed=10):
 
 
 def write(path, recs, gz=False):
-    op = gzip.open if gz else open
-    with op(path, "wt") as fh:
-        for name, seq in recs:
-            fh.write(f">{name}\n")
-            for i in range(0, len(seq), 60):
-                fh.write(seq[i:i + 60] + "\n")
+    text = "".join(f">{name}\n" + "".join(seq[i:i + 60] + "\n" for i in range(0, len(seq), 60))
+                   for name, seq in recs)
+    if gz:  # mtime 0: the same bytes on every run
+        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+            fh.write(text.encode())
+    else:
+        Path(path).write_text(text)
 
 
 def main():
@@ -103,7 +107,8 @@ def main():
         for name, (qf, dbf, extra) in RUNS.items():
             plain = Path(tmp) / (Path(dbf).name.replace(".gz", ""))
             if not plain.exists():
-                plain.write_text(gzip.open(ROOT / dbf, "rt").read())
+                op = gzip.open if dbf.endswith(".gz") else open
+                plain.write_text(op(ROOT / dbf, "rt").read())
                 subprocess.run(["makeblastdb", "-in", str(plain), "-dbtype", "prot", "-out",
                                 str(plain)], check=True, stdout=subprocess.DEVNULL)
             cmd = ["blastp", "-query", str(ROOT / qf), "-db", str(plain), "-outfmt", "6"] + BASE + extra

@@ -28,7 +28,8 @@ from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_freq
                      spouge_cutoff, ungapped_params)
 from ..errors import InputError
 from .gapped import HSP_MAX_WINDOW, gapped_start, prot_gapped
-from .hsp import HSP, contained, evalue_key, hitlist_key, purge_common_endpoints, score_key
+from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
+from .itree import IntervalTree
 from .lookup import build_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
@@ -139,12 +140,13 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None) -> np.n
 
 def _gapped_pass(qs, s, base, slen, rows, restricted):
     kept = []
+    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
     ext = np.zeros(4, dtype=np.int32)
     r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
     for r in rows:
         score, q0, s0, length, q_hit, s_hit = (int(v) for v in r[1:7])
         probe = HSP(score, q0, q0 + length, s0, s0 + length)
-        if contained(probe, kept):
+        if tree.contains(probe):
             continue
         q_off = int(gapped_start(qs.matrix, qs.codes, s[base:base + slen], q0, s0, length))
         s_off = s_hit + q_off - q_hit
@@ -154,6 +156,7 @@ def _gapped_pass(qs, s, base, slen, rows, restricted):
             return None
         if g >= qs.cutoff_gapped:
             kept.append(HSP(g, int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q_off, s_off))
+            tree.add(kept[-1])
     return kept
 
 
@@ -207,9 +210,10 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
     s = subjects.residues
     sub = s[base:base + slen]
     kept = []
+    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
     ext = np.zeros(4, dtype=np.int32)
     for h in hsps:
-        if contained(h, kept):
+        if tree.contains(h):
             continue
         q0, s0 = h.q_gapped_start, h.s_gapped_start
         if q0 == 0 and s0 == 0:
@@ -221,10 +225,13 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
                                       qs.opts.gap_extend, qs.xdrop_final, ext)
         kept.append(HSP(int(score), int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q0, s0,
                         ops=ops))
+        tree.add(kept[-1])
     final = []
+    tree.reset()
     for h in sorted(purge_common_endpoints(kept), key=score_key):
-        if not contained(h, final):
+        if not tree.contains(h):
             final.append(h)
+            tree.add(h)
     final = _evalues(qs, final, slen)
     for h in final:
         h.bit_score = qs.stats.bitscore(h.score)

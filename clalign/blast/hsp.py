@@ -1,8 +1,5 @@
-"""HSP records and BLAST+'s HSP-list rules (``blast_hits.c``, ``blast_itree.c``).
+"""HSP records and BLAST+'s HSP-list rules (``blast_hits.c``; containment: ``itree``).
 
-- ``contained``: ``BlastIntervalTreeContainsHSP`` for one query and subject: an HSP is dropped
-  when an HSP already kept scores at least as much and its box (query x subject ranges) holds
-  both the start and the end point of the new one;
 - ``purge_common_endpoints``: ``Blast_HSPListPurgeHSPsWithCommonEndpoints`` with purging
   (every protein program): of HSPs sharing a start point keep the first in (start, score desc,
   end desc) order, then of HSPs sharing an end point keep the first in (end, score desc,
@@ -34,15 +31,6 @@ class HSP:
     evalue: float = 0.0
     bit_score: float = 0.0
     ops: np.ndarray = field(default=None, repr=False)  # one op per column (traceback codes)
-
-
-def contained(hsp: HSP, kept) -> bool:
-    for t in kept:
-        if (hsp.score <= t.score
-                and t.q_start <= hsp.q_start <= t.q_end and t.s_start <= hsp.s_start <= t.s_end
-                and t.q_start <= hsp.q_end <= t.q_end and t.s_start <= hsp.s_end <= t.s_end):
-            return True
-    return False
 
 
 def purge_common_endpoints(hsps):
