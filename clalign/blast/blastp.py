@@ -24,16 +24,19 @@ from .options import BlastpOptions
 from .traceback import DEL, INS
 
 STOP = 25  # NCBIstdaa '*'
+_O, _X = PROTEIN.letters.index("O"), PROTEIN.letters.index("X")
 _LETTERS = np.frombuffer(PROTEIN.letters.encode(), dtype=np.uint8)
 
 
 def read_queries(path):
-    """[(id, title, codes)] of a protein FASTA file, trailing stops kept."""
+    """[(id, title, codes)] of a protein FASTA file, trailing stops kept and O (pyrrolysine) read
+    as X, as BLAST+ prepares queries (``GetSequenceProtein``; it warns, we do not)."""
     p = parse_fasta(path, "protein")
     out, off = [], 0
     for k, n in enumerate(p.lengths.tolist()):
         codes = np.concatenate([np.asarray(p.residues[off:off + n], dtype=np.uint8),
                                 np.full(int(p.stops[k]), STOP, dtype=np.uint8)])
+        codes[codes == _O] = _X
         off += n
         qid = p.ids[k].decode("utf-8", "replace")
         desc = p.descriptions[k].decode("utf-8", "replace")
