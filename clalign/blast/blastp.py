@@ -29,14 +29,12 @@ _LETTERS = np.frombuffer(PROTEIN.letters.encode(), dtype=np.uint8)
 
 
 def read_queries(path):
-    """[(id, title, codes)] of a protein FASTA file, trailing stops kept and O (pyrrolysine) read
-    as X, as BLAST+ prepares queries (``GetSequenceProtein``; it warns, we do not)."""
+    """[(id, title, codes)] of a protein FASTA file, trailing stops kept."""
     p = parse_fasta(path, "protein")
     out, off = [], 0
     for k, n in enumerate(p.lengths.tolist()):
         codes = np.concatenate([np.asarray(p.residues[off:off + n], dtype=np.uint8),
                                 np.full(int(p.stops[k]), STOP, dtype=np.uint8)])
-        codes[codes == _O] = _X
         off += n
         qid = p.ids[k].decode("utf-8", "replace")
         desc = p.descriptions[k].decode("utf-8", "replace")
@@ -52,6 +50,15 @@ def aligned_strings(q: np.ndarray, s: np.ndarray, hsp):
     qa = np.where(ops == DEL, ord("-"), _LETTERS[q[np.clip(qi, 0, len(q) - 1)]])
     sa = np.where(ops == INS, ord("-"), _LETTERS[s[np.clip(si, 0, len(s) - 1)]])
     return qa.astype(np.uint8).tobytes().decode(), sa.astype(np.uint8).tobytes().decode()
+
+
+def search_codes(codes):
+    """The query as BLAST+ searches with it: O (pyrrolysine) read as X (``GetSequenceProtein``;
+    the printed alignment keeps the O, as BLAST+'s formatter reads the original sequence)."""
+    if (codes == _O).any():
+        codes = codes.copy()
+        codes[codes == _O] = _X
+    return codes
 
 
 def _text(x):
@@ -86,11 +93,12 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1):
 
     if num_threads <= 1:
         for qid, title, codes in queries:
-            yield _query_hits(qid, title, codes, subjects, search_query(codes, subjects, opts, stats),
-                              matrix, titles)
+            yield _query_hits(qid, title, codes, subjects,
+                              search_query(search_codes(codes), subjects, opts, stats), matrix, titles)
         return
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(search_query, codes, subjects, opts, stats) for _, _, codes in queries]
+        futures = [pool.submit(search_query, search_codes(codes), subjects, opts, stats)
+                   for _, _, codes in queries]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
 
