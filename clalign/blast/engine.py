@@ -238,10 +238,12 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
     return final
 
 
-def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None):
-    """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query."""
+def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
+                 device=None):
+    """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
+    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path)."""
     qs = setup_query(codes, subjects, opts, stats)
-    rows = initial_hsps(qs, subjects)
+    rows = device.initial_hsps(qs) if device is not None else initial_hsps(qs, subjects)
     if len(rows) == 0:
         return []
     bounds = np.flatnonzero(np.diff(rows[:, 0])) + 1
