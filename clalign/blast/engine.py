@@ -27,7 +27,7 @@ from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
 from ..errors import InputError
-from .gapped import HSP_MAX_WINDOW, gapped_start, prot_gapped
+from .gapped import HSP_MAX_WINDOW, gapped_start, prelim_singles, prot_gapped
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
 from .lookup import build_lookup
@@ -238,6 +238,39 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
     return final
 
 
+def prelim_stage(qs: QuerySetup, subjects: Subjects, rows: np.ndarray):
+    """[(hitlist key, oid, HSPs)] of every subject with preliminary HSPs. Subjects with one
+    initial HSP (most) go through the compiled ``prelim_singles`` at once, the rest one by one."""
+    starts = np.flatnonzero(np.r_[True, np.diff(rows[:, 0]) != 0])
+    sizes = np.diff(np.r_[starts, len(rows)])
+    out = []
+    single = rows[starts[sizes == 1]]
+    if len(single):
+        r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
+        res = prelim_singles(qs.matrix, qs.codes, subjects.residues, subjects.offsets, single,
+                             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped, qs.cutoff_gapped,
+                             r_cut, qs.restricted_ok)
+        kept = np.flatnonzero(res[:, 0])
+        if len(kept):
+            oids = single[kept, 0]
+            slens = (subjects.offsets[oids + 1] - subjects.offsets[oids]).astype(np.int64)
+            qlen = len(qs.codes)
+            for k, oid, slen in zip(kept.tolist(), oids.tolist(), slens.tolist()):
+                e = qs.stats.evalue(int(res[k, 1]), qlen, slen)
+                if e <= qs.opts.evalue:
+                    r = res[k]
+                    h = HSP(int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6]),
+                            int(r[7]), evalue=e)
+                    out.append((hitlist_key(e, h.score, oid), oid, [h]))
+    for i in np.flatnonzero(sizes > 1).tolist():
+        chunk = rows[starts[i]:starts[i] + sizes[i]]
+        oid = int(chunk[0, 0])
+        hsps = prelim_subject(qs, subjects, oid, chunk)
+        if hsps:
+            out.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
+    return out
+
+
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
                  device=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
@@ -246,13 +279,7 @@ def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, sta
     rows = device.initial_hsps(qs) if device is not None else initial_hsps(qs, subjects)
     if len(rows) == 0:
         return []
-    bounds = np.flatnonzero(np.diff(rows[:, 0])) + 1
-    prelim = []
-    for chunk in np.split(rows, bounds):
-        oid = int(chunk[0, 0])
-        hsps = prelim_subject(qs, subjects, oid, chunk)
-        if hsps:
-            prelim.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
+    prelim = prelim_stage(qs, subjects, rows)
     prelim.sort(key=lambda t: t[0])
     final = []
     for _, oid, hsps in prelim[:opts.prelim_hitlist_size]:
