@@ -162,3 +162,98 @@ void blast_two_hit(__global const ulong *keys, const uint nkeys,
         else last_hit = s_off;
     }
 }
+
+/* blast_scan: the whole of phases 2-4 for one subject per work-item (the "subject-based"
+   alternative to blast_hits + sort + blast_two_hit): scan the subject's words in order, keep
+   each diagonal's last hit and flag in this subject's slice of diag_state (qlen + slen + 1
+   entries, filled with DIAG_EMPTY before the launch), extend as above. order[] lists the block's
+   subjects longest first so neighbouring work-items do similar amounts of work. */
+#define DIAG_EMPTY (-2147483647 - 1)
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void blast_scan(__global const int *order, const int nsubj,
+                __global const uchar *query, const int qlen,
+                __global const uchar *res, __global const long *subj_base,
+                __global const int *subj_len, __global const long *diag_base,
+                __global int *diag_state,           /* per diagonal: last_hit << 1 | flag */
+                __global const uint *present, __global const int *starts,
+                __global const int *qoffs, __global const int *matrix_g,
+                const int window, const int dropoff, const int cutoff,
+                __global int *out, const uint capacity, volatile __global uint *counter)
+{
+% if MATRIX_LOCAL:
+    __local int matrix[28 * 28];
+    for (int i = get_local_id(0); i < 28 * 28; i += ${WG}) matrix[i] = matrix_g[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+% else:
+    __global const int *matrix = matrix_g;
+% endif
+    const int t = get_global_id(0);
+    if (t >= nsubj) return;
+    const int subj = order[t];
+    __global const uchar *s = res + subj_base[subj];
+    const int slen = subj_len[subj];
+    __global int *dstate = diag_state + diag_base[subj];
+    int code = 0;
+    for (int p = 0; p + ${WORD} <= slen; ++p) {
+        if (p == 0) {
+% for i in range(WORD - 1):
+            code = (code << ${CHARSIZE}) | (int)s[${i}];
+% endfor
+        }
+        code = ((code << ${CHARSIZE}) | (int)s[p + ${WORD} - 1]) & ${MASK};
+        if (!((present[code >> 5] >> (code & 31)) & 1u)) continue;
+        const int s_off = p;
+        for (int j = starts[code]; j < starts[code + 1]; ++j) {
+            const int q_off = qoffs[j];
+            const int d = q_off - s_off + slen;
+            const int st = dstate[d];
+            if (st == DIAG_EMPTY) { dstate[d] = s_off << 1; continue; }
+            int last_hit = st >> 1;
+            if (st & 1) {
+                if (s_off < last_hit) continue;
+                dstate[d] = s_off << 1; continue;
+            }
+            const int diff = s_off - last_hit;
+            if (diff >= window) { dstate[d] = s_off << 1; continue; }
+            if (diff < ${WORD}) continue;
+            int score = 0, left_score = 0, right_d = 0;
+            for (int i = 0; i < ${WORD}; ++i) {
+                score += matrix[query[q_off + i] * 28 + s[s_off + i]];
+                if (score > left_score) { left_score = score; right_d = i + 1; }
+            }
+            const int qr = q_off + right_d, sr = s_off + right_d;
+            int s_last = sr;
+            int qo = qr - 1, so = sr - 1;
+            int nl = min(so, qo), best_i = nl + 1, sc = 0, mx = 0;
+            for (int i = nl; i >= 0; --i) {
+                sc += matrix[query[qo - nl + i] * 28 + s[so - nl + i]];
+                if (sc > mx) { mx = sc; best_i = i; }
+                if (mx - sc >= dropoff) break;
+            }
+            const int left_d = nl - best_i + 1;
+            left_score = mx;
+            int right_score = 0, right_len = 0;
+            const int right = left_d >= sr - (last_hit + ${WORD});
+            if (right) {
+                int nr = min(slen - sr, qlen - qr), bi = -1, i = 0;
+                sc = left_score; mx = left_score;
+                for (; i < nr; ++i) {
+                    sc += matrix[query[qr + i] * 28 + s[sr + i]];
+                    if (sc > mx) { mx = sc; bi = i; }
+                    if (sc <= 0 || mx - sc >= dropoff) break;
+                }
+                right_score = mx; right_len = bi + 1; s_last = sr + i;
+            }
+            const int best = max(left_score, right_score);
+            if (best >= cutoff) {
+                const uint at = atomic_inc(counter);
+                if (at < capacity) {
+                    __global int *o = out + 7 * (ulong)at;
+                    o[0] = subj; o[1] = best; o[2] = qr - left_d; o[3] = sr - left_d;
+                    o[4] = left_d + right_len; o[5] = q_off; o[6] = s_off;
+                }
+            }
+            dstate[d] = right ? (((s_last - (${WORD} - 1)) << 1) | 1) : (s_off << 1);
+        }
+    }
+}

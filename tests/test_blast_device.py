@@ -32,9 +32,10 @@ def _same(dev, subjects, codes, opts):
     return len(want)
 
 
-@pytest.mark.parametrize("wg,local", [(128, True), (64, False)])
-def test_real_queries(proteome, wg, local):
-    dev = DeviceUngapped(proteome, override={"WG": wg, "MATRIX_LOCAL": local},
+@pytest.mark.parametrize("kernel,wg,local", [("sorted", 128, True), ("sorted", 64, False),
+                                             ("subject", 64, True), ("subject", 32, False)])
+def test_real_queries(proteome, kernel, wg, local):
+    dev = DeviceUngapped(proteome, override={"WG": wg, "MATRIX_LOCAL": local, "KERNEL": kernel},
                          block_residues=200_000)
     assert len(dev.blocks) > 2
     n = sum(_same(dev, proteome, codes, blastp_options()) for _, _, codes in
@@ -54,6 +55,7 @@ def test_planted_and_boundaries():
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(x) for x in seqs])
     subjects = Subjects(np.concatenate(seqs), offsets, [f"s{i}" for i in range(len(seqs))])
-    for block in (64, 300, 1 << 20):
-        dev = DeviceUngapped(subjects, override={"WG": 32}, block_residues=block)
-        assert _same(dev, subjects, q, blastp_options(evalue=1000)) > 0
+    for kernel in ("sorted", "subject"):
+        for block in (64, 300, 1 << 20):
+            dev = DeviceUngapped(subjects, override={"WG": 32, "KERNEL": kernel}, block_residues=block)
+            assert _same(dev, subjects, q, blastp_options(evalue=1000)) > 0

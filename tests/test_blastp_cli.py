@@ -11,11 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_cli_writes_golden_rows(tmp_path):
+    """Through the OpenCL device path (PoCL in CI) and two query threads."""
     out = tmp_path / "hits.tsv"
     res = CliRunner().invoke(main, ["blastp", "-query", str(ROOT / "data/queries.faa"),
                                     "-db", str(ROOT / "data/proteome.faa.gz"), "-out", str(out),
                                     "-outfmt", "6", "-comp_based_stats", "0", "-seg", "no",
-                                    "-num_threads", "2"])
+                                    "-num_threads", "2", "--device", "0:0"])
     assert res.exit_code == 0, res.output
     assert out.read_text() == (ROOT / "tests/data/blastp/queries_proteome.tsv").read_text()
 

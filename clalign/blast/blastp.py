@@ -10,6 +10,7 @@ the GIL).
 from __future__ import annotations
 
 import io
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -79,10 +80,24 @@ def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
     return QueryHits(qid, len(codes), out, title)
 
 
-def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1):
-    """Yield a QueryHits per query, in query order."""
+def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
+               times=None):
+    """Yield a QueryHits per query, in query order.
+
+    ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
+    and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU.
+    Queries run on ``num_threads`` threads, so with a device the CPU's gapped work on some queries
+    overlaps the device's work on others. ``times``: dict collecting seconds per stage."""
     database = as_database(db, "protein")
     subjects = Subjects.from_database(database)
+    dev = None
+    if device is not None:
+        from .device import DeviceUngapped
+
+        t0 = time.perf_counter()
+        dev = DeviceUngapped(subjects, device)
+        if times is not None:
+            times["device_setup"] = time.perf_counter() - t0
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
@@ -94,11 +109,12 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1):
     if num_threads <= 1:
         for qid, title, codes in queries:
             yield _query_hits(qid, title, codes, subjects,
-                              search_query(search_codes(codes), subjects, opts, stats), matrix, titles)
+                              search_query(search_codes(codes), subjects, opts, stats, dev,
+                                           times=times), matrix, titles)
         return
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(search_query, search_codes(codes), subjects, opts, stats)
-                   for _, _, codes in queries]
+        futures = [pool.submit(search_query, search_codes(codes), subjects, opts, stats, dev,
+                               times=times) for _, _, codes in queries]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
 

@@ -59,11 +59,14 @@ def _not_yet(option, value, note=""):
               help="Effective database length for E-values (default: the real one).")
 @click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=0,
               help="Effective search space (then plain Karlin-Altschul E-values, as BLAST+).")
+@click.option("--device", "device", default=None,
+              help="OpenCL device P:D (see `clalign devices`) for the word-hit, two-hit and ungapped "
+                   "phases; default: all phases on the CPU.")
 @click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
               show_default=True, help="Task: blastp (blastp-fast is not implemented yet).")
 def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, matrix, gapopen, gapextend, word_size, threshold, window_size,
-           dbsize, searchsp, task):
+           dbsize, searchsp, device, task):
     from ..output import parse_outfmt
     from ..sw.cli import write_atomic
     from .blastp import run_blastp, tabular_lines
@@ -83,8 +86,9 @@ def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_thread
                           window=window_size, gap_open=gapopen, gap_extend=gapextend,
                           evalue=evalue, max_target_seqs=max_target_seqs,
                           max_hsps=max_hsps or 0, dbsize=dbsize, searchsp=searchsp)
-    lines = tabular_lines(run_blastp(query, db, opts, num_threads=num_threads), columns=columns,
-                          comments=kind == "7", database=os.path.basename(os.path.normpath(db)))
+    results = run_blastp(query, db, opts, num_threads=num_threads, device=device)
+    lines = tabular_lines(results, columns=columns, comments=kind == "7",
+                          database=os.path.basename(os.path.normpath(db)))
     text = "".join(line + "\n" for line in lines)
     if out:
         write_atomic(out, text)  # hook: clalign/outfile.py (h9b) replaces this when merged

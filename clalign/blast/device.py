@@ -1,10 +1,12 @@
 """BLASTP phases 2-4 on an OpenCL device (``kernels/blast_ungapped.mako``), cuBLASTP's split.
 
-For a block of subjects the device finds every word hit (one work-item per residue position,
-output space reserved with one global atomic per work-group), the host sorts the packed keys
-(subject, diagonal, position) so each diagonal's hits are contiguous and in subject order, and
-the device applies BLAST+'s two-hit rule and ungapped extension with one work-item per diagonal
-run. The result is the same set of initial HSPs as ``ungapped_nb.two_hit_db`` (rows: subject,
+Two kernel designs (``KERNEL``): 'sorted' -- for a block of subjects the device finds every
+word hit (one work-item per residue position, output space reserved with one global atomic per
+work-group), the host sorts the packed keys (subject, diagonal, position) so each diagonal's hits
+are contiguous and in subject order, and the device applies BLAST+'s two-hit rule and ungapped
+extension with one work-item per diagonal run; 'subject' (default, no key array and no sort) --
+one work-item scans a whole subject (longest subjects first) with its diagonal state in global
+memory. The result is the same set of initial HSPs as ``ungapped_nb.two_hit_db`` (rows: subject,
 score, q_start, s_start, length, q_off, s_off), ordered by ``sort_init_hsps``.
 
 Subjects are uploaded once (blocks of at most ``BLOCK_RESIDUES`` residues and 2**22 subjects,
@@ -36,6 +38,10 @@ class _Block:
     res: cl.Buffer
     base: cl.Buffer
     lens: cl.Buffer
+    lens_host: np.ndarray
+    order: cl.Buffer        # subjects of the block, longest first (blast_scan)
+    diag: cl.Buffer = None  # diagonal state of blast_scan, grown on demand
+    diag_size: int = 0
 
 
 @dataclass
@@ -58,6 +64,8 @@ class DeviceUngapped:
         self.prg = self.rt.program("blast_ungapped.mako", BLAST_UNGAPPED, self.values)
         self.k_hits = cl.Kernel(self.prg, "blast_hits")
         self.k_two_hit = cl.Kernel(self.prg, "blast_two_hit")
+        self.k_scan = cl.Kernel(self.prg, "blast_scan")
+        self.kernel = self.values["KERNEL"]
         self.lock = threading.Lock()   # kernels' arguments are per object: one query at a time
         self.wg = self.values["WG"]
         self.word = self.values["WORD"]
@@ -90,10 +98,12 @@ class DeviceUngapped:
         stream[idx] = src
         mf = cl.mem_flags
         ctx = self.rt.ctx
+        order = np.argsort(-lens, kind="stable").astype(np.int32)
         return _Block(first, last, n, int(lens.max()) if len(lens) else 0,
                       cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=stream),
                       cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=base),
-                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lens))
+                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lens), lens,
+                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=order))
 
     def _event_seconds(self, ev):
         ev.wait()
@@ -118,15 +128,55 @@ class DeviceUngapped:
         for blk in self.blocks:
             if blk.max_slen + len(qs.codes) >= (1 << KEY_DIAG_BITS):
                 raise InputError("query and subject too long for the device key layout")
-            keys = self._hits(blk, b_present, b_starts, b_qoffs, counter)
-            if len(keys) == 0:
-                continue
-            rows = self._two_hit(blk, keys, qs, b_query, b_matrix, counter)
+            if self.kernel == "subject":
+                rows = self._scan(blk, qs, b_query, b_matrix, b_present, b_starts, b_qoffs, counter)
+            else:
+                keys = self._hits(blk, b_present, b_starts, b_qoffs, counter)
+                if len(keys) == 0:
+                    continue
+                rows = self._two_hit(blk, keys, qs, b_query, b_matrix, counter)
             rows[:, 0] += blk.first
             out_rows.append(rows)
         rows = np.concatenate(out_rows) if out_rows else np.zeros((0, 7), dtype=np.int32)
         self.times.counts["init_hsps"] += len(rows)
         return sort_init_hsps(rows)
+
+    def _scan(self, blk, qs, b_query, b_matrix, b_present, b_starts, b_qoffs, counter):
+        ctx, queue, mf = self.rt.ctx, self.rt.queue, cl.mem_flags
+        qlen = len(qs.codes)
+        span = blk.lens_host.astype(np.int64) + qlen + 1
+        dbase = np.zeros(len(span), dtype=np.int64)
+        dbase[1:] = np.cumsum(span[:-1])
+        need = int(span.sum())
+        if need > blk.diag_size:
+            blk.diag = cl.Buffer(ctx, mf.READ_WRITE, 4 * need)
+            blk.diag_size = need
+        b_dbase = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=dbase)
+        nsubj = blk.last - blk.first
+        gsize = ((nsubj + self.wg - 1) // self.wg) * self.wg
+        capacity = max(1024, nsubj // 4)
+        zero = np.zeros(1, dtype=np.uint32)
+        while True:
+            fill = cl.enqueue_fill_buffer(queue, blk.diag, np.int32(-2 ** 31), 0, 4 * need)
+            out = cl.Buffer(ctx, mf.READ_WRITE, 28 * capacity)
+            cl.enqueue_copy(queue, counter, zero)
+            self.k_scan.set_args(blk.order, np.int32(nsubj), b_query, np.int32(qlen), blk.res,
+                                 blk.base, blk.lens, b_dbase, blk.diag, b_present, b_starts,
+                                 b_qoffs, b_matrix, np.int32(qs.opts.window),
+                                 np.int32(qs.xdrop_ungapped), np.int32(qs.cutoff_ungapped), out,
+                                 np.uint32(capacity), counter)
+            ev = cl.enqueue_nd_range_kernel(queue, self.k_scan, (gsize,), (self.wg,))
+            self.times.two_hit += self._event_seconds(ev) + self._event_seconds(fill)
+            got = np.zeros(1, dtype=np.uint32)
+            cl.enqueue_copy(queue, got, counter)
+            total = int(got[0])
+            if total <= capacity:
+                break
+            capacity = total
+        rows = np.empty((total, 7), dtype=np.int32)
+        if total:
+            cl.enqueue_copy(queue, rows, out)
+        return rows
 
     def _hits(self, blk, b_present, b_starts, b_qoffs, counter):
         ctx, queue = self.rt.ctx, self.rt.queue

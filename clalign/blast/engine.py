@@ -19,6 +19,7 @@ X-drop, then purge, containment, E-values and the final hit list.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,13 +130,27 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
         restricted_ok=opts.evalue <= RESTRICTED_WORST_EVALUE)
 
 
-def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None) -> np.ndarray:
-    """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order)."""
+def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1) -> np.ndarray:
+    """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order); with
+    ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned by
+    a thread each (the compiled scan releases the GIL)."""
     last = len(subjects.ids) if last is None else last
-    rows = two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
-                      subjects.offsets, first, last, qs.opts.window, qs.opts.word_size,
-                      qs.xdrop_ungapped, qs.cutoff_ungapped)
-    return sort_init_hsps(rows)
+
+    def scan(a, b):
+        return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
+                          subjects.offsets, a, b, qs.opts.window, qs.opts.word_size,
+                          qs.xdrop_ungapped, qs.cutoff_ungapped)
+
+    if threads <= 1 or last - first < 2 * threads:
+        return sort_init_hsps(scan(first, last))
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = np.searchsorted(subjects.offsets[first:last + 1],
+                           np.linspace(subjects.offsets[first], subjects.offsets[last], 4 * threads + 1))
+    bounds = sorted(set(int(c) + first for c in cuts) | {first, last})
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parts = list(pool.map(lambda ab: scan(*ab), zip(bounds[:-1], bounds[1:])))
+    return sort_init_hsps(np.concatenate(parts))
 
 
 def _gapped_pass(qs, s, base, slen, rows, restricted):
@@ -272,21 +287,33 @@ def prelim_stage(qs: QuerySetup, subjects: Subjects, rows: np.ndarray):
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
-                 device=None):
+                 device=None, threads=1, times=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
-    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path)."""
+    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path on ``threads``);
+    ``times``: a dict that collects seconds per stage."""
+    t0 = time.perf_counter()
     qs = setup_query(codes, subjects, opts, stats)
-    rows = device.initial_hsps(qs) if device is not None else initial_hsps(qs, subjects)
+    t1 = time.perf_counter()
+    if device is not None:
+        rows = device.initial_hsps(qs)
+    else:
+        rows = initial_hsps(qs, subjects, threads=threads)
+    t2 = time.perf_counter()
     if len(rows) == 0:
         return []
     prelim = prelim_stage(qs, subjects, rows)
     prelim.sort(key=lambda t: t[0])
+    t3 = time.perf_counter()
     final = []
     for _, oid, hsps in prelim[:opts.prelim_hitlist_size]:
         out = traceback_subject(qs, subjects, oid, hsps)
         if out:
             final.append((hitlist_key(min(h.evalue for h in out), out[0].score, oid), oid, out))
     final.sort(key=lambda t: t[0])
+    if times is not None:
+        for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
+                     ("traceback", time.perf_counter() - t3)):
+            times[k] = times.get(k, 0.0) + v
     result = []
     for _, oid, hsps in final[:opts.hitlist_size]:
         hsps = sorted(hsps, key=evalue_key)

@@ -259,7 +259,7 @@ def prot_gapped(matrix, q, s, s_base, slen, q_off, s_off, gap_open, gap_extend, 
     return score_left + score_right
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
 def prelim_singles(matrix, q, residues, offsets, rows, gap_open, gap_extend, x_dropoff, cutoff,
                    r_cut, restricted_ok):
     """Preliminary gapped stage of subjects that have exactly one initial HSP (most of them):
@@ -268,7 +268,7 @@ def prelim_singles(matrix, q, residues, offsets, rows, gap_open, gap_extend, x_d
     (n, 8): kept (0/1), score, q_start, q_end, s_start, s_end, q_off, s_off."""
     n = rows.shape[0]
     out = np.zeros((n, 8), dtype=np.int32)
-    for k in numba.prange(n):
+    for k in range(n):
         oid = rows[k, 0]
         base = offsets[oid]
         slen = offsets[oid + 1] - base

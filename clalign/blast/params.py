@@ -27,6 +27,11 @@ BLAST_UNGAPPED = ParamSet("blast_ungapped", with_simd=False, params=(
               default=KEY_DIAG_BITS),
     Param.int("KEY_POS_BITS", "bits of the subject offset in a hit key", values=(KEY_POS_BITS,),
               default=KEY_POS_BITS),
+    Param.choice("KERNEL", "'subject': one work-item scans a whole subject with its diagonal "
+                           "state in global memory (blast_scan); 'sorted': one work-item per "
+                           "residue position emits hit keys, the host sorts them, one work-item "
+                           "per diagonal run applies the two-hit rule (blast_hits + blast_two_hit)",
+                 ("subject", "sorted"), default="subject"),
     Param.bool("MATRIX_LOCAL", "copy the 28 x 28 score matrix to local memory in the two-hit "
                                "kernel (else read it from global memory)", default=True),
 ))
