@@ -27,7 +27,6 @@ import numpy as np
 from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
-from ..errors import InputError
 from .gapped import HSP_MAX_WINDOW, extend_all
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
@@ -96,6 +95,10 @@ class QuerySetup:
 _X = PROTEIN.letters.index("X")
 
 
+class QuerySkipped(Exception):
+    """A query BLAST+ skips with a warning (e.g. all X: no ungapped statistics)."""
+
+
 def search_statistics(subjects: Subjects, opts: BlastpOptions) -> SearchStatistics:
     return SearchStatistics.for_search(opts.matrix, opts.gap_open, opts.gap_extend,
                                        subjects.total_length, len(subjects.ids),
@@ -109,8 +112,8 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
                             robinson_frequencies(PROTEIN.letters))
     if kbp_u is None:
-        raise InputError("cannot compute ungapped Karlin-Altschul parameters for a query "
-                         "(as BLAST+, which skips such a query)")
+        raise QuerySkipped("could not calculate ungapped Karlin-Altschul parameters (no hits "
+                           "reported for it, as BLAST+ does)")
     kbp_g = stats.karlin
     qlen = len(codes)
     if stats.spouge:
