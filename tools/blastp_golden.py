@@ -8,7 +8,6 @@ uniform random residues. It is seeded, so the FASTA is the same on every run. Us
 from __future__ import annotations
 
 import gzip
-import os
 import subprocess
 import sys
 import tempfile
