@@ -49,12 +49,10 @@ def test_outfmt7_all_fields(nostop):
     assert got == (GOLD / "queries_fields.out7").read_text().splitlines()
 
 
-def test_twenty_queries(nostop, tmp_path):
+def test_twenty_queries(nostop, tmp_path, cudasw_fasta):
     ids = set()
     recs = []
-    for path in (ROOT / "data" / "queries.faa", Path("/work/shared/data/cudasw_queries.fasta")):
-        if not path.exists():
-            pytest.skip("CUDASW++ queries not available")
+    for path in (ROOT / "data" / "queries.faa", Path(cudasw_fasta)):
         for r in read_fasta(path, "protein"):
             if r.id not in ids:
                 ids.add(r.id)
