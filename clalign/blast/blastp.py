@@ -85,9 +85,10 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _search(qid, codes, subjects, opts, stats, dev, times, warn):
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1):
     try:
-        return search_query(search_codes(codes), subjects, opts, stats, dev, times=times)
+        return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
+                            times=times)
     except QuerySkipped as exc:
         warn(qid, str(exc))
         return []
@@ -126,8 +127,9 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
+    inner = max(1, num_threads // max(1, len(queries)))   # few queries: split subjects too
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn)
+        futures = [pool.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn, inner)
                    for qid, _, codes in queries]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
