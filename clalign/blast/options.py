@@ -14,8 +14,9 @@ from .matrix import names as matrix_names
 # Matrix -> (neighbourhood threshold T, two-hit window A); other matrices get BLOSUM62's.
 _SUGGESTED = {"BLOSUM62": (11, 40), "BLOSUM45": (14, 60), "BLOSUM80": (12, 25),
               "PAM30": (16, 15), "PAM70": (14, 20)}
-# Matrix -> default (gap open, gap extend) of BLAST+ (blast_stat.c tables' defaults).
-_GAPS = {"BLOSUM62": (11, 1), "BLOSUM45": (15, 2), "BLOSUM50": (13, 2), "BLOSUM80": (10, 1),
+# Matrix -> default (gap open, gap extend) of BLAST+ 2.12: the BLAST_MATRIX_BEST row of each
+# matrix in blast_stat.c (BLAST_GetProteinGapExistenceExtendParams).
+_GAPS = {"BLOSUM62": (11, 1), "BLOSUM45": (14, 2), "BLOSUM50": (13, 2), "BLOSUM80": (10, 1),
          "BLOSUM90": (10, 1), "PAM30": (9, 1), "PAM70": (10, 1), "PAM250": (14, 2)}
 
 UNGAPPED_XDROP_BITS = 7.0     # BLAST_UNGAPPED_X_DROPOFF_PROT
