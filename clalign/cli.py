@@ -1,4 +1,4 @@
-"""The ``clalign`` command: ``devices``, ``makedb``, ``sw`` and ``hmmsearch``.
+"""The ``clalign`` command: ``devices``, ``makedb``, ``sw``, ``hmmsearch`` and ``blastp``.
 
 Option names follow BLAST+ (``-query``, ``-db``, ``-outfmt`` ...) for the BLAST-like engines
 and HMMER (``--tblout``, ``-E``, ``--F1`` ...) for ``hmmsearch``. Errors are one line on
@@ -17,7 +17,8 @@ from .errors import ClalignError
 #: mako before it knows it will use them (they cost ~0.5 s of start-up on a 2-core machine).
 _COMMANDS = {"devices": "clalign.runtime.cli:devices", "cache": "clalign.runtime.cli:cache",
              "makedb": "clalign.data.cli:makedb",
-             "sw": "clalign.sw.cli:sw", "hmmsearch": "clalign.hmm.cli:hmmsearch"}
+             "sw": "clalign.sw.cli:sw", "hmmsearch": "clalign.hmm.cli:hmmsearch",
+             "blastp": "clalign.blast.cli:blastp"}
 
 
 class _Group(click.Group):

@@ -1,0 +1,142 @@
+"""``blastp`` as a library call: queries (FASTA) against a database, BLAST+ 2.12's results.
+
+``run_blastp`` yields one :class:`clalign.output.QueryHits` per query, in file order, holding
+:class:`clalign.output.Alignment` records (the one output module writes them: ``-outfmt 6/7``
+with any columns). Queries and subjects keep trailing ``*`` as BLAST+ does (the FASTA reader
+strips and counts them, we put them back), so lengths and statistics match ``makeblastdb``
+databases of the same file. Queries run on ``num_threads`` threads (the compiled phases release
+the GIL).
+"""
+from __future__ import annotations
+
+import io
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..data.alphabet import PROTEIN
+from ..data.database import as_database
+from ..data.fasta import parse_fasta
+from ..output import Alignment, QueryHits, write_tabular
+from .engine import QuerySkipped, Subjects, search_query, search_statistics
+from .matrix import blast_matrix
+from .options import BlastpOptions
+from .traceback import DEL, INS
+
+STOP = 25  # NCBIstdaa '*'
+_O, _X = PROTEIN.letters.index("O"), PROTEIN.letters.index("X")
+_LETTERS = np.frombuffer(PROTEIN.letters.encode(), dtype=np.uint8)
+
+
+def read_queries(path):
+    """[(id, title, codes)] of a protein FASTA file, trailing stops kept."""
+    p = parse_fasta(path, "protein")
+    out, off = [], 0
+    for k, n in enumerate(p.lengths.tolist()):
+        codes = np.concatenate([np.asarray(p.residues[off:off + n], dtype=np.uint8),
+                                np.full(int(p.stops[k]), STOP, dtype=np.uint8)])
+        off += n
+        qid = p.ids[k].decode("utf-8", "replace")
+        desc = p.descriptions[k].decode("utf-8", "replace")
+        out.append((qid, f"{qid} {desc}".strip(), codes))
+    return out
+
+
+def aligned_strings(q: np.ndarray, s: np.ndarray, hsp):
+    """(qseq, sseq) with '-' for gaps, from an HSP's per-column ops."""
+    ops = np.asarray(hsp.ops)
+    qi = np.cumsum(ops != DEL) - 1 + hsp.q_start
+    si = np.cumsum(ops != INS) - 1 + hsp.s_start
+    qa = np.where(ops == DEL, ord("-"), _LETTERS[q[np.clip(qi, 0, len(q) - 1)]])
+    sa = np.where(ops == INS, ord("-"), _LETTERS[s[np.clip(si, 0, len(s) - 1)]])
+    return qa.astype(np.uint8).tobytes().decode(), sa.astype(np.uint8).tobytes().decode()
+
+
+def search_codes(codes):
+    """The query as BLAST+ searches with it: O (pyrrolysine) read as X (``GetSequenceProtein``;
+    the printed alignment keeps the O, as BLAST+'s formatter reads the original sequence)."""
+    if (codes == _O).any():
+        codes = codes.copy()
+        codes[codes == _O] = _X
+    return codes
+
+
+def _text(x):
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+
+def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
+    out = []
+    for oid, hsps in hits:
+        s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
+        sid = _text(subjects.ids[oid])
+        for h in hsps:
+            qseq, sseq = aligned_strings(codes, s, h)
+            out.append(Alignment.make(qid, sid, len(codes), len(s), h.score, h.bit_score, h.evalue,
+                                      h.q_start + 1, h.s_start + 1, qseq, sseq, scores=matrix,
+                                      letters=PROTEIN.letters, subject_index=oid,
+                                      subject_title=titles(oid), query_title=title))
+    return QueryHits(qid, len(codes), out, title)
+
+
+def _warn_stderr(qid, message):
+    print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
+
+
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1):
+    try:
+        return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
+                            times=times)
+    except QuerySkipped as exc:
+        warn(qid, str(exc))
+        return []
+
+
+def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
+               times=None, warn=_warn_stderr):
+    """Yield a QueryHits per query, in query order.
+
+    ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
+    ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
+    and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU.
+    Queries run on ``num_threads`` threads, so with a device the CPU's gapped work on some queries
+    overlaps the device's work on others. ``times``: dict collecting seconds per stage."""
+    database = as_database(db, "protein")
+    subjects = Subjects.from_database(database)
+    dev = None
+    if device is not None:
+        from .device import DeviceUngapped
+
+        t0 = time.perf_counter()
+        dev = DeviceUngapped(subjects, device)
+        if times is not None:
+            times["device_setup"] = time.perf_counter() - t0
+    stats = search_statistics(subjects, opts)
+    matrix = blast_matrix(opts.matrix)
+    queries = read_queries(query_path)
+
+    def titles(oid):
+        sid, desc = _text(database.ids[oid]), _text(database.descriptions[oid])
+        return f"{sid} {desc}".strip()
+
+    if num_threads <= 1:
+        for qid, title, codes in queries:
+            yield _query_hits(qid, title, codes, subjects,
+                              _search(qid, codes, subjects, opts, stats, dev, times, warn),
+                              matrix, titles)
+        return
+    inner = max(1, num_threads // max(1, len(queries)))   # few queries: split subjects too
+    with ThreadPoolExecutor(max_workers=num_threads) as pool:
+        futures = [pool.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn, inner)
+                   for qid, _, codes in queries]
+        for (qid, title, codes), fut in zip(queries, futures):
+            yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
+
+
+def tabular_lines(results, **kw):
+    """``-outfmt 6`` rows (standard columns unless ``columns=``) of ``run_blastp``'s results."""
+    fh = io.StringIO()
+    write_tabular(fh, results, **kw)
+    return fh.getvalue().splitlines()

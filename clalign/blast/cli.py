@@ -1,0 +1,97 @@
+"""``clalign blastp``: protein BLAST with BLAST+'s option names and output (``-outfmt 6/7``).
+
+Results equal BLAST+ 2.12's ``blastp -task blastp -comp_based_stats 0 -seg no``. BLAST+'s own
+default is ``-comp_based_stats 2`` (composition-based statistics), which changes scores and
+E-values; it is not implemented yet, so compare with a BLAST+ run given
+``-comp_based_stats 0``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..errors import InputError
+
+
+def _not_yet(option, value, note=""):
+    raise InputError(f"{option} {value} is not implemented yet{note}")
+
+
+@click.command("blastp", help="Protein BLAST search; output equals BLAST+ 2.12 blastp -task blastp "
+               "-comp_based_stats 0 -seg no. Note: BLAST+'s default -comp_based_stats is 2, which "
+               "is not implemented yet here; give BLAST+ -comp_based_stats 0 when comparing.")
+@click.option("-query", "query", required=True, type=click.Path(dir_okay=False),
+              help="Query FASTA file (protein).")
+@click.option("-db", "db", required=True, type=click.Path(),
+              help="Database: a FASTA file or a folder made by `clalign makedb`.")
+@click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Output file (default: standard output).")
+@click.option("-evalue", "evalue", type=float, default=10.0, show_default=True,
+              help="E-value threshold.")
+@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=500,
+              show_default=True, help="Subjects kept per query.")
+@click.option("-max_hsps", "max_hsps", type=click.IntRange(min=1), default=None,
+              help="HSPs kept per subject (default: all).")
+@click.option("-outfmt", "outfmt", default="6", show_default=True,
+              help="Output format: 6 (tabular) or 7 (tabular with comments), optionally followed "
+                   "by BLAST+ column names ('6 qseqid sseqid evalue').")
+@click.option("-num_threads", "num_threads", type=click.IntRange(min=1), default=1,
+              show_default=True, help="CPU threads (queries in parallel).")
+@click.option("-comp_based_stats", "comp_based_stats", default="0", show_default=True,
+              help="Composition-based statistics: 0 only (BLAST+'s default 2 is not implemented yet).")
+@click.option("-seg", "seg", default="no", show_default=True,
+              help="SEG filtering of the query: 'no' only (not implemented yet).")
+@click.option("-matrix", "matrix", default="BLOSUM62", show_default=True,
+              help="Score matrix (BLAST+'s built-in BLOSUM45/50/62/80/90, PAM30/70/250).")
+@click.option("-gapopen", "gapopen", type=click.IntRange(min=0), default=None,
+              help="Gap opening cost (default: BLAST+'s for the matrix).")
+@click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=None,
+              help="Gap extension cost (default: BLAST+'s for the matrix).")
+@click.option("-word_size", "word_size", type=click.IntRange(min=2), default=3, show_default=True,
+              help="Word size (3 only).")
+@click.option("-threshold", "threshold", type=click.IntRange(min=0), default=None,
+              help="Neighbourhood word score threshold (default: BLAST+'s for the matrix, 11 for BLOSUM62).")
+@click.option("-window_size", "window_size", type=click.IntRange(min=0), default=None,
+              help="Two-hit window (default: BLAST+'s for the matrix, 40 for BLOSUM62).")
+@click.option("-dbsize", "dbsize", type=click.IntRange(min=0), default=0,
+              help="Effective database length for E-values (default: the real one).")
+@click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=0,
+              help="Effective search space (then plain Karlin-Altschul E-values, as BLAST+).")
+@click.option("--device", "device", default=None,
+              help="OpenCL device P:D (see `clalign devices`) for the word-hit, two-hit and ungapped "
+                   "phases; default: all phases on the CPU.")
+@click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
+              show_default=True, help="Task: blastp (blastp-fast is not implemented yet).")
+def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
+           comp_based_stats, seg, matrix, gapopen, gapextend, word_size, threshold, window_size,
+           dbsize, searchsp, device, task):
+    from ..output import parse_outfmt
+    from ..sw.cli import write_atomic
+    from .blastp import run_blastp, tabular_lines
+    from .options import blastp_options
+
+    if str(comp_based_stats) not in ("0", "F", "f"):
+        _not_yet("-comp_based_stats", comp_based_stats,
+                 " (BLAST+'s default is 2; clalign implements 0: run BLAST+ with -comp_based_stats 0 to compare)")
+    if seg != "no":
+        _not_yet("-seg", seg, " (use -seg no)")
+    if task != "blastp":
+        _not_yet("-task", task)
+    kind, columns = parse_outfmt(outfmt, extra=())
+    if not os.path.isfile(query):
+        raise InputError("no such query file", query)
+    opts = blastp_options(matrix=matrix, word_size=word_size, threshold=threshold,
+                          window=window_size, gap_open=gapopen, gap_extend=gapextend,
+                          evalue=evalue, max_target_seqs=max_target_seqs,
+                          max_hsps=max_hsps or 0, dbsize=dbsize, searchsp=searchsp)
+    results = run_blastp(query, db, opts, num_threads=num_threads, device=device)
+    lines = tabular_lines(results, columns=columns, comments=kind == "7",
+                          database=os.path.basename(os.path.normpath(db)))
+    text = "".join(line + "\n" for line in lines)
+    if out:
+        write_atomic(out, text)  # hook: clalign/outfile.py (h9b) replaces this when merged
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()

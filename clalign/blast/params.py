@@ -1,0 +1,41 @@
+"""Template parameters of the BLASTP device phases (``kernels/blast_ungapped.mako``).
+
+Constants shared by host and kernel (letter bits per word code, the separator code written
+between subjects, key field widths) are defined here once and passed to the template.
+"""
+from __future__ import annotations
+
+from ..runtime import Param, ParamSet
+from .lookup import CHARSIZE
+
+#: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
+#: so no lookup word contains it (a word never spans two subjects).
+SEPARATOR = 31
+#: Key = subject (KEY_SUBJ_BITS) | diagonal + max subject length (KEY_DIAG_BITS) | s_off (KEY_POS_BITS)
+KEY_SUBJ_BITS, KEY_DIAG_BITS, KEY_POS_BITS = 22, 21, 21
+
+BLAST_UNGAPPED = ParamSet("blast_ungapped", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group of both kernels (the hit kernel aggregates its "
+                    "work-group's hit count in local memory and reserves output space with one "
+                    "global atomic per work-group)", values=(32, 64, 128, 256), default=128),
+    Param.int("WORD", "word size W (letters per lookup word)", values=(3,), default=3),
+    Param.int("CHARSIZE", "bits per letter in a word code", values=(CHARSIZE,), default=CHARSIZE),
+    Param.int("SEPARATOR", "code written between subjects", values=(SEPARATOR,), default=SEPARATOR),
+    Param.int("KEY_SUBJ_BITS", "bits of the subject index in a hit key", values=(KEY_SUBJ_BITS,),
+              default=KEY_SUBJ_BITS),
+    Param.int("KEY_DIAG_BITS", "bits of the biased diagonal in a hit key", values=(KEY_DIAG_BITS,),
+              default=KEY_DIAG_BITS),
+    Param.int("KEY_POS_BITS", "bits of the subject offset in a hit key", values=(KEY_POS_BITS,),
+              default=KEY_POS_BITS),
+    Param.choice("KERNEL", "'subject': one work-item scans a whole subject with its diagonal "
+                           "state in global memory (blast_scan); 'sorted': one work-item per "
+                           "residue position emits hit keys, the host sorts them, one work-item "
+                           "per diagonal run applies the two-hit rule (blast_hits + blast_two_hit)",
+                 ("subject", "sorted"), default="subject"),
+    Param.int("SPLIT", "blast_scan: residues per diagonal bucket -- a subject of L residues is "
+                       "scanned by min(255, ceil(L / SPLIT)) work-items, each keeping the diagonals "
+                       "d with d mod buckets = its bucket (0 = one work-item per subject)",
+              lo=0, hi=1 << 20, default=2048),
+    Param.bool("MATRIX_LOCAL", "copy the 28 x 28 score matrix to local memory in the two-hit "
+                               "kernel (else read it from global memory)", default=True),
+))
