@@ -69,8 +69,11 @@ def write_atomic(path, text: str) -> None:
               help="Output format.")
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
               help="Output file (default: standard output).")
-@click.option("--device", "device", default=None, help="OpenCL device P:D (see `clalign devices`).")
-def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, device):
+@click.option("--device", "device", default=None,
+              help="OpenCL device P:D (see `clalign devices`); several as P:D,P:D split the database.")
+@click.option("--verbose", "verbose", is_flag=True, default=False,
+              help="Report the kernel choice (intra-task threshold and the rates behind it) on stderr.")
+def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, device, verbose):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
     from ..data import as_database
     from .engine import parse_queries, sw_search
@@ -84,7 +87,8 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, devi
         click.echo(msg, err=True)
 
     results = sw_search(queries, database, matrix=matrix, gap_open=gapopen, gap_extend=gapextend,
-                        top=max_target_seqs, device=device, progress=True, report=report)
+                        top=max_target_seqs, device=device, progress=True, report=report,
+                        verbose=report if verbose else None)
     text = format_tsv(results) if outfmt == "tsv" else format_json(results)
     if out:
         write_atomic(out, text)

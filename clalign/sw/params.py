@@ -15,6 +15,17 @@ from __future__ import annotations
 from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 
+# Constants shared by the host and every SW kernel (passed to the templates as parameters).
+ALPHA = 32          # profile rows per residue code (28 codes + sentinels), power of 2 for pair indices
+SENTINEL = 28       # residue code of padding lanes/columns/rows; scores min(matrix.min, 0)
+
+_SHARED = (
+    Param.int("ALPHA", "profile rows per residue code (host constant clalign.sw.params.ALPHA)",
+              values=(ALPHA,), default=ALPHA),
+    Param.int("SENTINEL", "residue code of padding (host constant clalign.sw.params.SENTINEL)",
+              values=(SENTINEL,), default=SENTINEL),
+)
+
 FAMILY = "sw_intertask"
 
 SW_PARAMS = ParamSet(FAMILY, (
@@ -41,7 +52,7 @@ SW_PARAMS = ParamSet(FAMILY, (
                            "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
                            "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
                  ("intertask", "vector"), default="intertask"),
-))
+) + _SHARED)
 
 VFAMILY = "sw_vector"
 
@@ -58,10 +69,28 @@ SWV_PARAMS = ParamSet(VFAMILY, (
                        "stay in the CPU cache; longer queries go strip by strip with a per-column boundary",
               lo=16, hi=65536, default=1024),
     Param.int("WG", "work-items per work-group", lo=1, hi=1024, default=1),
-), with_simd=False)
+) + _SHARED, with_simd=False)
+
+INTRA_FAMILY = "sw_intratask"
+
+INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
+    Param.int("TH", "tile height: query rows per work-item, held in registers (multiple of 4, read as int4 "
+                    "profile loads); a strip is WG x TH rows", values=(4, 8, 12, 16, 24, 32), default=8),
+    Param.int("TW", "tile width: subject columns per wavefront step; one barrier and one local-memory "
+                    "border exchange per step", values=(1, 2, 4, 8, 16), default=4),
+    Param.int("WG", "work-items per work-group (one (query, subject) pair per work-group)", lo=1, hi=1024,
+              default=64),
+) + _SHARED, with_simd=False)
+
+# Per-cell rates of the kernels on a device (GCUPS over the whole device), measured by
+# clalign.sw.threshold: "inter" = the first-pass kernel on normal subjects, "intra" = the
+# intra-task kernel on long pairs. Absent entries are measured at first use.
+RATES_FAMILY = "sw_rates"
 
 # Non-template knobs the engine also accepts as overrides (not rendered into kernels).
 ENGINE_KNOBS = {
+    "long_threshold": "subjects longer than this go to the intra-task kernel (default: from the measured rates; "
+                      "a very large value keeps every subject in the inter-task kernel)",
     "batch_residues": "residues per database batch on the device (default from global/max-alloc memory)",
     "groups_per_cu": "dynamic schedule: work-groups launched per compute unit",
     "first_width": "alias of WIDTH: the lane width of the first pass",
@@ -99,4 +128,11 @@ register(VFAMILY, [
     ({}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
     # 32 x 8-bit lanes need Clang's ext_vector_type (probe: clang_vectors; PoCL compiles with Clang).
     ({"is_cpu": True, "clang_vectors": True}, {"LANE": "u8", "VEC": 32}),
+])
+
+# Intra-task kernel (kernels/sw_intratask.mako): defaults until measured per device.
+register(INTRA_FAMILY, [
+    ({}, {"TH": 8, "TW": 4, "WG": 64}),
+    ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8}),
+    ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
 ])

@@ -1,0 +1,68 @@
+"""The intra-task kernel's pass (``kernels/sw_intratask.mako``): one work-group per (query, long
+subject) pair, launched on the worker's second queue so that it runs while the inter-task
+kernel scores the rest of the batch (no idle device while the long tail is aligned)."""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from .params import INTRA_PARAMS
+from .scoring import build_row_profile
+
+INTRA_TEMPLATE = "sw_intratask.mako"
+
+
+class Pending:
+    """Scores of an intra-task launch being computed; :meth:`result` waits for them."""
+
+    def __init__(self, event, copy, host, w):
+        self.event, self.copy, self.host, self.w = event, copy, host, w
+
+    def result(self) -> np.ndarray:
+        self.copy.wait()
+        ev = self.event
+        self.w.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
+        self.w.intra_seconds += (ev.profile.end - ev.profile.start) * 1e-9
+        return self.host
+
+
+def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
+    """Start aligning ``qcodes`` against the batch-local subjects ``ids`` (longest first)."""
+    q = queue or w.longq
+    vals = w.plan.ivalues
+    prg = w.rt.program(INTRA_TEMPLATE, INTRA_PARAMS, vals)
+    wg, th, tw = vals["WG"], vals["TH"], vals["TW"]
+    key = ("intra", wg * th)
+    prof = profiles.get(key)
+    if prof is None:
+        host = build_row_profile(qcodes, w.plan.scoring, wg * th)
+        buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
+        ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
+        prof = profiles[key] = (buf, host, host.shape[1], ev)
+    buf, _, mpad, pev = prof
+    full = ids is batch.long
+    ckey = ("intra-list", tw)
+    cached = batch.cache.get(ckey) if full else None
+    if cached is None:
+        cols = (batch.lengths[ids].astype(np.int64) + tw - 1) // tw * tw
+        bstart = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(cols, out=bstart[1:])
+        mf = cl.mem_flags
+        lst = cl.Buffer(w.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(ids, dtype=np.int32))
+        bs = cl.Buffer(w.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bstart)
+        cached = (lst, bs, int(bstart[-1]))
+        if full:
+            batch.cache[ckey] = cached
+    lst, bs, ncols = cached
+    npairs = len(ids)
+    border = w.scratch("intra-border", max(16, ncols * 8))
+    out = w.scratch("intra-out", max(16, npairs * 4))
+    _, goe, ext, thresh = w.plan.scoring.kernel_consts(32)
+    knl = w.kernel(prg, "sw_intratask")
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(mpad), border, bs, out,
+                 np.int32(goe), np.int32(ext), np.int32(thresh))
+    ev = cl.enqueue_nd_range_kernel(q, knl, (npairs * wg,), (wg,), wait_for=list(batch.uploads) + [pev])
+    host = np.empty(npairs, dtype=np.int32)
+    copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
+    q.flush()
+    return Pending(ev, copy, host, w)
