@@ -29,12 +29,12 @@ def main():
 
 
 def _register():
-    from .runtime.cli import devices
+    from .runtime.cli import cache, devices
     from .data.cli import makedb
     from .sw.cli import sw
     from .hmm.cli import hmmsearch
 
-    for cmd in (devices, makedb, sw, hmmsearch):
+    for cmd in (devices, cache, makedb, sw, hmmsearch):
         main.add_command(cmd)
 
 

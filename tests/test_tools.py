@@ -50,6 +50,42 @@ def test_length_and_composition_statistics():
     assert np.abs(freq - p).max() < 0.002
 
 
+def _share_above(lengths, cut):
+    m = lengths > cut
+    return m.mean(), lengths[m].sum() / lengths.sum()
+
+
+def test_longtail_model_is_at_least_as_heavy_as_swissprot():
+    """Issue 14: >= 0.2 % of the sequences above 2,000 aa holding >= 5 % of the residues,
+    up to 35,000; Swiss-Prot 2012_11 has 0.12 % above 3,072 aa holding 1.59 % (CUDASW++ 3.0)."""
+    lengths = gen.generate_lengths(570000, seed=1).astype(np.int64)    # lengths only: 0.1 s
+    assert 355 <= lengths.mean() <= 365 and 285 <= np.median(lengths) <= 295
+    seqs, res = _share_above(lengths, 2000)
+    assert seqs >= 0.002 and res >= 0.05
+    seqs, res = _share_above(lengths, 3072)
+    assert seqs >= 0.0012 and res >= 0.0159
+    assert 30000 < lengths.max() <= gen.MAX_LEN == 35000
+    assert lengths.min() >= gen.MIN_LEN
+
+
+@pytest.mark.parametrize("n, seed", [(2000, 1), (5000, 9), (20000, 3)])
+def test_longtail_share_holds_in_small_databases(n, seed):
+    """The tail is drawn at stratified quantiles, so even small databases carry it."""
+    lengths = gen.generate_lengths(n, seed).astype(np.int64)
+    assert (lengths >= gen.TAIL_MIN).sum() >= round(n * gen.TAIL_WEIGHT)
+    seqs, res = _share_above(lengths, 1999)
+    assert seqs >= 0.002 and res >= 0.04
+
+
+def test_lognormal_model_reproduces_earlier_figures():
+    """``--model lognormal`` is the pre-issue-14 model: 570,000 sequences, seed 1, gave the
+    204,866,741 residues and the 7,978 aa maximum quoted in docs/perf/sw.md."""
+    lengths = gen.generate_lengths(570000, seed=1, model="lognormal")
+    assert int(lengths.sum(dtype=np.int64)) == 204866741 and int(lengths.max()) == 7978
+    with pytest.raises(ValueError):
+        gen.generate_lengths(10, 1, model="gamma")
+
+
 def test_residue_table_sums_exactly():
     table = gen._residue_table()
     assert table.size == 65536
@@ -95,8 +131,13 @@ def test_generator_cli(tmp_path):
     proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gen_protein_db.py"), "-n", "50",
                            "--seed", "2", "-o", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "mean length" in proc.stderr
+    assert "mean length" in proc.stderr and "longtail model" in proc.stderr
     assert out.read_text().count(">") == 50
+    old = tmp_path / "y.fa"
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gen_protein_db.py"), "-n", "50",
+                           "--seed", "2", "--model", "lognormal", "-o", str(old)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "lognormal model" in proc.stderr
 
 
 def test_bench_help():

@@ -7,14 +7,28 @@ machine with no network, in seconds and bit-for-bit reproducibly from ``(n, seed
 
 Model
 -----
-* Lengths: log-normal, ``mu = ln(290)`` (median 290 aa, as UniProtKB/Swiss-Prot) and
-  ``sigma = sqrt(2 ln(360/290)) = 0.658`` so that the mean ``exp(mu + sigma^2/2)`` is
-  360 aa (Swiss-Prot's mean is ~360). Rounded and clipped to ``[MIN_LEN, MAX_LEN] =
-  [2, 35000]`` (the shortest Swiss-Prot entries are dipeptides; titin, ~35k aa, is the
-  longest). The clipping moves the mean by far less than 0.1 %. 570,000 sequences (the
-  size of Swiss-Prot) give ~205 M residues, the database size of the CUDASW++ benchmarks.
-  A log-normal has a lighter tail than the real distribution (a few thousand real entries
-  exceed 3,000 aa; here ~0.1 % do), which is good enough for throughput measurements.
+* Lengths, ``--model longtail`` (the default, used for every published SW figure): a mixture.
+  The body (a fraction ``1 - TAIL_WEIGHT``) is log-normal with median 290 aa (Swiss-Prot's)
+  and ``sigma`` set so that the mixture's mean is 360 aa (Swiss-Prot's mean is ~360). The
+  tail (``TAIL_WEIGHT = 0.45 %`` of the sequences, exactly ``round(n * TAIL_WEIGHT)`` of them
+  at random positions) has the truncated power-law density ``L^-2.5`` on
+  ``[TAIL_MIN, MAX_LEN] = [2000, 35000]`` (35,000 ~ titin, the longest Swiss-Prot entries
+  are 34,350-35,213 aa), drawn at stratified quantiles so that even a small database holds
+  its share of very long sequences. For 570,000 sequences this gives ~205 M residues,
+  ~0.48 % of the sequences above 2,000 aa holding ~6 % of the residues, ~0.24 % above 3,072
+  aa holding ~4.3 %, ~200 above 10,000 aa, and a longest sequence near 35,000.
+  Why this heavy: the issue-14 requirement is at least 0.2 % above 2,000 aa holding at least
+  5 %; the facts known about real Swiss-Prot are release 2012_11's 538,585 sequences /
+  191,240,745 aa with a longest of 35,213, of which 0.12 % of the sequences holding 1.59 %
+  of the residues are longer than 3,072 aa (CUDASW++ 3.0 paper, Liu et al. 2013; Hains et
+  al. 2011 quote the same 0.12 %). The model is thus at least as heavy as Swiss-Prot at
+  both thresholds, so a benchmark on it does not flatter a kernel that is slow on long
+  subjects (the log-normal model below hid exactly that).
+* Lengths, ``--model lognormal`` (the model of every figure published before issue 14; kept
+  so those can be reproduced bit for bit): log-normal, ``mu = ln(290)`` and ``sigma =
+  sqrt(2 ln(360/290)) = 0.658`` (mean 360), rounded and clipped to ``[2, 35000]``. Its tail
+  is far too light: ~0.17 % above 2,000 aa holding ~1.1 % of the residues, ~0.02 % above
+  3,072 aa, a longest of ~8,000 aa in 570,000 sequences.
 * Residues: i.i.d. from the 20 standard amino acids with the Robinson & Robinson (1991)
   background frequencies that NCBI BLAST uses for BLOSUM62 statistics
   (``Robinson_prob`` in ``blast_stat.c``), quantised to 1/65536 so a residue is one
@@ -24,7 +38,7 @@ Output: ``>synth|000001 synthetic protein len=312`` headers, sequences wrapped a
 columns (as UniProt FASTA). Use in-process through :func:`generate` and
 :func:`write_fasta`, or from the command line::
 
-    python3 tools/gen_protein_db.py -n 570000 --seed 1 -o swissprot_like.fasta [--gzip]
+    python3 tools/gen_protein_db.py -n 570000 --seed 1 -o swissprot_like.fasta [--gzip] [--model lognormal]
 """
 from __future__ import annotations
 
@@ -47,10 +61,17 @@ ROBINSON_PERMILLE = {
 }
 MEDIAN_LEN = 290.0
 MEAN_LEN = 360.0
-MU = math.log(MEDIAN_LEN)
-SIGMA = math.sqrt(2.0 * math.log(MEAN_LEN / MEDIAN_LEN))
 MIN_LEN = 2
 MAX_LEN = 35000
+#: The pre-issue-14 log-normal model (``--model lognormal``).
+MU = math.log(MEDIAN_LEN)
+SIGMA = math.sqrt(2.0 * math.log(MEAN_LEN / MEDIAN_LEN))
+#: The long-tail model (``--model longtail``, the default): tail weight, range and exponent.
+TAIL_WEIGHT = 0.0045
+TAIL_MIN = 2000
+TAIL_EXPONENT = 2.5
+MODELS = ("longtail", "lognormal")
+DEFAULT_MODEL = "longtail"
 LINE_WIDTH = 60
 #: Residues are drawn in blocks of this many, so the output depends only on (n, seed).
 _BLOCK = 1 << 24
@@ -71,13 +92,57 @@ def _residue_table() -> np.ndarray:
     return np.repeat(letters, counts)
 
 
-def generate_lengths(n: int, seed: int) -> np.ndarray:
-    """Return ``n`` sequence lengths (int32) of the log-normal model for ``seed``."""
+def _tail_mean() -> float:
+    """Mean of the truncated power-law tail density ``L^-TAIL_EXPONENT`` on [TAIL_MIN, MAX_LEN]."""
+    a, lo, hi = TAIL_EXPONENT, float(TAIL_MIN), float(MAX_LEN)
+    num = (hi ** (2 - a) - lo ** (2 - a)) / (2 - a)
+    den = (hi ** (1 - a) - lo ** (1 - a)) / (1 - a)
+    return num / den
+
+
+def _tail_quantile(u: np.ndarray) -> np.ndarray:
+    """Inverse CDF of the tail density at ``u`` in [0, 1)."""
+    b = 1.0 - TAIL_EXPONENT
+    lo, hi = float(TAIL_MIN) ** b, float(MAX_LEN) ** b
+    return (lo + u * (hi - lo)) ** (1.0 / b)
+
+
+def body_sigma() -> float:
+    """Log-normal sigma of the long-tail model's body: the mixture's mean is MEAN_LEN."""
+    body_mean = (MEAN_LEN - TAIL_WEIGHT * _tail_mean()) / (1.0 - TAIL_WEIGHT)
+    return math.sqrt(2.0 * math.log(body_mean / MEDIAN_LEN))
+
+
+def generate_lengths(n: int, seed: int, model: str = DEFAULT_MODEL) -> np.ndarray:
+    """Return ``n`` sequence lengths (int32) of ``model`` (see the module docstring) for ``seed``."""
     if n < 1:
         raise ValueError("n must be at least 1")
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0]))
-    raw = rng.lognormal(MU, SIGMA, size=n)
-    return np.clip(np.rint(raw), MIN_LEN, MAX_LEN).astype(np.int32)
+    if model not in MODELS:
+        raise ValueError(f"unknown length model {model!r} (choose from {', '.join(MODELS)})")
+    if model == "lognormal":
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 0]))
+        raw = rng.lognormal(MU, SIGMA, size=n)
+        return np.clip(np.rint(raw), MIN_LEN, MAX_LEN).astype(np.int32)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    lengths = np.clip(np.rint(rng.lognormal(MU, body_sigma(), size=n)), MIN_LEN, MAX_LEN)
+    k = int(round(n * TAIL_WEIGHT))
+    if k:
+        u = (np.arange(k) + rng.random(k)) / k          # one draw per stratum of the tail
+        where = rng.choice(n, size=k, replace=False)
+        lengths[where] = np.clip(np.rint(_tail_quantile(u)), TAIL_MIN, MAX_LEN)
+    return lengths.astype(np.int32)
+
+
+def tail_summary(lengths: np.ndarray, cuts=(2000, 3072, 10000)) -> str:
+    """One line: for each cut, the share of sequences longer and the share of residues they hold."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = max(1, int(lengths.sum()))
+    parts = []
+    for c in cuts:
+        m = lengths > c
+        parts.append(f">{c} aa: {int(m.sum())} ({100.0 * m.mean():.2f} % of sequences, "
+                     f"{100.0 * int(lengths[m].sum()) / total:.2f} % of residues)")
+    return "; ".join(parts)
 
 
 def generate_residues(total: int, seed: int) -> np.ndarray:
@@ -92,13 +157,13 @@ def generate_residues(total: int, seed: int) -> np.ndarray:
     return out
 
 
-def generate(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Generate the database in memory.
+def generate(n: int, seed: int = 1, model: str = DEFAULT_MODEL) -> tuple[np.ndarray, np.ndarray]:
+    """Generate the database in memory (lengths from ``model``).
 
     Returns ``(lengths, residues)``: int32 lengths and the uint8 ASCII residues of all
     sequences concatenated (sequence i starts at ``lengths[:i].sum()``).
     """
-    lengths = generate_lengths(n, seed)
+    lengths = generate_lengths(n, seed, model)
     return lengths, generate_residues(int(lengths.sum(dtype=np.int64)), seed)
 
 
@@ -158,18 +223,20 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", required=True, help="output FASTA path")
     ap.add_argument("--gzip", action="store_true", help="gzip the output (level 1)")
     ap.add_argument("--width", type=int, default=LINE_WIDTH, help="line width (default 60)")
+    ap.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL,
+                    help="length model (default longtail; lognormal reproduces pre-issue-14 figures)")
     args = ap.parse_args(argv)
     if args.n < 1 or args.width < 1:
         ap.error("-n and --width must be positive")
     t0 = time.perf_counter()
-    lengths, residues = generate(args.n, args.seed)
+    lengths, residues = generate(args.n, args.seed, args.model)
     t1 = time.perf_counter()
     write_fasta(args.out, lengths, residues, args.gzip, args.width)
     t2 = time.perf_counter()
     print(f"gen_protein_db: {args.n} sequences, {residues.size} residues, mean length "
           f"{residues.size / args.n:.1f}, median {float(np.median(lengths)):.0f}, max "
           f"{int(lengths.max())}; generated in {t1 - t0:.1f} s, written in {t2 - t1:.1f} s "
-          f"to {args.out}", file=sys.stderr)
+          f"to {args.out} ({args.model} model; {tail_summary(lengths)})", file=sys.stderr)
     return 0
 
 

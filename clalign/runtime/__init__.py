@@ -1,5 +1,5 @@
 """One OpenCL runtime for every engine: device choice, capability probe, template
-rendering and an in-memory program cache.
+rendering, an in-memory program cache and the persistent binary cache (:mod:`.cache`).
 
 Typical use inside an engine::
 
@@ -19,6 +19,7 @@ from pathlib import Path
 import pyopencl as cl
 
 from ..errors import KernelBuildError
+from . import cache as _cache
 from .device import all_devices, device_label, select_devices
 from .params import Param, ParamSet, SIMD_PARAMS, choose, simd_values
 from .probe import Capabilities, probe
@@ -51,8 +52,9 @@ class Runtime:
         self._programs: dict = {}
         self._building: dict = {}          # key -> Event of a build in flight (another thread)
         self._build_lock = threading.Lock()
-        self.build_seconds = 0.0
-        self.builds = 0
+        self.build_seconds = 0.0          # summed over threads, source builds only
+        self.builds = 0                   # programs built from source
+        self.loads = 0                    # programs loaded from the persistent cache
 
     @classmethod
     def get(cls, device=None) -> "Runtime":
@@ -84,8 +86,11 @@ class Runtime:
         return self.build_source(_source(template, paramset, values, extra_dirs), options, name=template)
 
     def build_source(self, src: str, options=(), name="kernel") -> cl.Program:
-        """Build (or take from the cache) one program. Thread-safe: a second thread asking for
-        a program that is being built waits for that build instead of starting its own."""
+        """Build (or take from the caches) one program. Thread-safe: a second thread asking for
+        a program that is being built waits for that build instead of starting its own.
+
+        Order: this process's programs, then the persistent binary cache, then a source build
+        (whose binary is then stored)."""
         opts = tuple(options)
         key = (hashlib.sha256(src.encode()).hexdigest(), opts)
         while True:
@@ -98,6 +103,25 @@ class Runtime:
                     ev = self._building[key] = threading.Event()
                     break
             ev.wait()        # built by another thread; if that build failed, build here for the error
+        try:
+            prg = self._load_or_build(src, opts, name)
+        finally:
+            with self._build_lock:
+                self._building.pop(key, None)
+            ev.set()
+        with self._build_lock:
+            self._programs[key] = prg
+        return prg
+
+    def _load_or_build(self, src: str, opts: tuple, name: str) -> cl.Program:
+        store = _cache.get_cache()
+        ckey = store.key(src, opts, self.device) if store.enabled else None
+        if ckey is not None:
+            prg = store.load(self.ctx, self.device, ckey, opts)
+            if prg is not None:
+                with self._build_lock:
+                    self.loads += 1
+                return prg
         t0 = time.perf_counter()
         try:
             prg = cl.Program(self.ctx, src).build(options=list(opts))
@@ -105,14 +129,14 @@ class Runtime:
             path = dump_source(name, src, Path(tempfile.gettempdir()) / "clalign-kernels")
             # pyopencl's exception text carries the compiler's build log.
             raise KernelBuildError(f"OpenCL build of {name} failed on {self.caps.name}", str(exc), path) from None
-        finally:
-            with self._build_lock:
-                self._building.pop(key, None)
-            ev.set()
+        dt = time.perf_counter() - t0
         with self._build_lock:
-            self.build_seconds += time.perf_counter() - t0
+            self.build_seconds += dt
             self.builds += 1
-            self._programs[key] = prg
+        store.count(builds=1, build_seconds=dt)
+        if ckey is not None:
+            store.store(self.device, ckey, prg, {"template": name, "options": list(opts),
+                                                 "build_seconds": round(dt, 3), "lines": src.count("\n") + 1})
         return prg
 
     def prebuild(self, items, threads: int = 8) -> list:

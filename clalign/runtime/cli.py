@@ -45,3 +45,40 @@ def devices(as_json):
     for r in out:
         click.echo("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip())
     click.echo("* = default device (override with --device P:D, CLALIGN_DEVICE or PYOPENCL_CTX)")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
+
+
+@click.group("cache")
+def cache():
+    """The persistent kernel-binary cache (CLALIGN_CACHE_DIR; CLALIGN_NO_CACHE=1 disables it)."""
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print the information as JSON.")
+def cache_info(as_json):
+    """Location, size bound, and entries and bytes per device."""
+    from .cache import get_cache
+
+    info = get_cache().info()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    state = "enabled" if info["enabled"] else "disabled (CLALIGN_NO_CACHE)"
+    click.echo(f"location: {info['location']} ({state})")
+    click.echo(f"entries:  {info['entries']}, {_size(info['bytes'])} of at most {_size(info['max_bytes'])}")
+    for d in info["devices"]:
+        click.echo(f"  {d['entries']:5d}  {_size(d['bytes']):>10}  {d.get('device', '?')} | "
+                   f"{d.get('platform', '?')} | driver {d.get('driver', '?')}  [{d['folder']}]")
+
+
+@cache.command("clear")
+def cache_clear():
+    """Delete every cached kernel binary (only files clalign wrote)."""
+    from .cache import get_cache
+
+    c = get_cache()
+    n = c.clear()
+    click.echo(f"removed {n} cached kernel(s) from {c.root}")
