@@ -151,6 +151,10 @@ class SWEngine:
     def program(self, values):
         return self.rt.program(INTER_TEMPLATE, SW_PARAMS, values)
 
+    def plan_batches(self, db):
+        """[(start, stop)] of the database in batches the first device holds."""
+        return self.workers[0].plan_batches(as_database(db))
+
     @property
     def kernel_seconds(self) -> float:
         return sum(w.kernel_seconds for w in self.workers)
