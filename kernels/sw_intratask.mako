@@ -27,6 +27,17 @@ host reports it instead of returning a wrong score.
 assert TH % 4 == 0
 NV = TH // 4
 %>
+<%def name="load(j, dst)">\
+## profile vectors of the TW columns starting at ${j} (sentinel past the subject's end)
+% for c in range(TW):
+                { const int jj = ${j} + ${c};
+                  __global const int *pc = pr + (jj < n ? (int)sq[jj] : ${SENTINEL}) * mpad;
+%  for v in range(NV):
+                  ${dst}${c}_${v} = vload4(${v}, pc);
+%  endfor
+                }
+% endfor
+</%def>
 /* sw_intratask: TH=${TH} TW=${TW} WG=${WG} */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void sw_intratask(__global const uchar *restrict res,   /* batch residues */
@@ -59,16 +70,24 @@ void sw_intratask(__global const uchar *restrict res,   /* batch residues */
     int h${r} = 0, e${r} = 0;
 % endfor
     int jt = -t, s = 0;
+    /* profile scores of the current tile (column c, rows 4v..4v+3: p{c}_{v}), loaded one step
+       ahead so that the dependent loads (residue code -> profile row) overlap the cells */
+% for c in range(TW):
+%  for v in range(NV):
+    int4 p${c}_${v} = (int4)(0);
+%  endfor
+% endfor
     for (int k = 0; k < nsteps; k++) {
         if (jt >= 0 && jt < nt && s < nstrips) {
+            __global const int *pr = prof + (s * ${WG} + t) * ${TH};
+            const int j0 = jt * ${TW};
             if (jt == 0) {
                 hdg = 0;
 % for r in range(TH):
                 h${r} = 0; e${r} = 0;
 % endfor
+${load("j0", "p")}
             }
-            __global const int *pr = prof + (s * ${WG} + t) * ${TH};
-            const int j0 = jt * ${TW};
 % for c in range(TW):
             int hu${c}, fu${c};
 % endfor
@@ -89,18 +108,20 @@ void sw_intratask(__global const uchar *restrict res,   /* batch residues */
 % endfor
             }
 % for c in range(TW):
+%  for v in range(NV):
+            int4 q${c}_${v} = (int4)(0);
+%  endfor
+% endfor
+            if (jt + 1 < nt) {
+${load("j0 + %d" % TW, "q")}
+            }
+% for c in range(TW):
             int ho${c}, fo${c};
             {   /* column j0 + ${c} */
-                const int j = j0 + ${c};
-                const int code = j < n ? (int)sq[j] : ${SENTINEL};
-                __global const int *pc = pr + code * mpad;
-%  for v in range(NV):
-                const int4 p${v} = vload4(${v}, pc);
-%  endfor
                 int dg = ${"hdg" if c == 0 else "hu%d" % (c - 1)};
                 int f = fu${c};
 %  for r in range(TH):
-                { const int h = max(max(dg + p${r // 4}.s${r % 4}, e${r}), max(f, 0));
+                { const int h = max(max(dg + p${c}_${r // 4}.s${r % 4}, e${r}), max(f, 0));
                   const int tt = h - goe;
                   e${r} = max(e${r} - ext, tt);
                   f = max(f - ext, tt);
@@ -109,6 +130,11 @@ void sw_intratask(__global const uchar *restrict res,   /* batch residues */
 %  endfor
                 ho${c} = h${TH - 1}; fo${c} = f;
             }
+% endfor
+% for c in range(TW):
+%  for v in range(NV):
+            p${c}_${v} = q${c}_${v};
+%  endfor
 % endfor
             hdg = hu${TW - 1};
             if (t == ${WG - 1}) {

@@ -9,6 +9,7 @@ import pytest
 from clalign.data import PROTEIN, Database, get_matrix
 from clalign.data.matrices import Matrix
 from clalign.sw import SWEngine, sw_scores
+from clalign.sw.intratask import intra_values
 from clalign.sw.reference import sw_score
 from clalign.sw.threshold import choose_threshold
 from clalign.sw.worker import ScoreOverflowError
@@ -79,7 +80,7 @@ def test_long_pairs_to_35000_through_every_width():
     first = SWEngine("BLOSUM62", 11, 1, None, long_threshold=10 ** 9)
     got, _ = first.search([("long", q)], db, progress=False)
     assert np.array_equal(got[0], want), (got[0], want)
-    assert [w for w, _ in first.last_passes][-1] == 32 and len(first.last_passes) >= 2
+    assert [w for w, _ in first.last_passes] == first.widths()     # every width of the plan ran
     intra = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0)
     got2, _ = intra.search([("long", q)], db, progress=False)
     assert np.array_equal(got2[0], want)
@@ -134,3 +135,11 @@ def test_scores_above_2_31_are_reported(thr):
     db2 = Database.from_sequences([np.full(10, W, np.uint8), np.full(2200, W, np.uint8)], ids=["w10", "w2200"])
     with pytest.raises(ScoreOverflowError, match="w2200"):
         sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr)
+
+
+def test_intra_work_group_fits_short_queries():
+    v = {"TH": 8, "TW": 4, "WG": 128}
+    assert intra_values(v, 144, 32)["WG"] == 32          # 256 rows instead of 1,024 for 144
+    assert intra_values(v, 2000, 32)["WG"] == 128        # 2 strips of 1,024
+    assert intra_values(v, 1100, 32)["WG"] == 96         # 2 strips of 768 instead of 1,024
+    assert intra_values(v, 5, 1)["WG"] == 1

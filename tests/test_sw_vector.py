@@ -140,7 +140,7 @@ def test_kernel_choice():
     # u8 lanes: gap costs above 255 start at s16; LANE alone resets VEC to 16
     eng = SWEngine("BLOSUM62", 300, 1, None, KERNEL="vector", LANE="u8", VEC=16)
     assert eng.widths() == [16, 32]
-    assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16").vvalues["VEC"] == 16
+    assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16").plan.vvalues["VEC"] == 16
     with pytest.raises(ParameterError):
         SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16", VEC=32)
 
@@ -191,4 +191,4 @@ def test_vec32_needs_clang_vectors(monkeypatch):
     with pytest.raises(ParameterError, match="clang_vectors"):
         SWEngine(KERNEL="vector", LANE="u8", VEC=32)
     eng = SWEngine(KERNEL="vector")            # the tuning table then keeps portable vectors
-    assert eng.vvalues["VEC"] != 32
+    assert eng.plan.vvalues["VEC"] != 32

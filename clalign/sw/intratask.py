@@ -12,6 +12,17 @@ from .scoring import build_row_profile
 INTRA_TEMPLATE = "sw_intratask.mako"
 
 
+def intra_values(values: dict, qlen: int, granule: int) -> dict:
+    """The template values for a query of ``qlen`` rows: the tuned WG is the largest; a shorter
+    query gets the smallest work-group (a multiple of ``granule``, the warp) whose strips cover
+    it with the same number of strips, so that few of its work-items compute padding rows."""
+    wg, th = values["WG"], values["TH"]
+    nstrips = max(1, -(-qlen // (wg * th)))
+    need = -(-qlen // (th * nstrips))
+    g = max(1, int(granule))
+    return {**values, "WG": max(1, min(wg, -(-need // g) * g))}
+
+
 class Pending:
     """Scores of an intra-task launch being computed; :meth:`result` waits for them."""
 
@@ -29,7 +40,9 @@ class Pending:
 def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     """Start aligning ``qcodes`` against the batch-local subjects ``ids`` (longest first)."""
     q = queue or w.longq
-    vals = w.plan.ivalues
+    # GPUs: work-groups in whole warps; CPUs keep the tuned (small) WG: one build, not one per query length
+    gran = w.caps.warp if w.caps.is_gpu else w.plan.ivalues["WG"]
+    vals = intra_values(w.plan.ivalues, len(qcodes), gran)
     prg = w.rt.program(INTRA_TEMPLATE, INTRA_PARAMS, vals)
     wg, th, tw = vals["WG"], vals["TH"], vals["TW"]
     key = ("intra", wg * th)
