@@ -143,3 +143,23 @@ def test_intra_work_group_fits_short_queries():
     assert intra_values(v, 2000, 32)["WG"] == 128        # 2 strips of 1,024
     assert intra_values(v, 1100, 32)["WG"] == 96         # 2 strips of 768 instead of 1,024
     assert intra_values(v, 5, 1)["WG"] == 1
+
+
+def test_rates_measured_once_then_stored(tmp_path, monkeypatch):
+    """Rates absent from the tuning table are measured at first use and stored beside the
+    program cache: a later process (simulated by forgetting the in-process copy) reads them."""
+    from clalign.runtime import cache
+    from clalign.sw import threshold
+
+    cache.configure(root=tmp_path)
+    try:
+        eng = SWEngine("BLOSUM62", 11, 1, None, INTRA_WG=2)
+        monkeypatch.setattr(threshold, "_MEASURED", {})
+        first = threshold.device_rates(eng.workers[0])
+        assert set(first) == {"inter", "lane", "intra"} and all(v > 0 for v in first.values())
+        assert len(list((tmp_path / "sw_rates").glob("*.json"))) == 1
+        monkeypatch.setattr(threshold, "_MEASURED", {})
+        monkeypatch.setattr(threshold, "measure_rates", lambda w: pytest.fail("measured again"))
+        assert threshold.device_rates(eng.workers[0]) == first
+    finally:
+        cache.configure()

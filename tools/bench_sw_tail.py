@@ -33,9 +33,10 @@ import gen_protein_db  # noqa: E402
 from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
 from clalign.sw.engine import SWEngine  # noqa: E402
 
-VARIANTS = [dict(INTRA_TH=8, INTRA_TW=8, INTRA_WG=128), dict(INTRA_TH=4, INTRA_TW=4, INTRA_WG=256),
-            dict(INTRA_TH=4, INTRA_TW=8, INTRA_WG=256), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=256),
-            dict(INTRA_TH=12, INTRA_TW=4, INTRA_WG=128), dict(INTRA_TH=8, INTRA_TW=2, INTRA_WG=128)]
+VARIANTS = [dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=4, INTRA_WG=32),
+            dict(INTRA_TH=32, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=32),
+            dict(INTRA_TH=8, INTRA_TW=8, INTRA_WG=32), dict(INTRA_TH=12, INTRA_TW=4, INTRA_WG=64),
+            dict(INTRA_TH=16, INTRA_TW=2, INTRA_WG=32), dict(INTRA_TH=24, INTRA_TW=4, INTRA_WG=32)]
 
 
 def timed(eng, queries, db, verbose=None):
@@ -106,6 +107,12 @@ def main():
             m["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_l))
             out["variants"].append(m)
             print("variant", m, flush=True)
+        best = min(out["variants"], key=lambda m: m["kernel_s"])["values"]
+        e = SWEngine("BLOSUM62", 11, 1, a.device, **best)
+        r, out["split_best"] = timed(e, queries, db, verbose=lines.append)
+        out["split_best"]["values"] = best
+        out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
+        print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
     if a.cli:
         prep = os.path.join(a.work, "prep")
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -1,7 +1,8 @@
 """Which subjects go to the intra-task kernel, from per-cell rates measured on the device.
 
-Rates (GCUPS, stored in the tuning table under ``sw_rates``; measured at first use when the
-table has no entry for the device, then registered for the rest of the process):
+Rates (GCUPS, looked up in the tuning table under ``sw_rates``; when it has no entry for the
+device, read from the program cache folder where an earlier process stored its measurement for
+this device and kernel plan, else measured now and stored there):
 ``inter``  the first-pass kernel over the whole device on normal subjects;
 ``lane``   the same kernel running one work-group alone, per lane (how fast one long subject
            in a lane advances: the tail of a length-sorted search waits for it);
@@ -12,12 +13,17 @@ rate) -- the query length cancels out, so one threshold serves every query.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..data import PROTEIN, Database
-from ..runtime.tuning import lookup, register
+from ..runtime.tuning import lookup
 from .params import RATES_FAMILY
 
 _AA = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
@@ -37,15 +43,72 @@ def choose_threshold(lengths, rates: dict) -> int:
     return int(L[k]) if k < L.size else 0
 
 
+_KEYS = ("inter", "lane", "intra")
+
+
+_MEASURED: dict = {}      # ident digest -> rates, for the rest of the process
+
+
+def _ident(worker) -> str:
+    from ..runtime.cache import device_identity
+
+    p = worker.plan
+    ident = {"device": device_identity(worker.rt.device), "kernel": p.kernel, "base": p.base, "vector": p.vvalues,
+             "intra": p.ivalues, "groups_per_cu": p.groups_per_cu}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _stored_path(worker):
+    """Where the rates of this device and kernel plan persist between processes (beside the
+    program cache, so ``clalign cache clear`` forgets them too); None when the cache is off."""
+    from ..runtime.cache import get_cache
+
+    cache = get_cache()
+    if not cache.enabled:
+        return None
+    return Path(cache.root) / "sw_rates" / f"{_ident(worker)}.json"
+
+
+def _load(path):
+    try:
+        got = json.loads(path.read_text())
+        if all(isinstance(got.get(k), (int, float)) and got[k] > 0 for k in _KEYS):
+            return {k: float(got[k]) for k in _KEYS}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _store(path, rates):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+        with os.fdopen(fd, "w") as fh:
+            json.dump(rates, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass        # a read-only cache folder only costs a measurement next time
+
+
 def device_rates(worker, report=None) -> dict:
-    """The tuning table's rates for the worker's device, measured now when absent."""
+    """The tuning table's rates for the worker's device, else the stored measurement of an
+    earlier process, else measured now (and stored)."""
     caps = worker.caps
     got = lookup(RATES_FAMILY, caps)
-    if all(k in got for k in ("inter", "lane", "intra")):
+    if all(k in got for k in _KEYS):
         return got
+    key = _ident(worker)
+    if key in _MEASURED:
+        return _MEASURED[key]
+    path = _stored_path(worker)
+    rates = _load(path) if path is not None else None
+    if rates is not None:
+        _MEASURED[key] = rates
+        return rates
     t0 = time.perf_counter()
-    rates = measure_rates(worker)
-    register(RATES_FAMILY, [({"name_contains": caps.name, "vendor": caps.vendor}, rates)])
+    rates = _MEASURED[key] = measure_rates(worker)
+    if path is not None:
+        _store(path, rates)
     if report is not None:
         report(f"sw: measured per-cell rates on {caps.name} in {time.perf_counter() - t0:.1f} s: "
                + ", ".join(f"{k} {v:.2f} GCUPS" for k, v in rates.items()))
