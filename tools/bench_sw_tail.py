@@ -62,6 +62,8 @@ def main():
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--cli", action="store_true")
     ap.add_argument("--no-old", action="store_true", help="skip the inter-task-only run")
+    ap.add_argument("--multi", action="store_true",
+                    help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -113,6 +115,22 @@ def main():
         out["split_best"]["values"] = best
         out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
         print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
+    if a.multi:
+        from clalign.runtime import all_devices
+        import pyopencl as cl
+
+        devs = all_devices()
+        gpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.GPU][:1]
+        cpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.CPU][:1]
+        spec = ",".join(gpu + (cpu or gpu))
+        me = SWEngine("BLOSUM62", 11, 1, spec)
+        rep = []
+        r, out["multi"] = timed(me, queries, db, verbose=rep.append)
+        out["multi"]["spec"] = spec
+        out["multi"]["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
+        out["multi"]["devices"] = me.device_report
+        out["multi"]["verbose"] = rep
+        print("multi", out["multi"], flush=True)
     if a.cli:
         prep = os.path.join(a.work, "prep")
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

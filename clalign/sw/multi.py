@@ -3,9 +3,10 @@
 One device: the database goes through in batches (the next uploaded on a copy queue while the
 current one is searched); a database that fits in one batch stays on the device between calls.
 Several devices (``--device 0:0,0:1``; the same device may be listed twice): each worker first
-takes a contiguous share of the database proportional to its measured first-pass rate (80 % of
-the residues in all), then the rest in small ranges from a shared list until none is left, so a
-device that runs slower than its rate said is compensated at the end. Scores land in database
+takes a contiguous range of the database proportional to its measured first-pass rate (80 % of
+the residues in all), then ever smaller ranges of what is left (guided self-scheduling, still
+weighted by rate) until none is left, so a device that runs slower than its rate said is
+compensated at the end and a slow one (PoCL beside a GPU) only gets pieces it finishes in time. Scores land in database
 order whatever device computed them, so the output is identical to one device's.
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 from .threshold import device_rates
 
 FIRST_SHARE = 0.8       # fraction of the residues handed out by rate up front
-TAIL_PIECES = 4         # small ranges per device for the dynamic end
+TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times the rate share
+MIN_PIECES = 64         # a piece holds at least 1/64 of the worker's rate share of the residues
 
 
 def _run_range(worker, threshold, queries, db, start, stop, results, seconds, bar, lock):
@@ -52,29 +54,30 @@ def _run_range(worker, threshold, queries, db, start, stop, results, seconds, ba
     worker.busy_seconds += time.perf_counter() - t_busy
 
 
-def _ranges(db, workers):
-    """The up-front share of each worker and the shared tail ranges (database index ranges)."""
-    n = len(db)
-    cum = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
-    total = int(cum[-1])
-    rates = np.array([device_rates(w)["inter"] for w in workers], dtype=np.float64)
-    share = rates / rates.sum() * FIRST_SHARE
-    cuts = np.searchsorted(cum, np.cumsum(share) * total, side="left").clip(0, n)
-    first, start = [], 0
-    for c in cuts:
-        first.append((start, int(max(c, start))))
-        start = int(max(c, start))
-    pieces = TAIL_PIECES * len(workers)
-    bounds = np.searchsorted(cum, start + (total - cum[start]) * np.arange(1, pieces + 1) / pieces, side="left")
-    tail, a = [], start
-    for b in bounds.clip(start, n):
-        b = int(b)
-        if b > a:
-            tail.append((a, b))
-            a = b
-    if a < n:
-        tail.append((a, n))
-    return first, tail
+class _Dealer:
+    """Hands out contiguous database ranges (guided self-scheduling weighted by rate): a worker
+    asking for work gets ``frac`` of the remaining residues times its share of the summed rates,
+    ``FIRST_SHARE`` on its first request and ``TAIL_SHARE`` later, so the ranges shrink towards
+    the end and a slow device is never handed more than it can finish while the others work."""
+
+    def __init__(self, db, rates):
+        self.cum = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
+        self.n = len(db)
+        self.cursor = 0
+        self.share = np.asarray(rates, dtype=np.float64) / float(np.sum(rates))
+        self.lock = threading.Lock()
+
+    def next(self, k, first):
+        with self.lock:
+            a = self.cursor
+            if a >= self.n:
+                return None
+            left = int(self.cum[-1] - self.cum[a])
+            share = self.share[k]
+            want = max((FIRST_SHARE if first else TAIL_SHARE) * left * share, self.cum[-1] * share / MIN_PIECES)
+            b = int(np.searchsorted(self.cum, self.cum[a] + want, side="left"))
+            self.cursor = b = min(self.n, max(a + 1, b))
+            return a, b
 
 
 def search_devices(workers, thresholds, queries, db, bar):
@@ -90,22 +93,21 @@ def search_devices(workers, thresholds, queries, db, bar):
         _run_range(w, thresholds[0], queries, db, 0, n, results, seconds, bar, lock)
         w.subjects = n
         return results, seconds, [(w.rt.label, n, w.cells, w.busy_seconds)]
-    first, tail = _ranges(db, workers)
+    dealer = _Dealer(db, [device_rates(w)["inter"] for w in workers])
     errors = []
     t0 = time.perf_counter()
 
     def work(k):
         w = workers[k]
         try:
-            todo = [first[k]]
-            while todo:
-                a, b = todo.pop()
-                if b > a:
-                    _run_range(w, thresholds[k], queries, db, a, b, results, seconds, bar, lock)
-                    w.subjects += b - a
-                with lock:
-                    if tail and not errors:
-                        todo.append(tail.pop(0))
+            first = True
+            while not errors:
+                got = dealer.next(k, first)
+                if got is None:
+                    break
+                first = False
+                _run_range(w, thresholds[k], queries, db, got[0], got[1], results, seconds, bar, lock)
+                w.subjects += got[1] - got[0]
         except BaseException as exc:       # re-raised in the caller's thread
             with lock:
                 errors.append(exc)
