@@ -21,6 +21,8 @@ B62 = get_matrix("BLOSUM62")
 INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
          dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8),
          dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2)]
+INTRA = [dict(v, INTRA_KIND="tiles") for v in INTRA] + [dict(INTRA_KIND="striped")]
+KINDS = [dict(INTRA_KIND="tiles", INTRA_TH=4, INTRA_TW=2, INTRA_WG=3), dict(INTRA_KIND="striped")]
 
 
 def _rand(rng, n):
@@ -42,7 +44,11 @@ def case():
     return db, queries, [_ref(q, db) for q in queries]
 
 
-@pytest.mark.parametrize("ov", INTRA, ids=lambda v: "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v))
+def _vid(v):
+    return "striped" if v["INTRA_KIND"] == "striped" else "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v)
+
+
+@pytest.mark.parametrize("ov", INTRA, ids=_vid)
 def test_intratask_matches_reference(case, ov):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, **ov)
@@ -53,18 +59,20 @@ def test_intratask_matches_reference(case, ov):
         assert bad.size == 0, f"query {i}: subjects {bad[:8]} got {g[bad[:8]]} want {r[bad[:8]]}"
 
 
-def test_kernels_agree_around_threshold(case):
+@pytest.mark.parametrize("ov", KINDS, ids=_vid)
+def test_kernels_agree_around_threshold(case, ov):
     """Subjects of the threshold's length stay in the first pass, one longer goes intra-task."""
     db, queries, ref = case
     for thr in (32, 33, 96):
-        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=thr, INTRA_TH=4, INTRA_TW=2, INTRA_WG=3)
+        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=thr, **ov)
         got, _ = eng.search([("q", queries[-1])], db, progress=False)
         assert np.array_equal(got[0], ref[-1])
         n_long = int((np.asarray(db.lengths) > thr).sum())
         assert eng.last_passes[-1] == (32, n_long) and eng.last_kernels[-1] == "intratask"
 
 
-def test_long_pairs_to_35000_through_every_width():
+@pytest.mark.parametrize("ov", KINDS, ids=_vid)
+def test_long_pairs_to_35000_through_every_width(ov):
     """A 35,000-aa query against long subjects: closed-form scores of W runs (W/W = 11) above 8
     and 16 bits, plus random ones against the reference; first-pass kernels and intra-task agree."""
     rng = np.random.default_rng(9)
@@ -81,9 +89,9 @@ def test_long_pairs_to_35000_through_every_width():
     got, _ = first.search([("long", q)], db, progress=False)
     assert np.array_equal(got[0], want), (got[0], want)
     assert [w for w, _ in first.last_passes] == first.widths()     # every width of the plan ran
-    intra = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0)
+    intra = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, **ov)
     got2, _ = intra.search([("long", q)], db, progress=False)
-    assert np.array_equal(got2[0], want)
+    assert np.array_equal(got2[0], want)     # 34,100 needs the s32 rescoring of the striped kernel
 
 
 def test_several_devices_identical(case, capsys):
@@ -125,16 +133,17 @@ def _big_matrix():
     return Matrix("BIG", m, -4, 1_000_000)
 
 
-@pytest.mark.parametrize("thr", [0, 10 ** 9], ids=["intratask", "intertask"])
-def test_scores_above_2_31_are_reported(thr):
+@pytest.mark.parametrize("thr,kind", [(0, "tiles"), (0, "striped"), (10 ** 9, "tiles")],
+                         ids=["intratask", "striped", "intertask"])
+def test_scores_above_2_31_are_reported(thr, kind):
     """Scores up to INT32_MAX - smax are exact; beyond, an error names the subject (issue 9)."""
     W = PROTEIN.encode("W")[0]
     db = Database.from_sequences([np.full(2000, W, np.uint8), np.full(10, W, np.uint8)], ids=["w2000", "w10"])
-    got = sw_scores(np.full(2100, W, np.uint8), db, matrix=_big_matrix(), long_threshold=thr)
+    got = sw_scores(np.full(2100, W, np.uint8), db, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
     assert list(got) == [2_000_000_000, 10_000_000]
     db2 = Database.from_sequences([np.full(10, W, np.uint8), np.full(2200, W, np.uint8)], ids=["w10", "w2200"])
     with pytest.raises(ScoreOverflowError, match="w2200"):
-        sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr)
+        sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
 
 
 def test_intra_work_group_fits_short_queries():

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from .params import INTRA_PARAMS
-from .scoring import build_row_profile
+from .params import INTRA_PARAMS, STRIPED_PARAMS
+from .scoring import build_row_profile, build_striped_profile
 
 INTRA_TEMPLATE = "sw_intratask.mako"
+STRIPED_TEMPLATE = "sw_striped.mako"
 
 
 def intra_values(values: dict, qlen: int, granule: int) -> dict:
@@ -37,8 +38,25 @@ class Pending:
         return self.host
 
 
+class StripedPending(Pending):
+    """A striped s16 launch; pairs at or above its bound are rescored at s32 when collected."""
+
+    def __init__(self, event, copy, host, w, rescore):
+        super().__init__(event, copy, host, w)
+        self.rescore = rescore
+
+    def result(self) -> np.ndarray:
+        out = super().result()
+        bad = np.flatnonzero(out < 0)
+        if bad.size:
+            out[bad] = self.rescore(bad).result()
+        return out
+
+
 def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     """Start aligning ``qcodes`` against the batch-local subjects ``ids`` (longest first)."""
+    if w.plan.ivalues["KIND"] == "striped":
+        return launch_striped(w, batch, ids, qcodes, profiles, "s16" if w.plan.scoring.width_ok(16) else "s32")
     q = queue or w.longq
     # GPUs: work-groups in whole warps; CPUs keep the tuned (small) WG: one build, not one per query length
     gran = w.caps.warp if w.caps.is_gpu else w.plan.ivalues["WG"]
@@ -79,3 +97,37 @@ def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
     q.flush()
     return Pending(ev, copy, host, w)
+
+
+def launch_striped(w, batch, ids, qcodes, profiles, lane) -> Pending:
+    """The striped CPU kernel over ``ids`` (one work-item per pair), at ``lane`` (s16 | s32)."""
+    q = w.longq
+    vals = {"LANE": lane, "WG": 1}
+    prg = w.rt.program(STRIPED_TEMPLATE, STRIPED_PARAMS, vals)
+    vec = 16 if lane == "s16" else 8
+    key = ("striped", lane)
+    prof = profiles.get(key)
+    if prof is None:
+        host = build_striped_profile(qcodes, w.plan.scoring, vec, np.int16 if lane == "s16" else np.int32)
+        buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
+        ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
+        prof = profiles[key] = (buf, host, host.shape[1], ev)
+    buf, _, seglen, pev = prof
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    npairs = len(ids)
+    lst = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=ids)
+    esize = 2 if lane == "s16" else 4
+    scr = w.scratch("striped-" + lane, max(16, npairs * 2 * seglen * vec * esize))
+    out = w.scratch("striped-out-" + lane, max(16, npairs * 4))
+    _, goe, ext, thresh = w.plan.scoring.kernel_consts(16 if lane == "s16" else 32)
+    knl = w.kernel(prg, "sw_striped")
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(seglen), scr, out,
+                 np.int32(goe), np.int32(ext), np.int32(thresh))
+    ev = cl.enqueue_nd_range_kernel(q, knl, (npairs,), (1,), wait_for=list(batch.uploads) + [pev])
+    host = np.empty(npairs, dtype=np.int32)
+    copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
+    q.flush()
+    if lane == "s32":
+        return Pending(ev, copy, host, w)
+    return StripedPending(ev, copy, host, w,
+                          lambda bad: launch_striped(w, batch, ids[bad], qcodes, profiles, "s32"))

@@ -80,6 +80,17 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
                     "border exchange per step", values=(1, 2, 4, 8, 16), default=4),
     Param.int("WG", "work-items per work-group (one (query, subject) pair per work-group)", lo=1, hi=1024,
               default=64),
+    Param.choice("KIND", "long-pair kernel: 'tiles' = this tiled wavefront kernel (GPUs); 'striped' = the "
+                         "striped SIMD kernel sw_striped.mako, one work-item per pair (CPUs). Not rendered",
+                 ("tiles", "striped"), default="tiles"),
+) + _SHARED, with_simd=False)
+
+STRIPED_FAMILY = "sw_striped"
+
+STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
+    Param.choice("LANE", "score lanes: 's16' = short16 (exact below 32767 - smax, higher pairs rescored at "
+                         "s32); 's32' = int8", ("s16", "s32"), default="s16"),
+    Param.int("WG", "work-items per work-group (one pair per work-item)", lo=1, hi=1024, default=1),
 ) + _SHARED, with_simd=False)
 
 # Per-cell rates of the kernels on a device (GCUPS over the whole device), measured by
@@ -133,6 +144,8 @@ register(VFAMILY, [
 # Intra-task kernel (kernels/sw_intratask.mako): defaults until measured per device.
 register(INTRA_FAMILY, [
     ({}, {"TH": 8, "TW": 4, "WG": 64}),
-    ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8}),
+    # PoCL (2-core EPYC, 2026-11-23): the tiled kernel ran 0.12-0.23 GCUPS (a barrier loop per
+    # work-item), so CPUs use the striped kernel for long pairs.
+    ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
     ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
 ])

@@ -118,3 +118,14 @@ def build_row_profile(qcodes, scoring: Scoring, rows: int) -> np.ndarray:
     qp = np.full(mpad, SENTINEL, dtype=np.intp)
     qp[:len(q)] = q
     return np.ascontiguousarray(scoring.scores[qp, :].T).astype(np.int32)
+
+
+def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype) -> np.ndarray:
+    """Striped query profile (Farrar): (ALPHA, seglen, vec), element k of vector i of code a
+    = score of query row i + k * seglen against a; rows past the query are sentinels."""
+    q = np.asarray(qcodes, dtype=np.intp)
+    seglen = max(1, -(-len(q) // vec))
+    qp = np.full(seglen * vec, SENTINEL, dtype=np.intp)
+    qp[:len(q)] = q
+    rows = qp.reshape(vec, seglen).T                       # [i, k] = row i + k * seglen
+    return np.ascontiguousarray(scoring.scores[:, rows]).astype(dtype)
