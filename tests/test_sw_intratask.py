@@ -117,6 +117,9 @@ def test_threshold_from_rates():
     lengths = np.array([300] * 10000 + [5000] * 10 + [30000])
     assert choose_threshold(lengths, {"inter": 1000.0, "lane": 0.1, "intra": 500.0}) == 300
     assert choose_threshold(lengths, {"inter": 1000.0, "lane": 1e6, "intra": 500.0}) == 30000
+    # padding to blocks of 32 lanes makes the tail costly in the first pass even with fast lanes
+    assert choose_threshold(lengths, {"inter": 25.0, "lane": 1e6, "intra": 4.8}, group=32) == 5000
+    assert choose_threshold([5, 3], {"inter": 1.0, "lane": 1.0, "intra": 1.0}, group=4) == 0
 
 
 def test_verbose_reports_decision():

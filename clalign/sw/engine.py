@@ -176,7 +176,7 @@ class SWEngine:
             why = "long_threshold override"
         else:
             rates = device_rates(worker, verbose)
-            thr = choose_threshold(lengths, rates)
+            thr = choose_threshold(lengths, rates, worker.plan.lanes_per_block)
             why = ("measured rates: first pass " + f"{rates['inter']:.1f} GCUPS, one lane {rates['lane']:.4f}, "
                    f"intra-task {rates['intra']:.1f}")
         if verbose is not None:

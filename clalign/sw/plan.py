@@ -40,6 +40,14 @@ class KernelPlan:
     def wg(self) -> int:
         return min(self.base["WG"], self.caps.max_work_group)
 
+    @property
+    def lanes_per_block(self) -> int:
+        """Subjects the first pass pads to one length: a work-item's VEC lanes (vector kernel),
+        a work-group's lanes (inter-task: the block holds the device until its longest lane ends)."""
+        if self.kernel == "vector":
+            return self.vvalues["VEC"]
+        return self.wg * self.base["WORDS"] * (32 // self.first_width)
+
     def widths(self):
         """Lane widths of the passes: the first width the scoring fits, then wider ones."""
         if self.kernel == "vector":

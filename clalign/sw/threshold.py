@@ -9,7 +9,8 @@ this device and kernel plan, else measured now and stored there):
 ``intra``  the intra-task kernel over the whole device on long pairs.
 Per database the engine then picks k, the number of longest subjects sent to the intra-task
 kernel, minimising the predicted time max(longest remaining lane, all cells at their kernel's
-rate) -- the query length cancels out, so one threshold serves every query.
+rate, the first pass's counted padded to its blocks' longest lane) -- the query length cancels
+out, so one threshold serves every query.
 """
 from __future__ import annotations
 
@@ -29,16 +30,26 @@ from .params import RATES_FAMILY
 _AA = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
 
 
-def choose_threshold(lengths, rates: dict) -> int:
-    """Subjects longer than the returned length go to the intra-task kernel."""
+def choose_threshold(lengths, rates: dict, group: int = 1) -> int:
+    """Subjects longer than the returned length go to the intra-task kernel.
+
+    ``group``: subjects the first-pass kernel pads to one length (a block of lanes that holds its
+    resources until its longest lane is done), so a long-tailed set costs the first pass its
+    padded cells, which the cost model counts."""
     L = np.sort(np.asarray(lengths, dtype=np.int64))[::-1]
     if L.size == 0:
         return 0
     inter, lane, intra = (float(rates[k]) for k in ("inter", "lane", "intra"))
-    total = float(L.sum())
+    g = max(1, int(group))
+    # padded[k]: cells (per query row) of the first pass over L[k:], in groups of g from the top
+    padded = np.zeros(L.size + 1, dtype=np.float64)
+    Lg = L.astype(np.float64) * g
+    for r in range(min(g, L.size)):              # strided suffix sums, one residue class at a time
+        idx = np.arange(r, L.size, g)
+        padded[idx] = np.cumsum(Lg[idx][::-1])[::-1]
     head = np.concatenate([[0.0], np.cumsum(L, dtype=np.float64)])     # cells of the k longest
     nxt = np.concatenate([L, [0]]).astype(np.float64)                   # longest remaining lane
-    cost = np.maximum(nxt / lane, (total - head) / inter + head / intra)
+    cost = np.maximum(nxt / lane, padded / inter + head / intra)
     k = int(np.argmin(cost))
     return int(L[k]) if k < L.size else 0
 
