@@ -175,3 +175,17 @@ def test_rates_measured_once_then_stored(tmp_path, monkeypatch):
         assert threshold.device_rates(eng.workers[0]) == first
     finally:
         cache.configure()
+
+
+def test_slow_device_left_out(monkeypatch):
+    """A device far slower than the fastest is not given a share (never slower than without it)."""
+    from clalign.sw import engine as eng_mod
+
+    eng = SWEngine("BLOSUM62", 11, 1, "0:0,0:0", long_threshold=64)
+    rates = {id(eng.workers[0]): 100.0, id(eng.workers[1]): 5.0}
+    monkeypatch.setattr(eng_mod, "device_rates", lambda w, report=None: {"inter": rates[id(w)]})
+    lines = []
+    assert eng.active_workers(lines.append) == [eng.workers[0]]
+    assert any("left out" in x for x in lines)
+    rates[id(eng.workers[1])] = 50.0
+    assert eng.active_workers() == eng.workers

@@ -29,12 +29,12 @@ from ..data import PROTEIN, as_database, read_fasta
 from ..errors import InputError
 from ..runtime import Runtime
 from .batch import Layout, make_layout  # noqa: F401  (re-exported for tools)
-from .multi import search_devices
+from .multi import MIN_RATE, search_devices
 from .params import ALPHA, SENTINEL, SW_PARAMS  # noqa: F401
 from .passes import INTER_TEMPLATE
 from .plan import make_plan
 from .scoring import Scoring, build_profile  # noqa: F401
-from .threshold import choose_threshold, device_rates
+from .threshold import device_rates
 from .worker import ScoreOverflowError, Worker  # noqa: F401
 
 
@@ -171,21 +171,35 @@ class SWEngine:
     def long_threshold(self, worker, lengths, verbose=None) -> int:
         """Subjects longer than this go to the intra-task kernel on ``worker``'s device: the
         override, else from the device's measured rates (:mod:`clalign.sw.threshold`)."""
-        if worker.plan.long_threshold is not None:
-            thr = worker.plan.long_threshold
-            why = "long_threshold override"
-        else:
-            rates = device_rates(worker, verbose)
-            thr = choose_threshold(lengths, rates, worker.plan.lanes_per_block)
-            why = ("measured rates: first pass " + f"{rates['inter']:.1f} GCUPS, one lane {rates['lane']:.4f}, "
-                   f"intra-task {rates['intra']:.1f}")
+        thr = worker.threshold_for(lengths, verbose)
         if verbose is not None:
+            if worker.plan.long_threshold is not None:
+                why = "long_threshold override"
+            else:
+                rates = device_rates(worker)
+                why = (f"measured rates: first pass {rates['inter']:.1f} GCUPS, one lane {rates['lane']:.4f}, "
+                       f"intra-task {rates['intra']:.1f}")
             L = np.asarray(lengths, dtype=np.int64)
             nl = int((L > thr).sum())
             share = float(L[L > thr].sum()) / max(1, int(L.sum())) * 100
             verbose(f"sw: {worker.rt.label}: {nl} subject(s) longer than {thr} aa ({share:.2f} % of the residues) "
-                    f"-> intra-task kernel, the rest -> {worker.plan.kernel} kernel ({why})")
+                    f"-> intra-task kernel ({worker.plan.ivalues['KIND']}), the rest -> {worker.plan.kernel} kernel "
+                    f"({why})")
         return thr
+
+    def active_workers(self, verbose=None) -> list:
+        """The workers a search uses: all, less those far slower than the fastest (multi.MIN_RATE)."""
+        if len(self.workers) == 1:
+            return self.workers
+        rates = [device_rates(w, verbose)["inter"] for w in self.workers]
+        top = max(rates)
+        out = [w for w, r in zip(self.workers, rates) if r >= MIN_RATE * top]
+        if verbose is not None:
+            for w, r in zip(self.workers, rates):
+                if r < MIN_RATE * top:
+                    verbose(f"sw: {w.rt.label} left out: its rate {r:.1f} GCUPS is below {MIN_RATE:.0%} of the "
+                            f"fastest device's {top:.1f}")
+        return out
 
     # -- public --------------------------------------------------------------------------
     def search(self, queries, db, progress=True, report=None, verbose=None):
@@ -195,7 +209,10 @@ class SWEngine:
             raise InputError(f"sw needs a protein database (got {db.alphabet.name})", getattr(db, "path", None))
         n = len(db)
         lengths = np.asarray(db.lengths)
-        thresholds = [self.long_threshold(w, lengths, verbose) for w in self.workers] if n else [0] * len(self.workers)
+        workers = self.active_workers(verbose)
+        if n and verbose is not None:
+            for w in workers:
+                self.long_threshold(w, lengths, verbose)
         bar = None
         if progress:
             from tqdm import tqdm
@@ -204,7 +221,7 @@ class SWEngine:
                        unit_scale=True,
                        file=sys.stderr, disable=None, desc="sw", leave=False)
         try:
-            results, seconds, self.device_report = search_devices(self.workers, thresholds, queries, db, bar)
+            results, seconds, self.device_report = search_devices(workers, queries, db, bar)
         finally:
             if bar is not None:
                 bar.close()
@@ -218,7 +235,7 @@ class SWEngine:
             tt = sum(seconds)
             report(f"sw: {len(queries)} queries, {n} subjects, {total} residues: "
                    f"{tt:.3f} s, {cells / max(tt, 1e-12) / 1e9:.2f} GCUPS")
-            if len(self.workers) > 1:
+            if len(self.device_report) > 1:
                 for label, subjects, dcells, dsec in self.device_report:
                     report(f"sw: device {label}: {subjects} subjects, {dcells / max(dsec, 1e-12) / 1e9:.2f} GCUPS "
                            f"({dsec:.3f} s busy)")

@@ -6,7 +6,10 @@ Several devices (``--device 0:0,0:1``; the same device may be listed twice): eac
 takes a contiguous range of the database proportional to its measured first-pass rate (80 % of
 the residues in all), then ever smaller ranges of what is left (guided self-scheduling, still
 weighted by rate) until none is left, so a device that runs slower than its rate said is
-compensated at the end and a slow one (PoCL beside a GPU) only gets pieces it finishes in time. Scores land in database
+compensated at the end and a slow one only gets pieces it finishes in time. A device whose
+measured rate is below ``MIN_RATE`` of the fastest one's is left out (a 16-core PoCL CPU beside
+an H100 made the search slower: the range it took held long subjects it ran far below its rate
+on uniform sequences), so adding a device never makes a search slower by design. Scores land in database
 order whatever device computed them, so the output is identical to one device's.
 """
 from __future__ import annotations
@@ -18,20 +21,23 @@ import numpy as np
 
 from .threshold import device_rates
 
+MIN_RATE = 0.1          # a device below this fraction of the fastest one's rate is left out
 FIRST_SHARE = 0.8       # fraction of the residues handed out by rate up front
 TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times the rate share
 MIN_PIECES = 64         # a piece holds at least 1/64 of the worker's rate share of the residues
 
 
-def _run_range(worker, threshold, queries, db, start, stop, results, seconds, bar, lock):
-    """Every query against subjects ``start:stop`` on one worker (batched)."""
+def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock):
+    """Every query against subjects ``start:stop`` on one worker (batched; each batch's kernel
+    split chosen from its own lengths, so a range never keeps a tail of long lanes)."""
     batches = worker.plan_batches(db, start, stop)
     whole = start == 0 and stop == len(db) and len(batches) == 1
     res = worker.resident
-    if not (whole and res is not None and res[0] is db and res[1].threshold == threshold):
+    if not (whole and res is not None and res[0] is db
+            and res[1].threshold == worker.threshold_for(np.asarray(db.lengths))):
         worker.resident = None
         res = None
-    nxt = res[1] if res is not None else (worker.upload(db, *batches[0], threshold) if batches else None)
+    nxt = res[1] if res is not None else (worker.upload(db, *batches[0]) if batches else None)
     if whole and res is None and nxt is not None:
         worker.resident = (db, nxt)
     ids = getattr(db, "ids", None)
@@ -39,7 +45,7 @@ def _run_range(worker, threshold, queries, db, start, stop, results, seconds, ba
     for bi in range(len(batches)):
         cur = nxt
         # The next batch goes up on the copy queue while this one is searched.
-        nxt = worker.upload(db, *batches[bi + 1], threshold) if bi + 1 < len(batches) else None
+        nxt = worker.upload(db, *batches[bi + 1]) if bi + 1 < len(batches) else None
         residues = int(cur.lengths.sum(dtype=np.int64))
         for qi, (qid, codes) in enumerate(queries):
             t0 = time.perf_counter()
@@ -80,7 +86,7 @@ class _Dealer:
             return a, b
 
 
-def search_devices(workers, thresholds, queries, db, bar):
+def search_devices(workers, queries, db, bar):
     """(results, seconds per query, per-device report) of every query against ``db``."""
     n = len(db)
     results = [np.zeros(n, dtype=np.int32) for _ in queries]
@@ -90,7 +96,7 @@ def search_devices(workers, thresholds, queries, db, bar):
         w.busy_seconds, w.cells, w.subjects = 0.0, 0, 0
     if len(workers) == 1 or n == 0:
         w = workers[0]
-        _run_range(w, thresholds[0], queries, db, 0, n, results, seconds, bar, lock)
+        _run_range(w, queries, db, 0, n, results, seconds, bar, lock)
         w.subjects = n
         return results, seconds, [(w.rt.label, n, w.cells, w.busy_seconds)]
     dealer = _Dealer(db, [device_rates(w)["inter"] for w in workers])
@@ -106,7 +112,7 @@ def search_devices(workers, thresholds, queries, db, bar):
                 if got is None:
                     break
                 first = False
-                _run_range(w, thresholds[k], queries, db, got[0], got[1], results, seconds, bar, lock)
+                _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock)
                 w.subjects += got[1] - got[0]
         except BaseException as exc:       # re-raised in the caller's thread
             with lock:

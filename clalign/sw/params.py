@@ -148,4 +148,8 @@ register(INTRA_FAMILY, [
     # work-item), so CPUs use the striped kernel for long pairs.
     ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
     ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
+    # H100, tools/bench_sw_tail.py runs 9-10 (docs/perf/sw.md, issue 14): kernel seconds on the 2,748
+    # subjects > 2,000 aa x 20 queries: TH=12 TW=4 WG=64 0.94 (run 10; 0.90 at WG=128 in run 9) vs
+    # 1.02 for TH=8 TW=4 WG=128; one-warp work-groups (WG=32) 1.4-3.8, TH or TW 16 slower.
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 12, "TW": 4, "WG": 64}),
 ])

@@ -16,6 +16,7 @@ from .batch import plan_batches, upload_batch
 from .intratask import launch_intratask
 from .passes import run_intertask, run_vector
 from .scoring import INT32_MAX
+from .threshold import choose_threshold, device_rates
 
 
 class ScoreOverflowError(InputError):
@@ -99,9 +100,18 @@ class Worker:
             return plan_batches(db, self.batch_limit())
         return [(a + start, b + start) for a, b in plan_batches(_Slice(db, start, stop), self.batch_limit())]
 
-    def upload(self, db, start, stop, threshold):
+    def threshold_for(self, lengths, report=None) -> int:
+        """Subjects longer than this go to the intra-task kernel: the override, else the cost
+        model on these lengths with the device's measured rates (:mod:`clalign.sw.threshold`)."""
+        if self.plan.long_threshold is not None:
+            return self.plan.long_threshold
+        return choose_threshold(lengths, device_rates(self, report), self.plan.lanes_per_block)
+
+    def upload(self, db, start, stop, threshold=None):
+        """Upload subjects ``start:stop``; the long ones (by ``threshold``, else the cost model on
+        this batch's own lengths) are set aside for the intra-task kernel."""
         b = upload_batch(self.ctx, self.copyq, db, start, stop)
-        b.split(threshold)
+        b.split(self.threshold_for(b.lengths) if threshold is None else threshold)
         self.copyq.flush()
         return b
 
