@@ -31,10 +31,12 @@ class Pending:
         self.event, self.copy, self.host, self.w = event, copy, host, w
 
     def result(self) -> np.ndarray:
+        from .worker import event_seconds
+
         self.copy.wait()
-        ev = self.event
-        self.w.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
-        self.w.intra_seconds += (ev.profile.end - ev.profile.start) * 1e-9
+        dt = event_seconds(self.event)
+        self.w.kernel_seconds += dt
+        self.w.intra_seconds += dt
         return self.host
 
 

@@ -19,6 +19,17 @@ from .scoring import INT32_MAX
 from .threshold import choose_threshold, device_rates
 
 
+def event_seconds(ev) -> float:
+    """Profiled duration of a finished command; 0 where the driver has no profile for it (NVIDIA
+    answered PROFILING_INFO_NOT_AVAILABLE once with two worker threads on one context; the
+    times only feed diagnostics, never results)."""
+    try:
+        ev.wait()
+        return (ev.profile.end - ev.profile.start) * 1e-9
+    except (cl.Error, cl.RuntimeError):
+        return 0.0
+
+
 class ScoreOverflowError(InputError):
     """A score reached the 32-bit range: reported instead of returning a wrapped number."""
 
@@ -78,7 +89,7 @@ class Worker:
         ev = cl.enqueue_nd_range_kernel(self.queue, knl, (gsize,), (lsize,), wait_for=wait)
         out = np.empty(batch.n, dtype=np.int32)
         cl.enqueue_copy(self.queue, out, batch.scores, wait_for=[ev], is_blocking=True)
-        self.kernel_seconds += (ev.profile.end - ev.profile.start) * 1e-9
+        self.kernel_seconds += event_seconds(ev)
         return out
 
     # -- batches ------------------------------------------------------------------------
