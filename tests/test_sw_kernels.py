@@ -95,7 +95,8 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     m = get_matrix(matrix)
     for width in (8, 16):
         for qid, q in (queries[10], queries[-1]):
-            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge, WIDTH=width, ROWS=16, WG=4)
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge,
+                            WIDTH=width, ROWS=16, WG=4)
             want = np.array([sw_score(PROTEIN.encode(q), db.sequence(i), m.scores, go, ge) for i in range(len(db))])
             assert np.array_equal(got, want), (matrix, go, ge, width, qid)
 

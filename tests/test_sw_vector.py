@@ -101,7 +101,8 @@ def test_variant_matches_reference(case, ov):
 def test_no_rescoring_without_overflow(case):
     db, queries, ref = case
     for lane in ("s16", "u8"):
-        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", LANE=lane, VEC=16, COLS=4, STRIP=4096, WG=1)
+        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", LANE=lane, VEC=16,
+                       COLS=4, STRIP=4096, WG=1)
         got, _ = eng.search([("q", PROTEIN.encode(queries[5][1]))], db, progress=False)
         assert np.array_equal(got[0], ref[5])
         assert ref[5].max() < 240 and eng.last_passes == [(8 if lane == "u8" else 16, len(db))]
@@ -115,14 +116,16 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     want = _ref(picks, db, matrix, go, ge)
     for lane, vec in (("s16", 8), ("u8", 16)):
         for (qid, q), w in zip(picks, want):
-            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge, KERNEL="vector", LANE=lane, VEC=vec,
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge,
+                            KERNEL="vector", LANE=lane, VEC=vec,
                             COLS=4, STRIP=64, WG=1)
             assert np.array_equal(got, w), (matrix, go, ge, lane, vec, qid)
 
 
 def test_forced_multi_batch(case):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", batch_residues=700, LANE="u8", VEC=16, COLS=2,
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", batch_residues=700,
+                   LANE="u8", VEC=16, COLS=2,
                    STRIP=64, WG=1)
     assert len(eng.plan_batches(db)) > 5
     pick = [0, 7, 12, len(queries) - 1]
