@@ -189,3 +189,24 @@ def test_slow_device_left_out(monkeypatch):
     assert any("left out" in x for x in lines)
     rates[id(eng.workers[1])] = 50.0
     assert eng.active_workers() == eng.workers
+
+
+def test_cli_verbose_and_two_devices(write_file, tmp_path):
+    """`clalign sw --verbose` reports the kernel split; `--device 0:0,0:0` writes the same hits."""
+    from click.testing import CliRunner
+
+    from clalign.cli import main
+
+    rng = np.random.default_rng(8)
+    seqs = [PROTEIN.decode(_rand(rng, int(n))) for n in rng.integers(20, 400, 60)]
+    seqs.append(PROTEIN.decode(_rand(rng, 900)))
+    db = write_file("db.fa", "".join(f">s{i}\n{s}\n" for i, s in enumerate(seqs)))
+    q = write_file("q.fa", f">q\n{seqs[-1][100:400]}\n")
+    outs = []
+    for dev in ("0:0", "0:0,0:0"):
+        out = str(tmp_path / f"hits{len(outs)}.tsv")
+        res = CliRunner().invoke(main, ["sw", "-query", q, "-db", db, "-out", out, "--device", dev, "--verbose"])
+        assert res.exit_code == 0, res.stderr
+        assert "-> intra-task kernel" in res.stderr
+        outs.append(open(out).read())
+    assert outs[0] == outs[1] and "\ts60\t" in outs[0]
