@@ -70,8 +70,10 @@ def _ident(worker) -> str:
 
 
 def _stored_path(worker):
-    """Where the rates of this device and kernel plan persist between processes (beside the
-    program cache, so ``clalign cache clear`` forgets them too); None when the cache is off."""
+    """Where the rates of this device and kernel plan persist between processes: ``sw_rates/``
+    in the program cache folder, keyed by the device identity (driver version included) and the
+    kernel plan; ``clalign cache clear`` leaves them (delete that folder to measure again).
+    None when the cache is off."""
     from ..runtime.cache import get_cache
 
     cache = get_cache()
