@@ -32,23 +32,22 @@ elif PROFILE == "plain":
     RPW, NFETCH = L, L
 else:
     RPW, NFETCH = (2 if WIDTH == 8 else 1), L // 2
-assert ROWS % 4 == 0
+assert ROWS % 4 == 0 and ALPHA & (ALPHA - 1) == 0
 if PROFILE == "plain":
     RW = ROWS // (L if PK else 1)        # words per (strip, residue)
-    STRIP = 32 * RW
+    STRIP = ALPHA * RW
 else:
     RW = ROWS // 2 if WIDTH == 8 else ROWS   # words per (strip, residue pair)
-    STRIP = 1024 * RW
+    STRIP = ALPHA * ALPHA * RW
 VW = 4 if RW % 4 == 0 else (2 if RW % 2 == 0 else 1)
 CH = RPW * VW                 # rows per fetch group
 # The plain profile is stored residue-minor: per strip, for each group of VW words, the ALPHA
 # residues' vectors side by side. The lanes of a wavefront hold different subject residues, so
 # one vector load then touches ALPHA * VW * 4 contiguous bytes instead of ALPHA scattered rows.
 TRANSPOSED = PROFILE == "plain" or WIDTH == 32
-ALPHA = 32
 %>
 /* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} */
-#define SW_SENTINEL 28u
+#define SW_SENTINEL ${SENTINEL}u
 
 /* Byte/half-word shuffles used to assemble lane words from profile words.
    ilv_lo8(a,b) = (a.b0, b.b0, a.b1, b.b1); ilv_hi8 = (a.b2, b.b2, a.b3, b.b3)
@@ -246,7 +245,7 @@ void sw_intertask(__global const uint *restrict ires,   /* interleaved residues 
 %   endfor
 %   if PROFILE == "pairs" and PK:
 %    for k in range(0, L, 2):
-                    const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << 5)) * ${RW}u;
+                    const uint pc${w}_${k // 2} = (c${w}_${k} | (c${w}_${k + 1} << ${ALPHA.bit_length() - 1})) * ${RW}u;
 %    endfor
 %   else:
 %    for k in range(L):

@@ -123,7 +123,7 @@ else:
 % endif
 </%def>
 /* sw_vector: LANE=${LANE} VEC=${VEC} COLS=${COLS} STRIP=${STRIP} WG=${WG} */
-#define SWV_SENTINEL 28
+#define SWV_SENTINEL ${SENTINEL}
 % if VEC == 32:
 /* 32 unsigned 8-bit lanes (one AVX2 register): a Clang vector extension, beyond OpenCL C 1.2's
    16 elements, so this variant builds only with Clang-based compilers (PoCL, Intel CPU). */
@@ -143,7 +143,7 @@ void sw_vector(__global const uchar *restrict ires,    /* interleaved residue co
                __global const int *restrict list,      /* VEC subject ids per group, -1 = empty lane */
                const int ngroups,
                __global const uchar *restrict query, const int qlen,
-               __global const ${E} *restrict matT,    /* [c * 32 + a] = score(query a, subject c)${" + bias" if U8 else ""} */
+               __global const ${E} *restrict matT,    /* [c * ${ALPHA} + a] = score(query a, subject c)${" + bias" if U8 else ""} */
                __global ${V} *restrict hscr,          /* per work-item: STRIP x (H, E) */
                __global ${V} *restrict bscr,          /* per work-item: maxcols x (H, F) */
                const int maxcols,
@@ -158,7 +158,7 @@ void sw_vector(__global const uchar *restrict ires,    /* interleaved residue co
     const size_t wid = get_global_id(0);
     __global ${V} *hs = hscr + wid * ${2 * STRIP};
     __global ${V} *bs = bscr + wid * (size_t)maxcols * 2;
-    ${V} sp[${COLS}][32];
+    ${V} sp[${COLS}][${ALPHA}];
     for (;;) {
         const int taken = atomic_inc(counter);
         if (taken >= ngroups) break;
@@ -176,7 +176,7 @@ void sw_vector(__global const uchar *restrict ires,    /* interleaved residue co
 % for c in range(COLS):
                 {
 % for l in range(VEC):
-                    __global const ${E} *m${l} = matT + (int)gres[(j + ${c}) * ${VEC} + ${l}] * 32;
+                    __global const ${E} *m${l} = matT + (int)gres[(j + ${c}) * ${VEC} + ${l}] * ${ALPHA};
 % endfor
 ${profile(c)}
                 }

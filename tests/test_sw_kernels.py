@@ -16,6 +16,8 @@ from clalign.sw.reference import sw_score
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+# These tests check the first-pass kernels: no subject goes to the intra-task kernel.
+FIRST_PASS = 10 ** 9
 
 # Template variants (WIDTH, PROFILE, ROWS, WORDS, SCHEDULE, WG): every width x profile, odd row
 # counts (vector loads of 1, 2 and 4 words), several words per work-item and work-group sizes.
@@ -64,7 +66,7 @@ def case():
 @pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}".format(**{"UNROLL": 1, **v}))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, **ov)
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, **ov)
     qs = [(qid, PROTEIN.encode(q)) for qid, q in queries]
     got, _ = eng.search(qs, db, progress=False)
     for (qid, _), g, r in zip(queries, got, ref):
@@ -78,7 +80,7 @@ def test_variant_matches_reference(case, ov):
 @pytest.mark.parametrize("ov", [dict(WIDTH=16, SCHEDULE="static"), dict(WIDTH=8, SCHEDULE="dynamic")])
 def test_forced_multi_batch(case, ov):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, batch_residues=700, ROWS=16, WORDS=1, WG=4, **ov)
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, batch_residues=700, ROWS=16, WORDS=1, WG=4, **ov)
     assert len(eng.plan_batches(db)) > 5
     pick = [0, 7, 16, len(queries) - 1]
     got, _ = eng.search([(queries[i][0], PROTEIN.encode(queries[i][1])) for i in pick], db, progress=False)
@@ -93,7 +95,8 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     m = get_matrix(matrix)
     for width in (8, 16):
         for qid, q in (queries[10], queries[-1]):
-            got = sw_scores(q, db, matrix=matrix, gap_open=go, gap_extend=ge, WIDTH=width, ROWS=16, WG=4)
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge,
+                            WIDTH=width, ROWS=16, WG=4)
             want = np.array([sw_score(PROTEIN.encode(q), db.sequence(i), m.scores, go, ge) for i in range(len(db))])
             assert np.array_equal(got, want), (matrix, go, ge, width, qid)
 
@@ -107,14 +110,14 @@ def test_real_sequences_against_parasail(cudasw_fasta):
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
         for width in (8, 16, 32):
-            got = sw_scores(q, db, WIDTH=width)
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, WIDTH=width)
             assert np.array_equal(got, want), (len(q), width)
     # the CUDASW++ queries as a database (lengths 144..5478)
     cdb = Database.from_fasta(cudasw_fasta)
     q = queries[6]
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])
-    assert np.array_equal(sw_scores(q, cdb, WIDTH=8), want)
+    assert np.array_equal(sw_scores(q, cdb, long_threshold=FIRST_PASS, WIDTH=8), want)
 
 
 def test_schedule_and_profile_rules():
@@ -155,7 +158,7 @@ def test_lengths_up_to_20000(ov):
     db = Database.from_sequences(subs)
     best = 0
     for q in queries:
-        got = sw_scores(q, db, **ov)
+        got = sw_scores(q, db, long_threshold=FIRST_PASS, **ov)
         want = np.array([parasail.sw_striped_32(q, s, 12, 1, parasail.blosum62).score for s in subs])
         np.testing.assert_array_equal(got, want)
         best = max(best, int(got.max()))

@@ -20,6 +20,8 @@ from clalign.sw.reference import sw_score
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+# These tests check the first-pass kernels: no subject goes to the intra-task kernel.
+FIRST_PASS = 10 ** 9
 
 # (LANE, VEC, COLS, STRIP, WG): every lane type and vector width, every column block, strips of
 # a few rows (the boundary path, odd strip lengths) and one strip for the whole query.
@@ -84,7 +86,7 @@ def case():
 @pytest.mark.parametrize("ov", _variants(), ids=lambda v: "{LANE}-vec{VEC}-cols{COLS}-strip{STRIP}-wg{WG}".format(**v))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", **ov)
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", **ov)
     assert eng.kernel == "vector"
     got, _ = eng.search([(qid, PROTEIN.encode(q)) for qid, q in queries], db, progress=False)
     for (qid, _), g, r in zip(queries, got, ref):
@@ -99,7 +101,8 @@ def test_variant_matches_reference(case, ov):
 def test_no_rescoring_without_overflow(case):
     db, queries, ref = case
     for lane in ("s16", "u8"):
-        eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE=lane, VEC=16, COLS=4, STRIP=4096, WG=1)
+        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", LANE=lane, VEC=16,
+                       COLS=4, STRIP=4096, WG=1)
         got, _ = eng.search([("q", PROTEIN.encode(queries[5][1]))], db, progress=False)
         assert np.array_equal(got[0], ref[5])
         assert ref[5].max() < 240 and eng.last_passes == [(8 if lane == "u8" else 16, len(db))]
@@ -113,14 +116,16 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     want = _ref(picks, db, matrix, go, ge)
     for lane, vec in (("s16", 8), ("u8", 16)):
         for (qid, q), w in zip(picks, want):
-            got = sw_scores(q, db, matrix=matrix, gap_open=go, gap_extend=ge, KERNEL="vector", LANE=lane, VEC=vec,
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge,
+                            KERNEL="vector", LANE=lane, VEC=vec,
                             COLS=4, STRIP=64, WG=1)
             assert np.array_equal(got, w), (matrix, go, ge, lane, vec, qid)
 
 
 def test_forced_multi_batch(case):
     db, queries, ref = case
-    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", batch_residues=700, LANE="u8", VEC=16, COLS=2,
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", batch_residues=700,
+                   LANE="u8", VEC=16, COLS=2,
                    STRIP=64, WG=1)
     assert len(eng.plan_batches(db)) > 5
     pick = [0, 7, 12, len(queries) - 1]
@@ -140,7 +145,7 @@ def test_kernel_choice():
     # u8 lanes: gap costs above 255 start at s16; LANE alone resets VEC to 16
     eng = SWEngine("BLOSUM62", 300, 1, None, KERNEL="vector", LANE="u8", VEC=16)
     assert eng.widths() == [16, 32]
-    assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16").vvalues["VEC"] == 16
+    assert SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16").plan.vvalues["VEC"] == 16
     with pytest.raises(ParameterError):
         SWEngine("BLOSUM62", 11, 1, None, KERNEL="vector", LANE="s16", VEC=32)
 
@@ -159,7 +164,7 @@ def test_real_sequences_against_parasail(cudasw_fasta):
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
         for lane, vec in (("s16", 8), ("s16", 16), ("u8", 16)):
-            got = sw_scores(q, db, KERNEL="vector", LANE=lane, VEC=vec)
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, KERNEL="vector", LANE=lane, VEC=vec)
             assert np.array_equal(got, want), (len(q), lane, vec)
         assert np.array_equal(sw_scores(q, db), want)            # the device's tuned choice
     # the CUDASW++ queries as a database (lengths 144..5478), a query longer than one strip
@@ -167,7 +172,7 @@ def test_real_sequences_against_parasail(cudasw_fasta):
     q = queries[6]
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])
-    assert np.array_equal(sw_scores(q, cdb, KERNEL="vector", STRIP=256), want)
+    assert np.array_equal(sw_scores(q, cdb, long_threshold=FIRST_PASS, KERNEL="vector", STRIP=256), want)
 
 
 def test_empty_query_and_subjects():
@@ -191,4 +196,4 @@ def test_vec32_needs_clang_vectors(monkeypatch):
     with pytest.raises(ParameterError, match="clang_vectors"):
         SWEngine(KERNEL="vector", LANE="u8", VEC=32)
     eng = SWEngine(KERNEL="vector")            # the tuning table then keeps portable vectors
-    assert eng.vvalues["VEC"] != 32
+    assert eng.plan.vvalues["VEC"] != 32

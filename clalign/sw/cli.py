@@ -77,8 +77,11 @@ def write_atomic(path, text: str) -> None:
               help='6 or 7 (BLAST tabular, optionally with column names: "6 qseqid sseqid evalue"), tsv or json.')
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
               help="Output file (default: standard output).")
-@click.option("--device", "device", default=None, help="OpenCL device P:D (see `clalign devices`).")
-def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, device):
+@click.option("--device", "device", default=None,
+              help="OpenCL device P:D (see `clalign devices`); several as P:D,P:D split the database.")
+@click.option("--verbose", "verbose", is_flag=True, default=False,
+              help="Report the kernel choice (intra-task threshold and the rates behind it) on stderr.")
+def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, device, verbose):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
     from ..data import as_database
     from .report import sw_search
@@ -93,7 +96,8 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, s
 
     results = sw_search(query, database, matrix=matrix, gap_open=gapopen, gap_extend=gapextend,
                         top=max_target_seqs, evalue=evalue, dbsize=dbsize, searchsp=searchsp, device=device,
-                        progress=True, report=report)
+                        progress=True, report=report,
+                        verbose=report if verbose else None)
     text = format_results(results, outfmt, database=db)
     if out:
         write_atomic(out, text)

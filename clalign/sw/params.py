@@ -15,6 +15,17 @@ from __future__ import annotations
 from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 
+# Constants shared by the host and every SW kernel (passed to the templates as parameters).
+ALPHA = 32          # profile rows per residue code (28 codes + sentinels), power of 2 for pair indices
+SENTINEL = 28       # residue code of padding lanes/columns/rows; scores min(matrix.min, 0)
+
+_SHARED = (
+    Param.int("ALPHA", "profile rows per residue code (host constant clalign.sw.params.ALPHA)",
+              values=(ALPHA,), default=ALPHA),
+    Param.int("SENTINEL", "residue code of padding (host constant clalign.sw.params.SENTINEL)",
+              values=(SENTINEL,), default=SENTINEL),
+)
+
 FAMILY = "sw_intertask"
 
 SW_PARAMS = ParamSet(FAMILY, (
@@ -41,7 +52,7 @@ SW_PARAMS = ParamSet(FAMILY, (
                            "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
                            "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
                  ("intertask", "vector"), default="intertask"),
-))
+) + _SHARED)
 
 VFAMILY = "sw_vector"
 
@@ -58,10 +69,39 @@ SWV_PARAMS = ParamSet(VFAMILY, (
                        "stay in the CPU cache; longer queries go strip by strip with a per-column boundary",
               lo=16, hi=65536, default=1024),
     Param.int("WG", "work-items per work-group", lo=1, hi=1024, default=1),
-), with_simd=False)
+) + _SHARED, with_simd=False)
+
+INTRA_FAMILY = "sw_intratask"
+
+INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
+    Param.int("TH", "tile height: query rows per work-item, held in registers (multiple of 4, read as int4 "
+                    "profile loads); a strip is WG x TH rows", values=(4, 8, 12, 16, 24, 32), default=8),
+    Param.int("TW", "tile width: subject columns per wavefront step; one barrier and one local-memory "
+                    "border exchange per step", values=(1, 2, 4, 8, 16), default=4),
+    Param.int("WG", "work-items per work-group (one (query, subject) pair per work-group)", lo=1, hi=1024,
+              default=64),
+    Param.choice("KIND", "long-pair kernel: 'tiles' = this tiled wavefront kernel (GPUs); 'striped' = the "
+                         "striped SIMD kernel sw_striped.mako, one work-item per pair (CPUs). Not rendered",
+                 ("tiles", "striped"), default="tiles"),
+) + _SHARED, with_simd=False)
+
+STRIPED_FAMILY = "sw_striped"
+
+STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
+    Param.choice("LANE", "score lanes: 's16' = short16 (exact below 32767 - smax, higher pairs rescored at "
+                         "s32); 's32' = int8", ("s16", "s32"), default="s16"),
+    Param.int("WG", "work-items per work-group (one pair per work-item)", lo=1, hi=1024, default=1),
+) + _SHARED, with_simd=False)
+
+# Per-cell rates of the kernels on a device (GCUPS over the whole device), measured by
+# clalign.sw.threshold: "inter" = the first-pass kernel on normal subjects, "intra" = the
+# intra-task kernel on long pairs. Absent entries are measured at first use.
+RATES_FAMILY = "sw_rates"
 
 # Non-template knobs the engine also accepts as overrides (not rendered into kernels).
 ENGINE_KNOBS = {
+    "long_threshold": "subjects longer than this go to the intra-task kernel (default: from the measured rates; "
+                      "a very large value keeps every subject in the inter-task kernel)",
     "batch_residues": "residues per database batch on the device (default from global/max-alloc memory)",
     "groups_per_cu": "dynamic schedule: work-groups launched per compute unit",
     "first_width": "alias of WIDTH: the lane width of the first pass",
@@ -99,4 +139,17 @@ register(VFAMILY, [
     ({}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
     # 32 x 8-bit lanes need Clang's ext_vector_type (probe: clang_vectors; PoCL compiles with Clang).
     ({"is_cpu": True, "clang_vectors": True}, {"LANE": "u8", "VEC": 32}),
+])
+
+# Intra-task kernel (kernels/sw_intratask.mako): defaults until measured per device.
+register(INTRA_FAMILY, [
+    ({}, {"TH": 8, "TW": 4, "WG": 64}),
+    # PoCL (2-core EPYC, 2026-11-23): the tiled kernel ran 0.12-0.23 GCUPS (a barrier loop per
+    # work-item), so CPUs use the striped kernel for long pairs.
+    ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
+    ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
+    # H100, tools/bench_sw_tail.py runs 9-10 (docs/perf/sw.md, issue 14): kernel seconds on the 2,748
+    # subjects > 2,000 aa x 20 queries: TH=12 TW=4 WG=64 0.94 (run 10; 0.90 at WG=128 in run 9) vs
+    # 1.02 for TH=8 TW=4 WG=128; one-warp work-groups (WG=32) 1.4-3.8, TH or TW 16 slower.
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 12, "TW": 4, "WG": 64}),
 ])

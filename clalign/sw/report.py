@@ -143,7 +143,7 @@ def _title(db, i) -> str:
 
 
 def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500, evalue=10.0, device=None,
-              progress=False, report=None, dbsize=None, searchsp=None, threads=None, **overrides):
+              progress=False, report=None, dbsize=None, searchsp=None, threads=None, verbose=None, **overrides):
     """Smith-Waterman search with blastp-style results: per query (list of :class:`QueryResult`)
     the hits with E-value <= ``evalue``, at most ``top`` (``-max_target_seqs``) in BLAST+'s order,
     each a :class:`clalign.output.Alignment` (evalue, bitscore, coordinates, identities, CIGAR,
@@ -182,7 +182,7 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     sys.setswitchinterval(min(interval, 2e-4))
     try:
         allscores, secs = eng.search([qs[k] for k in order], db, progress=progress, report=report,
-                                     on_query=on_query)
+                                     verbose=verbose, on_query=on_query)
         for pos, qi in enumerate(order):
             if qi not in pending:         # an empty database: no batch ran
                 on_query(pos, allscores[pos])

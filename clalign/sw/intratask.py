@@ -1,0 +1,135 @@
+"""The intra-task kernel's pass (``kernels/sw_intratask.mako``): one work-group per (query, long
+subject) pair, launched on the worker's second queue so that it runs while the inter-task
+kernel scores the rest of the batch (no idle device while the long tail is aligned)."""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from .params import INTRA_PARAMS, STRIPED_PARAMS
+from .scoring import build_row_profile, build_striped_profile
+
+INTRA_TEMPLATE = "sw_intratask.mako"
+STRIPED_TEMPLATE = "sw_striped.mako"
+
+
+def intra_values(values: dict, qlen: int, granule: int) -> dict:
+    """The template values for a query of ``qlen`` rows: the tuned WG is the largest; a shorter
+    query gets the smallest work-group (a multiple of ``granule``, the warp) whose strips cover
+    it with the same number of strips, so that few of its work-items compute padding rows."""
+    wg, th = values["WG"], values["TH"]
+    nstrips = max(1, -(-qlen // (wg * th)))
+    need = -(-qlen // (th * nstrips))
+    g = max(1, int(granule))
+    return {**values, "WG": max(1, min(wg, -(-need // g) * g))}
+
+
+class Pending:
+    """Scores of an intra-task launch being computed; :meth:`result` waits for them."""
+
+    def __init__(self, event, copy, host, w):
+        self.event, self.copy, self.host, self.w = event, copy, host, w
+
+    def result(self) -> np.ndarray:
+        from .worker import event_seconds
+
+        self.copy.wait()
+        dt = event_seconds(self.event)
+        self.w.kernel_seconds += dt
+        self.w.intra_seconds += dt
+        return self.host
+
+
+class StripedPending(Pending):
+    """A striped s16 launch; pairs at or above its bound are rescored at s32 when collected."""
+
+    def __init__(self, event, copy, host, w, rescore):
+        super().__init__(event, copy, host, w)
+        self.rescore = rescore
+
+    def result(self) -> np.ndarray:
+        out = super().result()
+        bad = np.flatnonzero(out < 0)
+        if bad.size:
+            out[bad] = self.rescore(bad).result()
+        return out
+
+
+def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
+    """Start aligning ``qcodes`` against the batch-local subjects ``ids`` (longest first)."""
+    if w.plan.ivalues["KIND"] == "striped":
+        return launch_striped(w, batch, ids, qcodes, profiles, "s16" if w.plan.scoring.width_ok(16) else "s32")
+    q = queue or w.longq
+    # GPUs: work-groups in whole warps; CPUs keep the tuned (small) WG: one build, not one per query length
+    gran = w.caps.warp if w.caps.is_gpu else w.plan.ivalues["WG"]
+    vals = intra_values(w.plan.ivalues, len(qcodes), gran)
+    prg = w.rt.program(INTRA_TEMPLATE, INTRA_PARAMS, vals)
+    wg, th, tw = vals["WG"], vals["TH"], vals["TW"]
+    key = ("intra", wg * th)
+    prof = profiles.get(key)
+    if prof is None:
+        host = build_row_profile(qcodes, w.plan.scoring, wg * th)
+        buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
+        ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
+        prof = profiles[key] = (buf, host, host.shape[1], ev)
+    buf, _, mpad, pev = prof
+    full = ids is batch.long
+    ckey = ("intra-list", tw)
+    cached = batch.cache.get(ckey) if full else None
+    if cached is None:
+        cols = (batch.lengths[ids].astype(np.int64) + tw - 1) // tw * tw
+        bstart = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(cols, out=bstart[1:])
+        mf = cl.mem_flags
+        lst = cl.Buffer(w.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(ids, dtype=np.int32))
+        bs = cl.Buffer(w.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bstart)
+        cached = (lst, bs, int(bstart[-1]))
+        if full:
+            batch.cache[ckey] = cached
+    lst, bs, ncols = cached
+    npairs = len(ids)
+    border = w.scratch("intra-border", max(16, ncols * 8))
+    out = w.scratch("intra-out", max(16, npairs * 4))
+    _, goe, ext, thresh = w.plan.scoring.kernel_consts(32)
+    knl = w.kernel(prg, "sw_intratask")
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(mpad), border, bs, out,
+                 np.int32(goe), np.int32(ext), np.int32(thresh))
+    ev = cl.enqueue_nd_range_kernel(q, knl, (npairs * wg,), (wg,), wait_for=list(batch.uploads) + [pev])
+    host = np.empty(npairs, dtype=np.int32)
+    copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
+    q.flush()
+    return Pending(ev, copy, host, w)
+
+
+def launch_striped(w, batch, ids, qcodes, profiles, lane) -> Pending:
+    """The striped CPU kernel over ``ids`` (one work-item per pair), at ``lane`` (s16 | s32)."""
+    q = w.longq
+    vals = {"LANE": lane, "WG": 1}
+    prg = w.rt.program(STRIPED_TEMPLATE, STRIPED_PARAMS, vals)
+    vec = 16 if lane == "s16" else 8
+    key = ("striped", lane)
+    prof = profiles.get(key)
+    if prof is None:
+        host = build_striped_profile(qcodes, w.plan.scoring, vec, np.int16 if lane == "s16" else np.int32)
+        buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
+        ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
+        prof = profiles[key] = (buf, host, host.shape[1], ev)
+    buf, _, seglen, pev = prof
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    npairs = len(ids)
+    lst = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=ids)
+    esize = 2 if lane == "s16" else 4
+    scr = w.scratch("striped-" + lane, max(16, npairs * 2 * seglen * vec * esize))
+    out = w.scratch("striped-out-" + lane, max(16, npairs * 4))
+    _, goe, ext, thresh = w.plan.scoring.kernel_consts(16 if lane == "s16" else 32)
+    knl = w.kernel(prg, "sw_striped")
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(seglen), scr, out,
+                 np.int32(goe), np.int32(ext), np.int32(thresh))
+    ev = cl.enqueue_nd_range_kernel(q, knl, (npairs,), (1,), wait_for=list(batch.uploads) + [pev])
+    host = np.empty(npairs, dtype=np.int32)
+    copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
+    q.flush()
+    if lane == "s32":
+        return Pending(ev, copy, host, w)
+    return StripedPending(ev, copy, host, w,
+                          lambda bad: launch_striped(w, batch, ids[bad], qcodes, profiles, "s32"))

@@ -1,0 +1,138 @@
+"""Running a search on one or several devices.
+
+One device: the database goes through in batches (the next uploaded on a copy queue while the
+current one is searched); a database that fits in one batch stays on the device between calls.
+Several devices (``--device 0:0,0:1``; the same device may be listed twice): each worker first
+takes a contiguous range of the database proportional to its measured first-pass rate (80 % of
+the residues in all), then ever smaller ranges of what is left (guided self-scheduling, still
+weighted by rate) until none is left, so a device that runs slower than its rate said is
+compensated at the end and a slow one only gets pieces it finishes in time. A device whose
+measured rate is below ``MIN_RATE`` of the fastest one's is left out (a 16-core PoCL CPU beside
+an H100 made the search slower: the range it took held long subjects it ran far below its rate
+on uniform sequences), so adding a device never makes a search slower by design. Scores land in database
+order whatever device computed them, so the output is identical to one device's.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from .threshold import device_rates
+
+MIN_RATE = 0.1          # a device below this fraction of the fastest one's rate is left out
+FIRST_SHARE = 0.8       # fraction of the residues handed out by rate up front
+TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times the rate share
+MIN_PIECES = 64         # a piece holds at least 1/64 of the worker's rate share of the residues
+
+
+def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None):
+    """Every query against subjects ``start:stop`` on one worker (batched; each batch's kernel
+    split chosen from its own lengths, so a range never keeps a tail of long lanes)."""
+    batches = worker.plan_batches(db, start, stop)
+    whole = start == 0 and stop == len(db) and len(batches) == 1
+    res = worker.resident
+    if not (whole and res is not None and res[0] is db
+            and res[1].threshold == worker.threshold_for(np.asarray(db.lengths))):
+        worker.resident = None
+        res = None
+    nxt = res[1] if res is not None else (worker.upload(db, *batches[0]) if batches else None)
+    if whole and res is None and nxt is not None:
+        worker.resident = (db, nxt)
+    ids = getattr(db, "ids", None)
+    t_busy = time.perf_counter()
+    for bi in range(len(batches)):
+        cur = nxt
+        # The next batch goes up on the copy queue while this one is searched.
+        nxt = worker.upload(db, *batches[bi + 1]) if bi + 1 < len(batches) else None
+        residues = int(cur.lengths.sum(dtype=np.int64))
+        for qi, (qid, codes) in enumerate(queries):
+            t0 = time.perf_counter()
+            sc = worker.score_batch(cur, codes, qid, ids)
+            results[qi][cur.start:cur.start + cur.n] = sc
+            dt = time.perf_counter() - t0
+            with lock:
+                seconds[qi] += dt
+                if bar is not None:
+                    bar.update(len(codes) * residues)
+            if on_query is not None and bi == len(batches) - 1:
+                on_query(qi, results[qi])
+        del cur
+    worker.busy_seconds += time.perf_counter() - t_busy
+
+
+class _Dealer:
+    """Hands out contiguous database ranges (guided self-scheduling weighted by rate): a worker
+    asking for work gets ``frac`` of the remaining residues times its share of the summed rates,
+    ``FIRST_SHARE`` on its first request and ``TAIL_SHARE`` later, so the ranges shrink towards
+    the end and a slow device is never handed more than it can finish while the others work."""
+
+    def __init__(self, db, rates):
+        self.cum = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
+        self.n = len(db)
+        self.cursor = 0
+        self.share = np.asarray(rates, dtype=np.float64) / float(np.sum(rates))
+        self.lock = threading.Lock()
+
+    def next(self, k, first):
+        with self.lock:
+            a = self.cursor
+            if a >= self.n:
+                return None
+            left = int(self.cum[-1] - self.cum[a])
+            share = self.share[k]
+            want = max((FIRST_SHARE if first else TAIL_SHARE) * left * share, self.cum[-1] * share / MIN_PIECES)
+            b = int(np.searchsorted(self.cum, self.cum[a] + want, side="left"))
+            self.cursor = b = min(self.n, max(a + 1, b))
+            return a, b
+
+
+def search_devices(workers, queries, db, bar, on_query=None):
+    """(results, seconds per query, per-device report) of every query against ``db``."""
+    n = len(db)
+    results = [np.zeros(n, dtype=np.int32) for _ in queries]
+    seconds = [0.0] * len(queries)
+    lock = threading.Lock()
+    for w in workers:
+        w.busy_seconds, w.cells, w.subjects = 0.0, 0, 0
+    if len(workers) == 1 or n == 0:
+        w = workers[0]
+        _run_range(w, queries, db, 0, n, results, seconds, bar, lock, on_query)
+        w.subjects = n
+        return results, seconds, [(w.rt.label, n, w.cells, w.busy_seconds)]
+    dealer = _Dealer(db, [device_rates(w)["inter"] for w in workers])
+    errors = []
+    t0 = time.perf_counter()
+
+    def work(k):
+        w = workers[k]
+        try:
+            first = True
+            while not errors:
+                got = dealer.next(k, first)
+                if got is None:
+                    break
+                first = False
+                _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock)
+                w.subjects += got[1] - got[0]
+        except BaseException as exc:       # re-raised in the caller's thread
+            with lock:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,), name=f"clalign-sw-{k}") for k in range(len(workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    if on_query is not None:
+        for qi in range(len(queries)):
+            on_query(qi, results[qi])
+    # per-query seconds summed over devices that ran in parallel: share the wall time by query length
+    wall = time.perf_counter() - t0
+    qsum = max(1, sum(len(c) for _, c in queries))
+    seconds = [wall * len(c) / qsum for _, c in queries]
+    report = [(f"[{k}] {w.rt.label}", w.subjects, w.cells, w.busy_seconds) for k, w in enumerate(workers)]
+    return results, seconds, report

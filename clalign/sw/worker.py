@@ -1,0 +1,211 @@
+"""One device's share of a Smith-Waterman search: its queues, scratch buffers and kernels.
+
+A :class:`Worker` scores one query against one uploaded :class:`~clalign.sw.batch.Batch`: the
+long subjects go to the intra-task kernel on a second queue, concurrently with the first pass
+(inter-task or vector kernel) over the others, whose saturated lanes are rescored at wider lanes
+until every score is exact. Several workers may share a device (and a context): each has its own
+queues and buffers.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..errors import InputError
+from .batch import plan_batches, upload_batch
+from .intratask import launch_intratask
+from .passes import run_intertask, run_vector
+from .scoring import INT32_MAX
+from .threshold import choose_threshold, device_rates
+
+
+def event_seconds(ev) -> float:
+    """Profiled duration of a finished command; 0 where the driver has no profile for it (NVIDIA
+    answered PROFILING_INFO_NOT_AVAILABLE once with two worker threads on one context; the
+    times only feed diagnostics, never results)."""
+    try:
+        ev.wait()
+        return (ev.profile.end - ev.profile.start) * 1e-9
+    except (cl.Error, cl.RuntimeError):
+        return 0.0
+
+
+class ScoreOverflowError(InputError):
+    """A score reached the 32-bit range: reported instead of returning a wrapped number."""
+
+
+class Worker:
+    """Queues, scratch buffers and kernel objects of one device slot."""
+
+    def __init__(self, rt, plan):
+        self.rt = rt
+        self.caps = rt.caps
+        self.ctx = rt.ctx
+        self.plan = plan
+        self.queue = rt.new_queue()
+        self.copyq = rt.new_queue()         # uploads of the next batch
+        self.longq = rt.new_queue()         # intra-task kernel, concurrent with the first pass
+        self._scratch: dict = {}
+        self._kernels: dict = {}
+        self._matT: dict = {}
+        self.kernel_seconds = 0.0
+        self.intra_seconds = 0.0
+        self.cells = 0
+        self.busy_seconds = 0.0
+        self.last_passes: list = []         # (width, subjects) of the last query, for tests/diagnostics
+        self.last_kernels: list = []        # kernel family of each entry of last_passes
+        self.resident = None                # (Database, Batch) kept while the database is one batch
+
+    # -- resources ----------------------------------------------------------------------
+    def scratch(self, name, nbytes):
+        """A scratch buffer of at least nbytes, reused between passes."""
+        cur = self._scratch.get(name)
+        if cur is None or cur.size < nbytes:
+            cur = self._scratch[name] = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(16, int(nbytes)))
+        return cur
+
+    def kernel(self, prg, name):
+        """This worker's kernel object (its own, so that set_args never races another worker)."""
+        key = (id(prg), name)
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = (cl.Kernel(prg, name), prg)
+        return k[0]
+
+    def vector_matrix(self, lane):
+        """The transposed matrix for the vector kernel (uint8 biased for u8 lanes, int16)."""
+        buf = self._matT.get(lane)
+        if buf is None:
+            sc = self.plan.scoring
+            mt = np.ascontiguousarray(sc.scores.T)
+            mt = (mt - sc.smin).astype(np.uint8) if lane == "u8" else mt.astype(np.int16)
+            buf = self._matT[lane] = cl.Buffer(self.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                               hostbuf=mt)
+        return buf
+
+    def launch(self, knl, gsize, lsize, wait, batch):
+        """Run a first-pass or rescoring kernel and read the batch's scores back (blocking);
+        its profiled time goes to ``kernel_seconds``."""
+        ev = cl.enqueue_nd_range_kernel(self.queue, knl, (gsize,), (lsize,), wait_for=wait)
+        out = np.empty(batch.n, dtype=np.int32)
+        cl.enqueue_copy(self.queue, out, batch.scores, wait_for=[ev], is_blocking=True)
+        self.kernel_seconds += event_seconds(ev)
+        return out
+
+    # -- batches ------------------------------------------------------------------------
+    def batch_limit(self) -> int:
+        """Residues per batch: the override, else what half the device memory holds."""
+        lim = self.plan.batch_residues
+        if lim is None:
+            L = 2 if self.plan.kernel == "vector" else 32 // self.plan.first_width
+            per_res = 2 + 8.0 / L + 0.3          # two residue slots, strip boundaries, lane tables
+            lim = int(self.caps.global_mem * 0.5 / per_res)
+            lim = min(lim, int(self.caps.max_alloc * L / 8 * 0.9), self.caps.max_alloc, 2 ** 31 - 1)
+        return max(1, int(lim))
+
+    def plan_batches(self, db, start=0, stop=None):
+        """[(start, stop)] of the database range ``start:stop`` in batches this device holds."""
+        if stop is None:
+            stop = len(db)
+        if start == 0 and stop == len(db):
+            return plan_batches(db, self.batch_limit())
+        return [(a + start, b + start) for a, b in plan_batches(_Slice(db, start, stop), self.batch_limit())]
+
+    def threshold_for(self, lengths, report=None) -> int:
+        """Subjects longer than this go to the intra-task kernel: the override, else the cost
+        model on these lengths with the device's measured rates (:mod:`clalign.sw.threshold`)."""
+        if self.plan.long_threshold is not None:
+            return self.plan.long_threshold
+        return choose_threshold(lengths, device_rates(self, report), self.plan.lanes_per_block)
+
+    def upload(self, db, start, stop, threshold=None):
+        """Upload subjects ``start:stop``; the long ones (by ``threshold``, else the cost model on
+        this batch's own lengths) are set aside for the intra-task kernel."""
+        b = upload_batch(self.ctx, self.copyq, db, start, stop)
+        b.split(self.threshold_for(b.lengths) if threshold is None else threshold)
+        self.copyq.flush()
+        return b
+
+    # -- scoring ------------------------------------------------------------------------
+    def score_batch(self, batch, qcodes, query_id="query", subject_ids=None):
+        """Exact scores of one query against one uploaded batch (batch-local order)."""
+        result = np.zeros(batch.n, dtype=np.int32)
+        if batch.n == 0:
+            return result
+        profiles: dict = {}
+        plan = self.plan
+        pending = launch_intratask(self, batch, batch.long, qcodes, profiles) if len(batch.long) else None
+        passes, kernels = [], []
+        ids = batch.order
+        if batch.sched is None:
+            batch.sched = plan.schedule(batch.lengths[batch.order]) if len(ids) else "static"
+        sched = batch.sched
+        if len(ids) and plan.kernel == "vector":
+            for width, vals in plan.vector_passes():
+                if len(ids) == 0:
+                    break
+                sc = run_vector(self, batch, qcodes, ids, vals)
+                passes.append((width, len(ids)))
+                kernels.append("vector")
+                ids = self._merge(batch, result, sc, ids)
+            widths = [32]
+            sched = plan.rescore_schedule()
+        else:
+            widths = plan.widths()
+        for k, width in enumerate(widths):
+            if len(ids) == 0:
+                break
+            sc = run_intertask(self, batch, ids, width, qcodes, sched if k == 0 else plan.rescore_schedule(),
+                               profiles)
+            passes.append((width, len(ids)))
+            kernels.append("intertask")
+            ids = self._merge(batch, result, sc, ids)
+        if len(ids):
+            self._overflow(batch, ids, qcodes, query_id, subject_ids)
+        if pending is not None:
+            ls = pending.result()
+            passes.append((32, len(batch.long)))
+            kernels.append("intratask")
+            result[batch.long] = ls
+            if (ls < 0).any():
+                self._overflow(batch, batch.long[ls < 0], qcodes, query_id, subject_ids)
+        self.last_passes = passes
+        self.last_kernels = kernels
+        self.cells += len(qcodes) * int(batch.lengths.sum(dtype=np.int64))
+        return result
+
+    def _overflow(self, batch, ids, qcodes, query_id, subject_ids):
+        i = int(ids[0]) + batch.start
+        name = subject_ids[i] if subject_ids is not None else f"#{i}"
+        raise ScoreOverflowError(f"sw: the score of {query_id} against subject {name} reaches "
+                                 f"{INT32_MAX - self.plan.scoring.smax} or more: beyond 32-bit scores "
+                                 f"({len(ids)} subject(s) affected); use a matrix with smaller scores")
+
+    @staticmethod
+    def _merge(batch, result, sc, ids):
+        """Take the finished scores of pass ``sc`` over ``ids`` into ``result``; return the subjects
+        still to rescore (-1 in ``sc``), ascending length as the passes expect."""
+        if ids is batch.order:
+            # first pass over every short subject: whole-array operations, no gathers over the
+            # batch (the long subjects' entries are not written by it: set by the intra-task pass)
+            sc[batch.long] = 0
+            result[:] = sc
+            bad = np.flatnonzero(sc < 0)
+            if bad.size == 0:
+                return bad
+            result[bad] = 0
+            return bad[np.argsort(batch.lengths[bad], kind="stable")]
+        got = sc[ids]
+        ok = got >= 0
+        result[ids[ok]] = got[ok]
+        return ids[~ok]
+
+
+class _Slice:
+    """The offsets of a database range, for batch planning of one device's share."""
+
+    def __init__(self, db, start, stop):
+        self.offsets = np.asarray(db.offsets[start:stop + 1])
+
+    def __len__(self):
+        return len(self.offsets) - 1

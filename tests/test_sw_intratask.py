@@ -1,0 +1,212 @@
+"""The intra-task kernel (``kernels/sw_intratask.mako``), the kernel split, several devices and
+32-bit overflow, against the numpy Gotoh (or closed-form scores of residue runs).
+
+Lengths sit around tile (TW), work-item (TH), strip (WG x TH) and threshold boundaries; long
+pairs go to 35,000 aa through the 8 -> 16 -> 32-bit rescoring of the first-pass kernels."""
+import numpy as np
+import pytest
+
+from clalign.data import PROTEIN, Database, get_matrix
+from clalign.data.matrices import Matrix
+from clalign.sw import SWEngine, sw_scores
+from clalign.sw.intratask import intra_values
+from clalign.sw.reference import sw_score
+from clalign.sw.threshold import choose_threshold
+from clalign.sw.worker import ScoreOverflowError
+
+AA = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
+B62 = get_matrix("BLOSUM62")
+
+# (TH, TW, WG): one work-item (global border every strip), odd work-group sizes, tiles of 1..16.
+INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
+         dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8),
+         dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2)]
+INTRA = [dict(v, INTRA_KIND="tiles") for v in INTRA] + [dict(INTRA_KIND="striped")]
+KINDS = [dict(INTRA_KIND="tiles", INTRA_TH=4, INTRA_TW=2, INTRA_WG=3), dict(INTRA_KIND="striped")]
+
+
+def _rand(rng, n):
+    return AA[rng.integers(0, 20, n)]
+
+
+def _ref(q, db):
+    return np.array([sw_score(q, db.sequence(i), B62.scores, 11, 1) for i in range(len(db))])
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(5)
+    lens = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 63, 64, 65, 95, 96, 97, 128, 129, 257, 400]
+    subs = [_rand(rng, n) for n in lens]
+    subs.append(np.concatenate([subs[-1][:200], _rand(rng, 30), subs[-1][150:390]]))   # gaps in both
+    db = Database.from_sequences(subs)
+    queries = [_rand(rng, n) for n in (1, 4, 5, 11, 12, 13, 24, 25, 40, 41, 96, 97)] + [subs[-2][50:350]]
+    return db, queries, [_ref(q, db) for q in queries]
+
+
+def _vid(v):
+    return "striped" if v["INTRA_KIND"] == "striped" else "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v)
+
+
+@pytest.mark.parametrize("ov", INTRA, ids=_vid)
+def test_intratask_matches_reference(case, ov):
+    db, queries, ref = case
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, **ov)
+    got, _ = eng.search([(f"q{i}", q) for i, q in enumerate(queries)], db, progress=False)
+    assert eng.last_kernels == ["intratask"]
+    for i, (g, r) in enumerate(zip(got, ref)):
+        bad = np.flatnonzero(g != r)
+        assert bad.size == 0, f"query {i}: subjects {bad[:8]} got {g[bad[:8]]} want {r[bad[:8]]}"
+
+
+@pytest.mark.parametrize("ov", KINDS, ids=_vid)
+def test_kernels_agree_around_threshold(case, ov):
+    """Subjects of the threshold's length stay in the first pass, one longer goes intra-task."""
+    db, queries, ref = case
+    for thr in (32, 33, 96):
+        eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=thr, **ov)
+        got, _ = eng.search([("q", queries[-1])], db, progress=False)
+        assert np.array_equal(got[0], ref[-1])
+        n_long = int((np.asarray(db.lengths) > thr).sum())
+        assert eng.last_passes[-1] == (32, n_long) and eng.last_kernels[-1] == "intratask"
+
+
+@pytest.mark.parametrize("ov", KINDS, ids=_vid)
+def test_long_pairs_to_35000_through_every_width(ov):
+    """A 35,000-aa query against long subjects: closed-form scores of W runs (W/W = 11) above 8
+    and 16 bits, plus random ones against the reference; first-pass kernels and intra-task agree."""
+    rng = np.random.default_rng(9)
+    W = PROTEIN.encode("W")[0]
+    rnd = _rand(rng, 700)
+    q = np.concatenate([np.full(33000, W, np.uint8), rnd, _rand(rng, 1300)])
+    assert len(q) == 35000
+    subs = [np.full(20, W, np.uint8), np.full(1100, W, np.uint8), np.full(3100, W, np.uint8),
+            np.concatenate([_rand(rng, 100), rnd[:650], _rand(rng, 90)]), _rand(rng, 2047)]
+    db = Database.from_sequences(subs)
+    want = np.array([220, 12100, 34100, sw_score(q[33000:], subs[3], B62.scores, 11, 1),
+                     sw_score(q, subs[4], B62.scores, 11, 1)])
+    first = SWEngine("BLOSUM62", 11, 1, None, long_threshold=10 ** 9)
+    got, _ = first.search([("long", q)], db, progress=False)
+    assert np.array_equal(got[0], want), (got[0], want)
+    assert [w for w, _ in first.last_passes] == first.widths()     # every width of the plan ran
+    intra = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, **ov)
+    got2, _ = intra.search([("long", q)], db, progress=False)
+    assert np.array_equal(got2[0], want)     # 34,100 needs the s32 rescoring of the striped kernel
+
+
+def test_several_devices_identical(case, capsys):
+    """The same device listed twice splits the database between two workers: same scores."""
+    db, queries, ref = case
+    rng = np.random.default_rng(2)
+    big = Database.from_sequences([_rand(rng, int(n)) for n in rng.integers(1, 300, 400)] + list(
+        db.sequence(i) for i in range(len(db))))
+    one = sw_scores(queries[-1], big, long_threshold=64)
+    eng = SWEngine("BLOSUM62", 11, 1, "0:0,0:0", long_threshold=64)
+    assert len(eng.workers) == 2
+    lines = []
+    got, _ = eng.search([("q", queries[-1])], big, progress=False, report=lines.append)
+    assert np.array_equal(got[0], one)
+    assert np.array_equal(got[0][-len(db):], ref[-1])
+    rep = eng.device_report
+    assert len(rep) == 2 and sum(r[1] for r in rep) == len(big) and all(r[1] > 0 for r in rep)
+    assert sum("sw: device [" in x for x in lines) == 2
+
+
+def test_threshold_from_rates():
+    """The cost model sends the longest subjects to the intra-task kernel when one lane is slow."""
+    lengths = np.array([300] * 10000 + [5000] * 10 + [30000])
+    assert choose_threshold(lengths, {"inter": 1000.0, "lane": 0.1, "intra": 500.0}) == 300
+    assert choose_threshold(lengths, {"inter": 1000.0, "lane": 1e6, "intra": 500.0}) == 30000
+    # padding to blocks of 32 lanes makes the tail costly in the first pass even with fast lanes
+    assert choose_threshold(lengths, {"inter": 25.0, "lane": 1e6, "intra": 4.8}, group=32) == 5000
+    assert choose_threshold([5, 3], {"inter": 1.0, "lane": 1.0, "intra": 1.0}, group=4) == 0
+
+
+def test_verbose_reports_decision():
+    lines = []
+    db = Database.from_sequences(["MKTAYIAKQR" * 5, "ACDEFGHIKL" * 30])
+    SWEngine("BLOSUM62", 11, 1, None, long_threshold=100).search([("q", PROTEIN.encode("MKTAYIAKQR"))], db,
+                                                                  progress=False, verbose=lines.append)
+    assert any("1 subject(s) longer than 100 aa" in x and "intra-task" in x for x in lines)
+
+
+def _big_matrix():
+    m = np.full((28, 28), -4, dtype=np.int32)
+    m[np.arange(28), np.arange(28)] = 1_000_000
+    return Matrix("BIG", m, -4, 1_000_000)
+
+
+@pytest.mark.parametrize("thr,kind", [(0, "tiles"), (0, "striped"), (10 ** 9, "tiles")],
+                         ids=["intratask", "striped", "intertask"])
+def test_scores_above_2_31_are_reported(thr, kind):
+    """Scores up to INT32_MAX - smax are exact; beyond, an error names the subject (issue 9)."""
+    W = PROTEIN.encode("W")[0]
+    db = Database.from_sequences([np.full(2000, W, np.uint8), np.full(10, W, np.uint8)], ids=["w2000", "w10"])
+    got = sw_scores(np.full(2100, W, np.uint8), db, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
+    assert list(got) == [2_000_000_000, 10_000_000]
+    db2 = Database.from_sequences([np.full(10, W, np.uint8), np.full(2200, W, np.uint8)], ids=["w10", "w2200"])
+    with pytest.raises(ScoreOverflowError, match="w2200"):
+        sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
+
+
+def test_intra_work_group_fits_short_queries():
+    v = {"TH": 8, "TW": 4, "WG": 128}
+    assert intra_values(v, 144, 32)["WG"] == 32          # 256 rows instead of 1,024 for 144
+    assert intra_values(v, 2000, 32)["WG"] == 128        # 2 strips of 1,024
+    assert intra_values(v, 1100, 32)["WG"] == 96         # 2 strips of 768 instead of 1,024
+    assert intra_values(v, 5, 1)["WG"] == 1
+
+
+def test_rates_measured_once_then_stored(tmp_path, monkeypatch):
+    """Rates absent from the tuning table are measured at first use and stored beside the
+    program cache: a later process (simulated by forgetting the in-process copy) reads them."""
+    from clalign.runtime import cache
+    from clalign.sw import threshold
+
+    cache.configure(root=tmp_path)
+    try:
+        eng = SWEngine("BLOSUM62", 11, 1, None, INTRA_WG=2)
+        monkeypatch.setattr(threshold, "_MEASURED", {})
+        first = threshold.device_rates(eng.workers[0])
+        assert set(first) == {"inter", "lane", "intra"} and all(v > 0 for v in first.values())
+        assert len(list((tmp_path / "sw_rates").glob("*.json"))) == 1
+        monkeypatch.setattr(threshold, "_MEASURED", {})
+        monkeypatch.setattr(threshold, "measure_rates", lambda w: pytest.fail("measured again"))
+        assert threshold.device_rates(eng.workers[0]) == first
+    finally:
+        cache.configure()
+
+
+def test_slow_device_left_out(monkeypatch):
+    """A device far slower than the fastest is not given a share (never slower than without it)."""
+    from clalign.sw import engine as eng_mod
+
+    eng = SWEngine("BLOSUM62", 11, 1, "0:0,0:0", long_threshold=64)
+    rates = {id(eng.workers[0]): 100.0, id(eng.workers[1]): 5.0}
+    monkeypatch.setattr(eng_mod, "device_rates", lambda w, report=None: {"inter": rates[id(w)]})
+    lines = []
+    assert eng.active_workers(lines.append) == [eng.workers[0]]
+    assert any("left out" in x for x in lines)
+    rates[id(eng.workers[1])] = 50.0
+    assert eng.active_workers() == eng.workers
+
+
+def test_cli_verbose_and_two_devices(write_file, tmp_path):
+    """`clalign sw --verbose` reports the kernel split; `--device 0:0,0:0` writes the same hits."""
+    from click.testing import CliRunner
+
+    from clalign.cli import main
+
+    rng = np.random.default_rng(8)
+    seqs = [PROTEIN.decode(_rand(rng, int(n))) for n in rng.integers(20, 400, 60)]
+    seqs.append(PROTEIN.decode(_rand(rng, 900)))
+    db = write_file("db.fa", "".join(f">s{i}\n{s}\n" for i, s in enumerate(seqs)))
+    q = write_file("q.fa", f">q\n{seqs[-1][100:400]}\n")
+    outs = []
+    for dev in ("0:0", "0:0,0:0"):
+        out = str(tmp_path / f"hits{len(outs)}.tsv")
+        res = CliRunner().invoke(main, ["sw", "-query", q, "-db", db, "-out", out, "--device", dev, "--verbose"])
+        assert res.exit_code == 0, res.stderr
+        assert "-> intra-task kernel" in res.stderr
+        outs.append(open(out).read())
+    assert outs[0] == outs[1] and "\ts60\t" in outs[0]

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The issue-14 SW benchmark on the long-tail database, in one command (GPU machine).
+
+    python3 tools/bench_sw_tail.py --out $OUT [-n 570000] [--queries Q.fa] [--variants]
+
+1. generates the long-tail database (``tools/gen_protein_db.py``, default model) as FASTA;
+2. API timings (20 queries, database resident, after a warm-up that builds the kernels and
+   measures the per-cell rates): the default kernel split (inter-task + concurrent intra-task),
+   the inter-task kernel alone (``long_threshold`` huge: the behaviour before the split), and
+   the intra-task kernel alone on the subjects longer than 2,000 aa; the full score vectors
+   of the first two must be identical;
+3. ``--variants``: intra-task tile variants (TH, TW, WG) on the long subjects;
+4. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
+Writes ``sw_tail.json`` to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import gen_protein_db  # noqa: E402
+from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
+from clalign.sw.engine import SWEngine  # noqa: E402
+
+VARIANTS = [dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=4, INTRA_WG=32),
+            dict(INTRA_TH=32, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=32),
+            dict(INTRA_TH=8, INTRA_TW=8, INTRA_WG=32), dict(INTRA_TH=12, INTRA_TW=4, INTRA_WG=64),
+            dict(INTRA_TH=16, INTRA_TW=2, INTRA_WG=32), dict(INTRA_TH=24, INTRA_TW=4, INTRA_WG=32)]
+
+
+def timed(eng, queries, db, verbose=None):
+    eng.search(queries[:1], db, progress=False, verbose=verbose)          # warm-up: builds, rates, upload
+    k0 = eng.kernel_seconds
+    i0 = sum(w.intra_seconds for w in eng.workers)
+    t0 = time.perf_counter()
+    res, _ = eng.search(queries, db, progress=False)
+    wall = time.perf_counter() - t0
+    cells = sum(len(c) for _, c in queries) * int(db.total_residues)
+    return res, {"wall_s": wall, "kernel_s": eng.kernel_seconds - k0,
+                 "intra_kernel_s": sum(w.intra_seconds for w in eng.workers) - i0,
+                 "tcups_wall": cells / wall / 1e12, "cells": cells}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=570000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queries", default=str(ROOT / ".sw_device" / "cudasw_queries.fasta"))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", default="/tmp/sw_tail")
+    ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--cli", action="store_true")
+    ap.add_argument("--no-old", action="store_true", help="skip the inter-task-only run")
+    ap.add_argument("--multi", action="store_true",
+                    help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
+    ap.add_argument("--device", default=None)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    t = time.perf_counter()
+    lengths, residues = gen_protein_db.generate(a.n, a.seed)
+    fasta = os.path.join(a.work, "db.fasta")
+    gen_protein_db.write_fasta(fasta, lengths, residues)
+    out["db"] = {"n": a.n, "residues": int(lengths.sum()), "tail": gen_protein_db.tail_summary(lengths),
+                 "gen_s": time.perf_counter() - t}
+    print(out["db"], flush=True)
+    offs = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offs[1:])
+    codes = PROTEIN.encode(residues.tobytes().decode())
+    db = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in range(len(lengths))])
+    queries = [(r.id, PROTEIN.encode(r.sequence)) for r in read_fasta(a.queries)]
+    lines = []
+    eng = SWEngine("BLOSUM62", 11, 1, a.device)
+    out["device"] = eng.caps.name
+    res_split, out["split"] = timed(eng, queries, db, verbose=lines.append)
+    out["verbose"] = lines
+    print("split", out["split"], lines, flush=True)
+    res_old = res_split
+    if not a.no_old:
+        old = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=10 ** 9)
+        res_old, out["intertask_only"] = timed(old, queries, db)
+        print("intertask only", out["intertask_only"], flush=True)
+        out["identical"] = all(np.array_equal(x, y) for x, y in zip(res_split, res_old))
+        print("identical", out["identical"], flush=True)
+    long_ids = np.flatnonzero(lengths > 2000)
+    ldb = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in long_ids])
+    intra = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
+    res_l, out["intra_only_2000plus"] = timed(intra, queries, ldb)
+    out["intra_identical"] = all(np.array_equal(x[long_ids], y) for x, y in zip(res_split, res_l))
+    print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
+    if a.variants:
+        out["variants"] = []
+        for v in VARIANTS:
+            e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0, **v)
+            r, m = timed(e, queries, ldb)
+            m["values"] = v
+            m["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_l))
+            out["variants"].append(m)
+            print("variant", m, flush=True)
+        best = min(out["variants"], key=lambda m: m["kernel_s"])["values"]
+        e = SWEngine("BLOSUM62", 11, 1, a.device, **best)
+        r, out["split_best"] = timed(e, queries, db, verbose=lines.append)
+        out["split_best"]["values"] = best
+        out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
+        print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
+    if a.multi:
+        from clalign.runtime import all_devices
+        import pyopencl as cl
+
+        devs = all_devices()
+        gpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.GPU][:1]
+        cpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.CPU][:1]
+        out["multi"] = []
+        for spec in dict.fromkeys([",".join(gpu + (cpu or gpu)), ",".join(gpu + gpu)]):
+            me = SWEngine("BLOSUM62", 11, 1, spec)
+            rep = []
+            r, m = timed(me, queries, db, verbose=rep.append)
+            m.update(spec=spec, identical=all(np.array_equal(x, y) for x, y in zip(r, res_split)),
+                     devices=me.device_report, verbose=rep)
+            out["multi"].append(m)
+            print("multi", m, flush=True)
+    if a.cli:
+        prep = os.path.join(a.work, "prep")
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "clalign", "makedb", fasta, prep], check=True, env=env,
+                       capture_output=True)
+        out["cli_makedb_s"] = time.perf_counter() - t
+        for k in ("first", "repeat"):
+            t = time.perf_counter()
+            p = subprocess.run([sys.executable, "-m", "clalign", "sw", "-query", a.queries, "-db", prep,
+                                "-out", os.path.join(a.work, f"hits_{k}.tsv"), "--verbose"], env=env,
+                               capture_output=True, text=True)
+            out[f"cli_{k}_s"] = time.perf_counter() - t
+            out[f"cli_{k}_tail"] = p.stderr[-1500:]
+            print(k, out[f"cli_{k}_s"], p.returncode, p.stderr[-600:], flush=True)
+    with open(os.path.join(a.out, "sw_tail.json"), "w") as fh:
+        json.dump(out, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
