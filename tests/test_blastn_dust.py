@@ -54,3 +54,15 @@ def test_dust_parameters_checked():
         dust_intervals("ACGT", level=1)
     with pytest.raises(ValueError):
         dust_intervals("ACGT", window=65)
+
+
+def test_compiled_dust_equals_reference():
+    from clalign.blast.nucl_dust_nb import dust_intervals_fast
+    for name, s, _ in _golden():
+        assert dust_intervals_fast(s) == dust_intervals(s), name
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        parts = [rng.choice(list("ACGTN")) * int(rng.integers(1, 90)) if rng.random() < 0.3 else
+                 "".join(rng.choice(list("ACGTNR"), int(rng.integers(1, 120)))) for _ in range(6)]
+        s = "".join(parts)
+        assert dust_intervals_fast(s) == dust_intervals(s), s
