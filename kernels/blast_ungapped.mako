@@ -167,10 +167,14 @@ void blast_two_hit(__global const ulong *keys, const uint nkeys,
    alternative to blast_hits + sort + blast_two_hit): scan the subject's words in order, keep
    each diagonal's last hit and flag in this subject's slice of diag_state (qlen + slen + 1
    entries, filled with DIAG_EMPTY before the launch), extend as above. order[] lists the block's
-   subjects longest first so neighbouring work-items do similar amounts of work. */
+   tasks (subject << 8 | bucket), longest subjects first, so neighbouring work-items do similar
+   amounts of work; a long subject is split into nbuckets[subject] tasks by diagonal
+   (d mod nbuckets): each scans the whole subject but keeps only its own diagonals, which the
+   two-hit rule treats independently. */
 #define DIAG_EMPTY (-2147483647 - 1)
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void blast_scan(__global const int *order, const int nsubj,
+void blast_scan(__global const int *order, const int nsubj,   /* tasks: subject << 8 | bucket */
+                __global const uchar *nbuckets,
                 __global const uchar *query, const int qlen,
                 __global const uchar *res, __global const long *subj_base,
                 __global const int *subj_len, __global const long *diag_base,
@@ -189,7 +193,9 @@ void blast_scan(__global const int *order, const int nsubj,
 % endif
     const int t = get_global_id(0);
     if (t >= nsubj) return;
-    const int subj = order[t];
+    const int subj = order[t] >> 8;
+    const int bucket = order[t] & 255;
+    const int nb = nbuckets[subj];
     __global const uchar *s = res + subj_base[subj];
     const int slen = subj_len[subj];
     __global int *dstate = diag_state + diag_base[subj];
@@ -206,6 +212,7 @@ void blast_scan(__global const int *order, const int nsubj,
         for (int j = starts[code]; j < starts[code + 1]; ++j) {
             const int q_off = qoffs[j];
             const int d = q_off - s_off + slen;
+            if (nb > 1 && d % nb != bucket) continue;
             const int st = dstate[d];
             if (st == DIAG_EMPTY) { dstate[d] = s_off << 1; continue; }
             int last_hit = st >> 1;

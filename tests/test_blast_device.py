@@ -32,11 +32,11 @@ def _same(dev, subjects, codes, opts):
     return len(want)
 
 
-@pytest.mark.parametrize("kernel,wg,local", [("sorted", 128, True), ("sorted", 64, False),
-                                             ("subject", 64, True), ("subject", 32, False)])
-def test_real_queries(proteome, kernel, wg, local):
-    dev = DeviceUngapped(proteome, override={"WG": wg, "MATRIX_LOCAL": local, "KERNEL": kernel},
-                         block_residues=200_000)
+@pytest.mark.parametrize("kernel,wg,local,split", [("sorted", 128, True, 0), ("sorted", 64, False, 0),
+                                                   ("subject", 64, True, 0), ("subject", 32, False, 100)])
+def test_real_queries(proteome, kernel, wg, local, split):
+    dev = DeviceUngapped(proteome, override={"WG": wg, "MATRIX_LOCAL": local, "KERNEL": kernel,
+                                             "SPLIT": split}, block_residues=200_000)
     assert len(dev.blocks) > 2
     n = sum(_same(dev, proteome, codes, blastp_options()) for _, _, codes in
             read_queries(ROOT / "data" / "queries.faa")[2:])
@@ -55,7 +55,8 @@ def test_planted_and_boundaries():
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(x) for x in seqs])
     subjects = Subjects(np.concatenate(seqs), offsets, [f"s{i}" for i in range(len(seqs))])
-    for kernel in ("sorted", "subject"):
+    for kernel, split in (("sorted", 0), ("subject", 0), ("subject", 1), ("subject", 64)):
         for block in (64, 300, 1 << 20):
-            dev = DeviceUngapped(subjects, override={"WG": 32, "KERNEL": kernel}, block_residues=block)
+            dev = DeviceUngapped(subjects, override={"WG": 32, "KERNEL": kernel, "SPLIT": split},
+                                 block_residues=block)
             assert _same(dev, subjects, q, blastp_options(evalue=1000)) > 0

@@ -120,6 +120,9 @@ def test_kind_picked_by_alphabet_when_names_clash(tmp_path):
 def test_blastdb_env_and_nested_alias(tmp_path, monkeypatch):
     monkeypatch.setenv("BLASTDB", DB)
     assert len(open_blastdb("prot_v4")) == 11  # found through $BLASTDB, as BLAST+ does
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prot_v4").write_text(">local file\nMKV\n")  # an existing file beats $BLASTDB
+    assert as_database("prot_v4").ids[0] == "local" and as_database("prot_v5").blast_title == "prot.fa"
     (tmp_path / "both.pal").write_text(f'TITLE two\nDBLIST "{os.path.join(DB, "prot_mv")}" prot_v5\n')
     db = open_blastdb(str(tmp_path / "both"))  # an alias of an alias and a volume ($BLASTDB)
     assert len(db) == 22 and db.blast_volumes[-1].endswith("prot_v5")
@@ -232,7 +235,7 @@ def test_alias_errors(tmp_path):
 
 def test_fuzz_reader(tmp_path):
     """Random byte changes and truncations: the reader succeeds or raises InputError, nothing else."""
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -275,8 +278,9 @@ def _makeblastdb(tmp_path, fasta, dbtype, *extra):
     return out
 
 
-needs_blast = pytest.mark.skipif(shutil.which("makeblastdb") is None,
-                                 reason="makeblastdb (BLAST+) is not installed; the committed databases cover the reader")
+needs_blast = pytest.mark.skipif(
+    shutil.which("makeblastdb") is None,
+    reason="makeblastdb (BLAST+) is not installed; the committed databases cover the reader")
 
 
 @needs_blast
@@ -385,3 +389,6 @@ def test_subject_ids_of_fasta_equal_blastdb_without_parse_seqids():
         assert [getattr(fasta, c)(oid) for c in cols] == [getattr(blast, c)(oid) for c in cols]
     # control characters in a description: makeblastdb 2.12 made the title "a x   b#c d" of ">a x<TAB>b<^B>c d"
     assert subject_ids(Database.from_sequences(["MK"], ["a"], ["x\tb\x02c d"])).stitle(0) == "a x   b#c d"
+    # and UTF-8: ">u1 café α-helix" gave sseqid "u1", stitle "u1 caf## ##-helix" (one '#' a byte)
+    ids = subject_ids(Database.from_sequences(["MK"], ["u1"], ["café α-helix"]))
+    assert (ids.sseqid(0), ids.stitle(0)) == ("u1", "u1 caf## ##-helix")

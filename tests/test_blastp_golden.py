@@ -21,6 +21,8 @@ CASES = {
                         dict(max_target_seqs=5, max_hsps=1)),
     "synth_e1e-5": ("tests/data/blastp/synth_queries.faa", "tests/data/blastp/synth_db.faa.gz",
                     dict(max_target_seqs=500, evalue=1e-5)),
+    "odd_proteome": ("tests/data/blastp/odd_queries.faa", "data/proteome.faa.gz",
+                     dict(max_target_seqs=500)),
     "blastdb_prot_e1000": ("tests/data/blastdb/prot.fa", "tests/data/blastdb/prot.fa",
                            dict(max_target_seqs=500, evalue=1000)),
 }

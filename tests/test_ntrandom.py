@@ -83,3 +83,31 @@ def test_fill_equals_fresh_makeblastdb(tmp_path):
     ours = NucleotideDatabase.from_database(Database.from_fasta(str(fa), "dna"), blast_fill=True)
     for i in range(len(recs)):
         assert np.array_equal(ours.ncbi2na(i), blast.ncbi2na(i)), i
+
+
+# blastn 2.12 (-task blastn -dust no -word_size 11 -outfmt "6 qseqid length score", with and
+# without -ungapped: same scores) of a 60-nt sequence against itself with one base changed at
+# position 30: A in the subject and an ambiguity code in the query, then the reverse.
+# Run here 2026-11-23: query side {code: score} per (reward, penalty), subject side likewise.
+_QUERY_SIDE = {(1, -2): {"R": 58, "N": 58, "B": 57, "H": 58}, (1, -3): {"R": 58, "N": 57, "B": 56, "H": 57},
+               (2, -3): {"R": 117, "N": 116, "B": 115, "H": 117}, (1, -1): {"R": 59, "N": 58, "B": 58, "H": 59},
+               (4, -5): {"R": 235, "N": 233, "B": 231, "H": 234}}
+_SUBJECT_SIDE = {(1, -2): {"R": 58, "N": 58, "B": 57, "H": 58, "Y": 57},
+                 (1, -3): {"R": 58, "N": 57, "B": 56, "H": 57, "Y": 56},
+                 (2, -3): {"R": 117, "N": 116, "B": 115, "H": 117, "Y": 115}}
+
+
+def test_blastna_matrix_scores_ambiguities_as_blastn():
+    from clalign.data.nucleotide import BLASTNA_LETTERS, blastna_matrix
+
+    a = BLASTNA_LETTERS.index("A")
+    for side, table in (("query", _QUERY_SIDE), ("subject", _SUBJECT_SIDE)):
+        for (reward, penalty), scores in table.items():
+            m = blastna_matrix(reward, penalty)
+            for letter, score in scores.items():
+                x = BLASTNA_LETTERS.index(letter)
+                pair = m[x, a] if side == "query" else m[a, x]
+                assert 59 * reward + pair == score, (side, reward, penalty, letter)
+    m = blastna_matrix(1, -2)
+    assert m[:4, :4].tolist() == [[1 if i == j else -2 for j in range(4)] for i in range(4)]
+    assert m[15, 3] == m[0, 15] == -(1 << 30)

@@ -8,7 +8,6 @@ uniform random residues. It is seeded, so the FASTA is the same on every run. Us
 from __future__ import annotations
 
 import gzip
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,8 @@ RUNS = {
                         ["-max_target_seqs", "5", "-max_hsps", "1"]),
     "synth_e1e-5": ("tests/data/blastp/synth_queries.faa", "tests/data/blastp/synth_db.faa.gz",
                     ["-max_target_seqs", "500", "-evalue", "1e-5"]),
+    # all X (skipped), 2 residues, lower case with '*' U O inside, trailing '*'
+    "odd_proteome": ("tests/data/blastp/odd_queries.faa", "data/proteome.faa.gz", ["-max_target_seqs", "500"]),
     # U O J B Z X, lower case, trailing '*', lengths 1..5003; many weak HSPs per subject pair
     "blastdb_prot_e1000": ("tests/data/blastdb/prot.fa", "tests/data/blastdb/prot.fa",
                            ["-max_target_seqs", "500", "-evalue", "1000"]),
@@ -113,6 +114,8 @@ def main():
                                 str(plain)], check=True, stdout=subprocess.DEVNULL)
             cmd = ["blastp", "-query", str(ROOT / qf), "-db", str(plain), "-outfmt", "6"] + BASE + extra
             res = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            if res.stderr.strip():
+                print(f"{name}: blastp says: {res.stderr.strip()}")
             (OUT / f"{name}.tsv").write_text(res.stdout)
             print(name, len(res.stdout.splitlines()), "lines:", " ".join(cmd[:1] + cmd[5:]))
 

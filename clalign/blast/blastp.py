@@ -10,6 +10,7 @@ the GIL).
 from __future__ import annotations
 
 import io
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,7 +20,7 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from .engine import Subjects, search_query, search_statistics
+from .engine import QuerySkipped, Subjects, search_query, search_statistics
 from .matrix import blast_matrix
 from .options import BlastpOptions
 from .traceback import DEL, INS
@@ -80,10 +81,23 @@ def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
     return QueryHits(qid, len(codes), out, title)
 
 
+def _warn_stderr(qid, message):
+    print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
+
+
+def _search(qid, codes, subjects, opts, stats, dev, times, warn):
+    try:
+        return search_query(search_codes(codes), subjects, opts, stats, dev, times=times)
+    except QuerySkipped as exc:
+        warn(qid, str(exc))
+        return []
+
+
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
-               times=None):
+               times=None, warn=_warn_stderr):
     """Yield a QueryHits per query, in query order.
 
+    ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
     ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
     and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU.
     Queries run on ``num_threads`` threads, so with a device the CPU's gapped work on some queries
@@ -109,12 +123,12 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     if num_threads <= 1:
         for qid, title, codes in queries:
             yield _query_hits(qid, title, codes, subjects,
-                              search_query(search_codes(codes), subjects, opts, stats, dev,
-                                           times=times), matrix, titles)
+                              _search(qid, codes, subjects, opts, stats, dev, times, warn),
+                              matrix, titles)
         return
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(search_query, search_codes(codes), subjects, opts, stats, dev,
-                               times=times) for _, _, codes in queries]
+        futures = [pool.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn)
+                   for qid, _, codes in queries]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
 

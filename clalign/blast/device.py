@@ -39,7 +39,9 @@ class _Block:
     base: cl.Buffer
     lens: cl.Buffer
     lens_host: np.ndarray
-    order: cl.Buffer        # subjects of the block, longest first (blast_scan)
+    order: cl.Buffer        # blast_scan tasks (subject << 8 | bucket), longest subjects first
+    ntasks: int
+    nbuckets: cl.Buffer     # uint8 per subject
     diag: cl.Buffer = None  # diagonal state of blast_scan, grown on demand
     diag_size: int = 0
 
@@ -98,12 +100,17 @@ class DeviceUngapped:
         stream[idx] = src
         mf = cl.mem_flags
         ctx = self.rt.ctx
-        order = np.argsort(-lens, kind="stable").astype(np.int32)
-        return _Block(first, last, n, int(lens.max()) if len(lens) else 0,
-                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=stream),
-                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=base),
-                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lens), lens,
-                      cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=order))
+        split = self.values["SPLIT"]
+        nb = np.ones(len(lens), dtype=np.uint8) if split == 0 else \
+            np.clip((lens + split - 1) // split, 1, 255).astype(np.uint8)
+        by_len = np.argsort(-lens, kind="stable").astype(np.int32)
+        reps = nb[by_len].astype(np.int64)
+        subj = np.repeat(by_len, reps)
+        bucket = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        tasks = ((subj.astype(np.int64) << 8) | bucket).astype(np.int32)
+        buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        return _Block(first, last, n, int(lens.max()) if len(lens) else 0, buf(stream), buf(base),
+                      buf(lens), lens, buf(tasks), len(tasks), buf(nb))
 
     def _event_seconds(self, ev):
         ev.wait()
@@ -153,14 +160,15 @@ class DeviceUngapped:
             blk.diag_size = need
         b_dbase = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=dbase)
         nsubj = blk.last - blk.first
-        gsize = ((nsubj + self.wg - 1) // self.wg) * self.wg
+        gsize = ((blk.ntasks + self.wg - 1) // self.wg) * self.wg
         capacity = max(1024, nsubj // 4)
         zero = np.zeros(1, dtype=np.uint32)
         while True:
             fill = cl.enqueue_fill_buffer(queue, blk.diag, np.int32(-2 ** 31), 0, 4 * need)
             out = cl.Buffer(ctx, mf.READ_WRITE, 28 * capacity)
             cl.enqueue_copy(queue, counter, zero)
-            self.k_scan.set_args(blk.order, np.int32(nsubj), b_query, np.int32(qlen), blk.res,
+            self.k_scan.set_args(blk.order, np.int32(blk.ntasks), blk.nbuckets, b_query,
+                                 np.int32(qlen), blk.res,
                                  blk.base, blk.lens, b_dbase, blk.diag, b_present, b_starts,
                                  b_qoffs, b_matrix, np.int32(qs.opts.window),
                                  np.int32(qs.xdrop_ungapped), np.int32(qs.cutoff_ungapped), out,

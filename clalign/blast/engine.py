@@ -27,8 +27,7 @@ import numpy as np
 from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
-from ..errors import InputError
-from .gapped import HSP_MAX_WINDOW, gapped_start, prelim_singles, prot_gapped
+from .gapped import HSP_MAX_WINDOW, extend_all
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
 from .lookup import build_lookup
@@ -96,6 +95,10 @@ class QuerySetup:
 _X = PROTEIN.letters.index("X")
 
 
+class QuerySkipped(Exception):
+    """A query BLAST+ skips with a warning (e.g. all X: no ungapped statistics)."""
+
+
 def search_statistics(subjects: Subjects, opts: BlastpOptions) -> SearchStatistics:
     return SearchStatistics.for_search(opts.matrix, opts.gap_open, opts.gap_extend,
                                        subjects.total_length, len(subjects.ids),
@@ -109,8 +112,8 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
                             robinson_frequencies(PROTEIN.letters))
     if kbp_u is None:
-        raise InputError("cannot compute ungapped Karlin-Altschul parameters for a query "
-                         "(as BLAST+, which skips such a query)")
+        raise QuerySkipped("could not calculate ungapped Karlin-Altschul parameters (no hits "
+                           "reported for it, as BLAST+ does)")
     kbp_g = stats.karlin
     qlen = len(codes)
     if stats.spouge:
@@ -153,37 +156,42 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     return sort_init_hsps(np.concatenate(parts))
 
 
-def _gapped_pass(qs, s, base, slen, rows, restricted):
+def _extend(qs, subjects, rows, restricted):
+    flags = np.full(len(rows), bool(restricted), dtype=np.bool_) if np.isscalar(restricted) \
+        else np.asarray(restricted, dtype=np.bool_)
+    return extend_all(qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows, flags,
+                      qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
+
+
+def _gapped_pass(qs, slen, rows, res, restricted):
+    """Replay ``BLAST_GetGappedScore`` for one subject over precomputed extensions ``res``:
+    the interval tree decides which initial HSPs are extended; None = redo unrestricted."""
     kept = []
     tree = IntervalTree(len(qs.codes) + 1, slen + 1)
-    ext = np.zeros(4, dtype=np.int32)
     r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-    for r in rows:
-        score, q0, s0, length, q_hit, s_hit = (int(v) for v in r[1:7])
-        probe = HSP(score, q0, q0 + length, s0, s0 + length)
-        if tree.contains(probe):
+    for r, x in zip(rows.tolist(), res.tolist()):
+        score, q0, s0, length = r[1], r[2], r[3], r[4]
+        if tree.contains(HSP(score, q0, q0 + length, s0, s0 + length)):
             continue
-        q_off = int(gapped_start(qs.matrix, qs.codes, s[base:base + slen], q0, s0, length))
-        s_off = s_hit + q_off - q_hit
-        g = int(prot_gapped(qs.matrix, qs.codes, s, base, slen, q_off, s_off, qs.opts.gap_open,
-                            qs.opts.gap_extend, qs.xdrop_gapped, restricted, ext))
+        g = x[0]
         if restricted and r_cut <= g < qs.cutoff_gapped:
             return None
         if g >= qs.cutoff_gapped:
-            kept.append(HSP(g, int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q_off, s_off))
+            kept.append(HSP(g, x[1], x[2], x[3], x[4], x[5], x[6]))
             tree.add(kept[-1])
     return kept
 
 
-def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarray):
-    """Preliminary gapped HSPs of one subject (score order, E-values set), maybe empty."""
-    base = int(subjects.offsets[oid])
-    slen = int(subjects.offsets[oid + 1]) - base
-    s = subjects.residues
+def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarray, res=None):
+    """Preliminary gapped HSPs of one subject (score order, E-values set), maybe empty;
+    ``res``: its rows' extensions under the subject's restricted choice, if computed already."""
+    slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
     restricted = qs.restricted_ok and int(rows[0, 1]) < int(RESTRICTED_MULT * qs.cutoff_gapped)
-    kept = _gapped_pass(qs, s, base, slen, rows, restricted)
+    if res is None:
+        res = _extend(qs, subjects, rows, restricted)
+    kept = _gapped_pass(qs, slen, rows, res, restricted)
     if kept is None:
-        kept = _gapped_pass(qs, s, base, slen, rows, False)
+        kept = _gapped_pass(qs, slen, rows, _extend(qs, subjects, rows, False), False)
     hsps = sorted(purge_common_endpoints(kept), key=score_key)
     return _evalues(qs, hsps, slen)
 
@@ -254,33 +262,36 @@ def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
 
 
 def prelim_stage(qs: QuerySetup, subjects: Subjects, rows: np.ndarray):
-    """[(hitlist key, oid, HSPs)] of every subject with preliminary HSPs. Subjects with one
-    initial HSP (most) go through the compiled ``prelim_singles`` at once, the rest one by one."""
+    """[(hitlist key, oid, HSPs)] of every subject with preliminary HSPs. Every initial HSP's
+    extension is computed in one compiled call (restricted per subject as BLAST+ chooses); the
+    interval-tree replay, purge and E-values follow per subject (subjects with one initial HSP,
+    most of them, without a tree)."""
     starts = np.flatnonzero(np.r_[True, np.diff(rows[:, 0]) != 0])
     sizes = np.diff(np.r_[starts, len(rows)])
+    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
+    restricted = np.repeat(qs.restricted_ok & (rows[starts, 1] < r_cut), sizes)
+    res = _extend(qs, subjects, rows, restricted)
+    # a restricted score in [0.68 cutoff, cutoff) means "redo exactly" (single-HSP subjects here)
+    redo = np.flatnonzero(restricted & (res[:, 0] >= r_cut) & (res[:, 0] < qs.cutoff_gapped)
+                          & np.repeat(sizes == 1, sizes))
+    if len(redo):
+        res[redo] = _extend(qs, subjects, rows[redo], False)
     out = []
-    single = rows[starts[sizes == 1]]
-    if len(single):
-        r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-        res = prelim_singles(qs.matrix, qs.codes, subjects.residues, subjects.offsets, single,
-                             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped, qs.cutoff_gapped,
-                             r_cut, qs.restricted_ok)
-        kept = np.flatnonzero(res[:, 0])
-        if len(kept):
-            oids = single[kept, 0]
-            slens = (subjects.offsets[oids + 1] - subjects.offsets[oids]).astype(np.int64)
-            qlen = len(qs.codes)
-            for k, oid, slen in zip(kept.tolist(), oids.tolist(), slens.tolist()):
-                e = qs.stats.evalue(int(res[k, 1]), qlen, slen)
-                if e <= qs.opts.evalue:
-                    r = res[k]
-                    h = HSP(int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6]),
-                            int(r[7]), evalue=e)
-                    out.append((hitlist_key(e, h.score, oid), oid, [h]))
-    for i in np.flatnonzero(sizes > 1).tolist():
-        chunk = rows[starts[i]:starts[i] + sizes[i]]
-        oid = int(chunk[0, 0])
-        hsps = prelim_subject(qs, subjects, oid, chunk)
+    qlen = len(qs.codes)
+    for i, (a, n) in enumerate(zip(starts.tolist(), sizes.tolist())):
+        oid = int(rows[a, 0])
+        if n == 1:
+            x = res[a]
+            if x[0] < qs.cutoff_gapped:
+                continue
+            slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
+            e = qs.stats.evalue(int(x[0]), qlen, slen)
+            if e <= qs.opts.evalue:
+                h = HSP(int(x[0]), int(x[1]), int(x[2]), int(x[3]), int(x[4]), int(x[5]), int(x[6]),
+                        evalue=e)
+                out.append((hitlist_key(e, h.score, oid), oid, [h]))
+            continue
+        hsps = prelim_subject(qs, subjects, oid, rows[a:a + n], res[a:a + n])
         if hsps:
             out.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
     return out

@@ -260,37 +260,28 @@ def prot_gapped(matrix, q, s, s_base, slen, q_off, s_off, gap_open, gap_extend, 
 
 
 @numba.njit(cache=True, nogil=True)
-def prelim_singles(matrix, q, residues, offsets, rows, gap_open, gap_extend, x_dropoff, cutoff,
-                   r_cut, restricted_ok):
-    """Preliminary gapped stage of subjects that have exactly one initial HSP (most of them):
-    ``BLAST_GetGappedScore`` reduces to one extension (restricted when the ungapped score is below
-    ``r_cut``, redone exactly when the restricted score lands in [r_cut, cutoff)). Returns int32
-    (n, 8): kept (0/1), score, q_start, q_end, s_start, s_end, q_off, s_off."""
+def extend_all(matrix, q, residues, offsets, rows, restricted, gap_open, gap_extend, x_dropoff):
+    """The preliminary gapped extension of every initial HSP (rows as ``two_hit_db`` gives them),
+    from the centre of its best 11-residue window, restricted where ``restricted[k]``; whether an
+    extension is needed at all (containment) is decided afterwards, since the result of one
+    extension does not depend on the others. Returns int32 (n, 7): score, q_start, q_end,
+    s_start, s_end, q_off, s_off."""
     n = rows.shape[0]
-    out = np.zeros((n, 8), dtype=np.int32)
+    out = np.zeros((n, 7), dtype=np.int32)
+    ext = np.zeros(4, dtype=np.int32)
     for k in range(n):
         oid = rows[k, 0]
         base = offsets[oid]
         slen = offsets[oid + 1] - base
-        q0 = rows[k, 2]
-        s0 = rows[k, 3]
-        length = rows[k, 4]
-        q_off = gapped_start(matrix, q, residues[base:base + slen], q0, s0, length)
+        q_off = gapped_start(matrix, q, residues[base:base + slen], rows[k, 2], rows[k, 3], rows[k, 4])
         s_off = rows[k, 6] + q_off - rows[k, 5]
-        ext = np.zeros(4, dtype=np.int32)
-        restricted = restricted_ok and rows[k, 1] < r_cut
         g = prot_gapped(matrix, q, residues, base, slen, q_off, s_off, gap_open, gap_extend,
-                        x_dropoff, restricted, ext)
-        if restricted and g >= r_cut and g < cutoff:
-            g = prot_gapped(matrix, q, residues, base, slen, q_off, s_off, gap_open, gap_extend,
-                            x_dropoff, False, ext)
-        if g >= cutoff:
-            out[k, 0] = 1
-            out[k, 1] = g
-            out[k, 2] = ext[0]
-            out[k, 3] = ext[1]
-            out[k, 4] = ext[2]
-            out[k, 5] = ext[3]
-            out[k, 6] = q_off
-            out[k, 7] = s_off
+                        x_dropoff, restricted[k], ext)
+        out[k, 0] = g
+        out[k, 1] = ext[0]
+        out[k, 2] = ext[1]
+        out[k, 3] = ext[2]
+        out[k, 4] = ext[3]
+        out[k, 5] = q_off
+        out[k, 6] = s_off
     return out

@@ -47,15 +47,6 @@ class LookupTable:
         return self.qoffs[self.starts[code]:self.starts[code + 1]]
 
 
-def _all_word_scores(matrix: np.ndarray, word: tuple) -> np.ndarray:
-    """Score of every W-letter word (codes in BLAST packing, 28 letters) against ``word``."""
-    m = matrix[:ALPHABET, :ALPHABET].astype(np.int64)
-    total = np.zeros((1,), dtype=np.int64)
-    for letter in word:
-        total = (total[:, None] + m[letter][None, :]).reshape(-1)
-    return total
-
-
 def _dense_codes(w: int) -> np.ndarray:
     """BLAST code of the dense index of each word over 28 letters (first letter slowest)."""
     codes = np.zeros(1, dtype=np.int32)
@@ -70,24 +61,38 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     size = 1 << (CHARSIZE * word_size)
     codes = word_codes(q, word_size)
     dense = _dense_codes(word_size)
-    pair_words, pair_q = [], []
     uniq, inverse = np.unique(codes, return_inverse=True)
-    for k, code in enumerate(uniq):
-        where = np.nonzero(inverse == k)[0].astype(np.int32)
-        letters = tuple(int(q[where[0] + i]) for i in range(word_size))
+    m = matrix[:ALPHABET, :ALPHABET].astype(np.int32)
+    letters = np.stack([(uniq >> (CHARSIZE * (word_size - 1 - i))) & 31 for i in range(word_size)], 1)
+    word_list, uniq_index = [], []
+    for c0 in range(0, len(uniq), 256):          # neighbours of 256 distinct words at a time
+        lt = letters[c0:c0 + 256]
+        total = np.zeros((len(lt), 1), dtype=np.int32)
+        for i in range(word_size):
+            total = (total[:, :, None] + m[lt[:, i]][:, None, :]).reshape(len(lt), -1)
         if threshold > 0:
-            hits = dense[_all_word_scores(matrix, letters) >= threshold]
+            k, w = np.nonzero(total >= threshold)
         else:
-            hits = np.zeros(0, dtype=np.int32)
-        if not np.any(hits == code):
-            hits = np.append(hits, np.int32(code))
-        pair_words.append(np.repeat(hits, len(where)))
-        pair_q.append(np.tile(where, len(hits)))
-    if pair_words:
-        words = np.concatenate(pair_words)
-        qs = np.concatenate(pair_q)
-    else:
-        words = qs = np.zeros(0, dtype=np.int32)
+            k = w = np.zeros(0, dtype=np.int64)
+        word_list.append(dense[w])
+        uniq_index.append(k + c0)
+    words_u = np.concatenate(word_list) if word_list else np.zeros(0, dtype=np.int32)
+    index_u = np.concatenate(uniq_index) if uniq_index else np.zeros(0, dtype=np.int64)
+    # the exact word is always a hit (added by BLAST+ when its self-score is below T)
+    exact = words_u == uniq[index_u]
+    missing = np.setdiff1d(np.arange(len(uniq)), index_u[exact])
+    words_u = np.concatenate([words_u, uniq[missing]]).astype(np.int32)
+    index_u = np.concatenate([index_u, missing])
+    # expand each distinct word's neighbours to every query offset holding that word
+    by_word = np.argsort(inverse, kind="stable").astype(np.int32)
+    per_word = np.bincount(inverse, minlength=len(uniq))
+    first = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum(per_word, out=first[1:])
+    reps = per_word[index_u]
+    words = np.repeat(words_u, reps)
+    pos = np.repeat(first[index_u], reps) + (np.arange(int(reps.sum())) -
+                                             np.repeat(np.cumsum(reps) - reps, reps))
+    qs = by_word[pos] if len(pos) else np.zeros(0, dtype=np.int32)
     order = np.lexsort((qs, words))
     words, qs = words[order], qs[order].astype(np.int32)
     counts = np.bincount(words, minlength=size)

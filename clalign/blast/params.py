@@ -32,6 +32,10 @@ BLAST_UNGAPPED = ParamSet("blast_ungapped", with_simd=False, params=(
                            "residue position emits hit keys, the host sorts them, one work-item "
                            "per diagonal run applies the two-hit rule (blast_hits + blast_two_hit)",
                  ("subject", "sorted"), default="subject"),
+    Param.int("SPLIT", "blast_scan: residues per diagonal bucket -- a subject of L residues is "
+                       "scanned by min(255, ceil(L / SPLIT)) work-items, each keeping the diagonals "
+                       "d with d mod buckets = its bucket (0 = one work-item per subject)",
+              lo=0, hi=1 << 20, default=2048),
     Param.bool("MATRIX_LOCAL", "copy the 28 x 28 score matrix to local memory in the two-hit "
                                "kernel (else read it from global memory)", default=True),
 ))

@@ -21,14 +21,7 @@ with numba (the CPU path and the reference the device kernels are checked agains
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .lookup import CHARSIZE
-
-try:  # numba is optional at import time; the compiled path needs it
-    import numba
-except ImportError:  # pragma: no cover - the reference still works
-    numba = None
 
 HSP_FIELDS = ("score", "q_start", "s_start", "length", "q_off", "s_off")
 

@@ -59,18 +59,21 @@ _FILTER_KEYS = {"GILIST", "TILIST", "SEQIDLIST", "TAXIDLIST", "OIDLIST", "MEMB_B
 _MAX_ALIAS_DEPTH = 16
 
 
-def _candidates(prefix):
+def _candidates(prefix, search_env=True):
     yield prefix
-    if not os.path.isabs(prefix):
+    if search_env and not os.path.isabs(prefix):
         for d in os.environ.get("BLASTDB", "").split(os.pathsep):
             if d:
                 yield os.path.join(d, prefix)
 
 
-def find_blastdb(path, kind=None):
-    """``(kind, resolved prefix, is_alias)`` for a BLAST db prefix, or None when there is none."""
+def find_blastdb(path, kind=None, search_env=True):
+    """``(kind, resolved prefix, is_alias)`` for a BLAST db prefix, or None when there is none.
+
+    The prefix is tried as given, then (``search_env``, relative names) in each ``$BLASTDB`` folder.
+    """
     path = os.fspath(path)
-    for base in _candidates(path):
+    for base in _candidates(path, search_env):
         for k in ([kind] if kind else ["prot", "nucl"]):
             idx, _, _, alias = _EXT[k]
             if os.path.isfile(f"{base}.{alias}"):
@@ -95,7 +98,8 @@ def open_if_blastdb(path, alphabet=None):
     path = os.fspath(path)
     kind = {"protein": "prot", "prot": "prot", "dna": "nucl", "nucl": "nucl"}.get(
         getattr(alphabet, "name", alphabet))
-    if os.path.isdir(path) or find_blastdb(path, kind) is None:
+    # an existing file (a FASTA) only yields to a BLAST database beside it, never to one in $BLASTDB
+    if os.path.isdir(path) or find_blastdb(path, kind, search_env=not os.path.exists(path)) is None:
         return None
     return open_blastdb(path, kind)
 
@@ -356,8 +360,9 @@ def open_blastdb(path, kind=None) -> Database:
     the FASTA reader does (BLAST+ keeps them as residues: an engine that must match it uses
     ``lengths + stops``, as it must for FASTA input). ``db.blast_ids`` gives BLAST+'s
     ``sseqid``/``sacc``/``stitle``; ``db.ids`` are the ``sseqid`` values and
-    ``db.descriptions`` the rest of the defline, both decoded lazily. A nucleotide database also carries ``db.nucleotide``
-    (:class:`~clalign.data.nucleotide.NucleotideDatabase`, the 2-bit form BLASTN scans).
+    ``db.descriptions`` the rest of the defline, both decoded lazily. A nucleotide database
+    also carries ``db.nucleotide`` (:class:`~clalign.data.nucleotide.NucleotideDatabase`,
+    the 2-bit form BLASTN scans).
     """
     k, vols, base = open_volumes(path, kind)
     headers = _VolumeHeaders(vols)

@@ -374,10 +374,20 @@ class BlastIds:
         return gi.acc if gi is not None else "0"
 
 
-#: How makeblastdb (without -parse_seqids) writes a defline's characters into the title: a tab
-#: becomes three spaces, ctrl-A (the FASTA defline separator) a space, any other control
-#: character '#' (found by running makeblastdb 2.12 on such deflines).
-_TITLE_CHARS = {c: "#" for c in range(32)} | {9: "   ", 1: " ", 127: "#"}
+#: Bytes makeblastdb writes as '#' in a title: control characters and every byte of a non-ASCII
+#: (UTF-8) character (makeblastdb 2.12 reports "Bad char" and stores '#').
+_HASHED = bytes(range(32)) + bytes(range(127, 256))
+_TO_HASH = bytes.maketrans(_HASHED, b"#" * len(_HASHED))
+
+
+def blast_text(text):
+    """``text`` as makeblastdb (without -parse_seqids) stores it in a title: a tab becomes three
+    spaces, ctrl-A (the FASTA defline separator) a space, other control characters and each
+    byte of a non-ASCII character '#'."""
+    if text.isascii() and text.isprintable():
+        return text
+    raw = text.replace("\t", "   ").replace("\x01", " ").encode("utf-8", "replace")
+    return raw.translate(_TO_HASH).decode("ascii")
 
 
 class PlainIds:
@@ -385,7 +395,7 @@ class PlainIds:
 
     BLAST+ users compare with a database made by ``makeblastdb`` from the same FASTA (without
     ``-parse_seqids``), whose rules are: ``sseqid`` = ``sacc`` = the defline's first word,
-    ``stitle`` = the whole defline (control characters as :data:`_TITLE_CHARS`). Known gap:
+    ``stitle`` = the whole defline (characters as :func:`blast_text`). Known gap:
     our FASTA reader keeps neither the blanks that separated id and description (a tab
     there becomes three spaces in BLAST's title) nor trailing blanks (BLAST keeps them).
     """
@@ -397,13 +407,13 @@ class PlainIds:
         return len(self._ids)
 
     def sseqid(self, oid):
-        return self._ids[oid]
+        return blast_text(self._ids[oid])
 
     sacc = sallseqid = sallacc = sseqid
 
     def stitle(self, oid):
-        d = self._descs[oid].translate(_TITLE_CHARS)
-        return f"{self._ids[oid]} {d}" if d else self._ids[oid]
+        d = blast_text(self._descs[oid])
+        return f"{self.sseqid(oid)} {d}" if d else self.sseqid(oid)
 
     salltitles = stitle
 

@@ -41,7 +41,17 @@ NCBI4NA_TO_DNA = np.zeros(16, dtype=np.uint8)
 NCBI4NA_TO_DNA[DNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
 #: NCBI4NA letters by code (for display and tests).
 NCBI4NA_LETTERS = "-ACMGRSVTWYHKDBN"
+#: BLASTNA, the code BLAST+ scores nucleotides in: A C G T (= NCBI2na), then ambiguities, N, gap.
+BLASTNA_LETTERS = "ACGTRYMKWSBDHVN-"
+#: NCBI4NA code of each BLASTNA code, and the inverse.
+BLASTNA_TO_NCBI4NA = np.array([NCBI4NA_LETTERS.index(c) for c in BLASTNA_LETTERS], dtype=np.uint8)
+NCBI4NA_TO_BLASTNA = np.zeros(16, dtype=np.uint8)
+NCBI4NA_TO_BLASTNA[BLASTNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
+#: BLASTNA code of each of our DNA codes.
+DNA_TO_BLASTNA = NCBI4NA_TO_BLASTNA[DNA_TO_NCBI4NA]
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
+#: UNPACK[byte] = its four 2-bit bases, first base first (one gather unpacks a byte array).
+UNPACK = ((np.arange(256, dtype=np.uint8)[:, None] >> _SHIFTS) & 3).astype(np.uint8)
 
 
 def _be32(buf, idx):
@@ -145,7 +155,7 @@ class NucleotideDatabase:
     def ncbi2na(self, i) -> np.ndarray:
         """2-bit values (uint8 0..3) of sequence ``i`` exactly as stored (what BLAST+ scans)."""
         p = np.asarray(self.packed(i))
-        return ((p[:, None] >> _SHIFTS) & 3).reshape(-1)[:int(self.lengths[i])].astype(np.uint8)
+        return UNPACK[p].reshape(-1)[:int(self.lengths[i])]
 
     def ncbi4na(self, i) -> np.ndarray:
         """Exact NCBI4NA codes (uint8) of sequence ``i``: the 2-bit bases with the ambiguity runs restored."""
@@ -183,7 +193,7 @@ class NucleotideDatabase:
                 s, length, o = int(self.starts[i]), int(self.lengths[i]), int(offsets[i])
                 for b0 in range(0, int(nb[i]), chunk):
                     b1 = min(int(nb[i]), b0 + chunk)
-                    q = ((np.asarray(data[s + b0:s + b1])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                    q = UNPACK[np.asarray(data[s + b0:s + b1])].reshape(-1)
                     take = min(length - 4 * b0, q.size)
                     out[o + 4 * b0:o + 4 * b0 + take] = q[:take]
             else:
@@ -191,7 +201,7 @@ class NucleotideDatabase:
                 bstart = cum[k] - cum[i]
                 total_b = int(cum[j] - cum[i])
                 idx = np.repeat(self.starts[k] - bstart, nb[k]) + np.arange(total_b, dtype=np.int64)
-                q = ((np.asarray(data[idx])[:, None] >> _SHIFTS) & 3).reshape(-1)
+                q = UNPACK[np.asarray(data[idx])].reshape(-1)
                 pos = np.arange(4 * total_b, dtype=np.int64) - np.repeat(4 * bstart, 4 * nb[k])
                 out[offsets[i]:offsets[j]] = q[pos < np.repeat(self.lengths[k], 4 * nb[k])]
             i = j
@@ -214,7 +224,8 @@ class NucleotideDatabase:
                 out[at[0]:at[0] + rr[0, 2]] = NCBI4NA_TO_DNA[rr[0, 3]]
             else:
                 first = np.repeat(at - (cum[i:j] - cum[i]), rr[:, 2])
-                out[first + np.arange(int(cum[j] - cum[i]), dtype=np.int64)] = NCBI4NA_TO_DNA[np.repeat(rr[:, 3], rr[:, 2])]
+                at_all = first + np.arange(int(cum[j] - cum[i]), dtype=np.int64)
+                out[at_all] = NCBI4NA_TO_DNA[np.repeat(rr[:, 3], rr[:, 2])]
             i = j
 
     def to_database(self):
@@ -407,3 +418,28 @@ def open_nucleotide(source):
     if db.alphabet is not DNA:
         raise InputError(f"not a nucleotide database ({db.alphabet.name})", getattr(db, "path", None) or str(source))
     return NucleotideDatabase.from_database(db)
+
+
+def blastna_matrix(reward, penalty):
+    """BLAST+'s 16 x 16 nucleotide score matrix in BLASTNA codes (``[query, subject]``).
+
+    Bases A C G T score ``reward``/``penalty``. A pair whose base sets intersect scores
+    ``round(((d - 1) * penalty + reward) / d)`` (halves away from zero), d the number of bases
+    of the *column* code, the upper triangle mirrored; disjoint sets score ``penalty``; the
+    gap row and column (code 15, BLAST's strand sentinel) score ``-2^30``. This is the rule of
+    BLAST+'s ``BlastScoreBlkNuclMatrixCreate`` in 2.12 (the C toolkit rounded before dividing),
+    and the final scores of blastn 2.12 follow it for ambiguity codes on either side
+    (``tests/test_ntrandom.py``). The database's 2-bit bytes, with their random bases, only
+    decide where seeds are; extensions score the restored codes with this matrix.
+    """
+    sets = BLASTNA_TO_NCBI4NA.astype(np.int64)
+    degen = np.array([bin(int(c)).count("1") for c in sets], dtype=np.int64)
+    degen[:4] = 1
+    m = np.full((16, 16), penalty, dtype=np.int64)
+    for i in range(16):
+        for j in range(i, 16):
+            if sets[i] & sets[j]:
+                x = ((degen[j] - 1) * penalty + reward) / degen[j]
+                m[i, j] = m[j, i] = int(x + 0.5) if x >= 0 else -int(-x + 0.5)
+    m[15, :] = m[:, 15] = -(1 << 30)
+    return m

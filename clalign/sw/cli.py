@@ -1,13 +1,15 @@
-"""``clalign sw``: Smith-Waterman database search with BLAST+-style options.
+"""``clalign sw``: Smith-Waterman database search with BLAST+-style options and output.
 
-Output (``-outfmt tsv``, default): one header line, then per hit
-``qseqid  sseqid  score  qlen  slen`` (tab-separated), queries in file order, hits by score
-descending with ties in database order. ``-outfmt json``: a list of per-query objects.
+Hits: every subject with E-value <= ``-evalue`` (blastp 2.12's statistics for the matrix and gap
+costs), at most ``-max_target_seqs`` per query, in BLAST+'s order, each with its exact alignment.
+``-outfmt``: ``6`` / ``7`` BLAST tabular (optionally followed by column names, e.g.
+``"6 qseqid sseqid pident length evalue bitscore qseq sseq"``), ``tsv`` (clalign's columns,
+default) or ``json`` (with CIGAR and aligned strings); see :mod:`clalign.output`.
 The output file is written atomically (temporary file + rename): an error leaves no file.
 """
 from __future__ import annotations
 
-import json
+import io
 import os
 import sys
 import tempfile
@@ -15,23 +17,23 @@ import tempfile
 import click
 
 from ..errors import InputError
-
-TSV_COLUMNS = ("qseqid", "sseqid", "score", "qlen", "slen")
-
-
-def format_tsv(results) -> str:
-    lines = ["\t".join(TSV_COLUMNS)]
-    for r in results:
-        for h in r.hits:
-            lines.append(f"{h.query_id}\t{h.subject_id}\t{h.score}\t{h.qlen}\t{h.slen}")
-    return "\n".join(lines) + "\n"
+from ..output import parse_outfmt, write_json, write_tabular, write_tsv
 
 
-def format_json(results) -> str:
-    out = [{"query_id": r.query_id, "qlen": r.qlen, "seconds": round(r.seconds, 6),
-            "hits": [{"subject_index": h.subject_index, "subject_id": h.subject_id, "score": h.score,
-                      "slen": h.slen} for h in r.hits]} for r in results]
-    return json.dumps(out, indent=1) + "\n"
+def format_results(results, outfmt: str, database: str = "") -> str:
+    """The text of ``results`` in ``-outfmt`` form (see the module docstring)."""
+    kind, cols = parse_outfmt(outfmt)
+    buf = io.StringIO()
+    if kind == "tsv":
+        write_tsv(buf, results)
+    elif kind == "json":
+        write_json(buf, results)
+    else:
+        from .. import __version__
+
+        write_tabular(buf, results, cols, comments=kind == "7", program=f"CLALIGN-SW {__version__}",
+                      database=database)
+    return buf.getvalue()
 
 
 def write_atomic(path, text: str) -> None:
@@ -58,34 +60,41 @@ def write_atomic(path, text: str) -> None:
 @click.option("-db", "db", required=True, type=click.Path(),
               help="Database: a folder made by `clalign makedb` or a FASTA file.")
 @click.option("-matrix", "matrix", default="BLOSUM62", show_default=True,
-              help="Scoring matrix name (BLOSUM45/50/62/80/90, PAM30/70/250) or NCBI-format file.")
+              help="Scoring matrix (BLOSUM45/50/62/80/90, PAM30/70/250; with gap costs BLAST+ has statistics for).")
 @click.option("-gapopen", "gapopen", type=click.IntRange(min=0), default=11, show_default=True,
               help="Gap opening penalty (a gap of k residues costs gapopen + k * gapextend).")
 @click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=1, show_default=True,
               help="Gap extension penalty.")
-@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Hits reported per query.")
-@click.option("-outfmt", "outfmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
-              help="Output format.")
+@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Hits reported per query (the best by E-value, as BLAST+).")
+@click.option("-evalue", "evalue", type=float, default=10.0, show_default=True,
+              help="Report hits with E-value <= this (blastp 2.12 statistics).")
+@click.option("-dbsize", "dbsize", type=click.IntRange(min=0), default=None,
+              help="Database length for the statistics (BLAST+ -dbsize; default: the database's residues).")
+@click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=None,
+              help="Effective search space (BLAST+ -searchsp; turns off Spouge's correction as blastp does).")
+@click.option("-outfmt", "outfmt", default="tsv", show_default=True,
+              help='6 or 7 (BLAST tabular, optionally with column names: "6 qseqid sseqid evalue"), tsv or json.')
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
               help="Output file (default: standard output).")
 @click.option("--device", "device", default=None, help="OpenCL device P:D (see `clalign devices`).")
-def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, device):
+def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, device):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
     from ..data import as_database
-    from .engine import parse_queries, sw_search
+    from .report import sw_search
 
+    parse_outfmt(outfmt)
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
-    queries = parse_queries(query)
     database = as_database(db)
 
     def report(msg):
         click.echo(msg, err=True)
 
-    results = sw_search(queries, database, matrix=matrix, gap_open=gapopen, gap_extend=gapextend,
-                        top=max_target_seqs, device=device, progress=True, report=report)
-    text = format_tsv(results) if outfmt == "tsv" else format_json(results)
+    results = sw_search(query, database, matrix=matrix, gap_open=gapopen, gap_extend=gapextend,
+                        top=max_target_seqs, evalue=evalue, dbsize=dbsize, searchsp=searchsp, device=device,
+                        progress=True, report=report)
+    text = format_results(results, outfmt, database=db)
     if out:
         write_atomic(out, text)
     else:

@@ -565,8 +565,10 @@ class SWEngine:
         return self._launch(knl, nwi, wg, wait, batch)
 
     # -- public --------------------------------------------------------------------------
-    def search(self, queries, db, progress=True, report=None):
-        """Scores (np.int32, database order) of each (id, codes) query, plus seconds per query."""
+    def search(self, queries, db, progress=True, report=None, on_query=None):
+        """Scores (np.int32, database order) of each (id, codes) query, plus seconds per query.
+        ``on_query(qi, scores)`` is called as soon as a query's scores are complete (hit reporting
+        overlaps the device work of the next query)."""
         db = as_database(db)
         if db.alphabet is not PROTEIN and getattr(db.alphabet, "name", "") != "protein":
             raise InputError(f"sw needs a protein database (got {db.alphabet.name})", getattr(db, "path", None))
@@ -607,6 +609,8 @@ class SWEngine:
                     seconds[qi] += time.perf_counter() - t0
                     if bar is not None:
                         bar.update(1)
+                    if on_query is not None and bi == len(batches) - 1:
+                        on_query(qi, results[qi])
                 del cur
         finally:
             if bar is not None:
