@@ -53,3 +53,27 @@ def test_unsupported_pairs_and_costs():
         nucl_gapped_params(1, -2, 1, 0)
     with pytest.raises(ValueError):
         nucl_gapped_params(1, 2, 0, 0)
+
+
+def test_evalues_and_bits_match_blastn_outfmt6():
+    """Raw score -> E-value and bit score text exactly as blastn 2.12 printed them
+    (data/blastn/stats, README)."""
+    import glob
+    import os
+
+    from clalign.output.tabular import format_bitscore, format_evalue
+    from clalign.stats.nucl import nucl_evalue_bits, nucl_search_space
+    files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "data", "blastn", "stats",
+                                          "st_*.tsv")))
+    assert len(files) == 6
+    n = 0
+    for f in files:
+        _, _, r, p, go, ge = os.path.basename(f)[:-4].split("_")
+        par = nucl_gapped_params(int(r), int(p), int(go), int(ge))
+        for line in open(f):
+            _, sc, ev, bs, ql, sl = line.split()
+            _, sp = nucl_search_space(par, int(ql), int(sl), 1)
+            e, b = nucl_evalue_bits(int(sc), par, sp)
+            assert (format_evalue(e), format_bitscore(b)) == (ev, bs), (f, line)
+            n += 1
+    assert n > 70

@@ -11,7 +11,10 @@ BLASTN's gapped statistics come from fixed tables per reduced scoring pair (``bl
   parameters (and the ungapped alpha = Lambda/H, beta 0, or -2 for 1/-1 and 2/-3); other
   absent costs are an error, as in BLAST+;
 - for the pairs 2/-7, 2/-5, 2/-3 and 3/-4 (after reduction) odd raw scores are rounded down to
-  even before e-values and bit scores (``round_down``).
+  even before the E-value (``round_down``); the printed bit score uses the raw score (checked
+  against blastn 2.12's outfmt 6);
+- effective lengths: BLAST_ComputeLengthAdjustment with the gapped block's K, alpha/Lambda and
+  beta (:func:`nucl_search_space`).
 """
 from __future__ import annotations
 
@@ -136,3 +139,25 @@ def nucl_gapped_params(reward: int, penalty: int, gap_open: int, gap_extend: int
 def round_score(score: int, params: NuclGappedParams) -> int:
     """The raw score the statistics see (odd scores rounded down for the even-only tables)."""
     return score & ~1 if params.round_down else score
+
+
+def nucl_search_space(params: NuclGappedParams, qlen: int, db_length: int, db_num_seqs: int):
+    """(length adjustment, effective search space) of one query context as BLAST_CalcEffLengths
+    (alpha/Lambda and beta of the gapped block; lengths floored at 1)."""
+    from .evalue import length_adjustment
+    k = params.karlin
+    adj, _ = length_adjustment(k.K, k.logK, params.alpha / k.lam, params.beta, qlen,
+                               db_length, db_num_seqs)
+    eff_db = db_length - db_num_seqs * adj
+    if eff_db <= 0:
+        eff_db = 1
+    eff_q = max(qlen - adj, 1)
+    return adj, eff_q * eff_db
+
+
+def nucl_evalue_bits(score: int, params: NuclGappedParams, searchsp: int):
+    """(E-value, bit score) of a raw blastn score: the E-value sees the score rounded down to
+    even where the table says so, the bit score the raw score (as blastn 2.12 prints them)."""
+    from .evalue import bit_score, karlin_evalue
+    return (karlin_evalue(round_score(score, params), params.karlin, searchsp),
+            bit_score(score, params.karlin))
