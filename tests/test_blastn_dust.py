@@ -66,3 +66,30 @@ def test_compiled_dust_equals_reference():
                  "".join(rng.choice(list("ACGTNR"), int(rng.integers(1, 120)))) for _ in range(6)]
         s = "".join(parts)
         assert dust_intervals_fast(s) == dust_intervals(s), s
+
+
+def _read_pairs(fa, txt):
+    seqs, name = {}, None
+    for line in open(os.path.join(HERE, fa)):
+        line = line.strip()
+        if line.startswith(">"):
+            name = line[1:]
+            seqs[name] = ""
+        else:
+            seqs[name] += line
+    for line in open(os.path.join(HERE, txt)):
+        name, _, ivs = line.rstrip("\n").partition("\t")
+        yield name, seqs[name], [tuple(map(int, x.split("-"))) for x in ivs.split()]
+
+
+def test_lcase_masking_with_dust_matches_blastn():
+    from clalign.blast.nucl_dust import query_mask_intervals
+    n = 0
+    for lcase, txt in ((True, "lcase_blastn_lc.txt"), (False, "lcase_blastn_nolc.txt")):
+        for name, s, want in _read_pairs("lcase_queries.fa", txt):
+            got = query_mask_intervals(s, dust=True, lcase=lcase)
+            if not want and got == [(0, len(s) - 1)]:
+                continue          # masked whole: blastn drops the query and writes no mask
+            assert got == want, (lcase, name)
+            n += 1
+    assert n > 100

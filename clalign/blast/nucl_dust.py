@@ -269,3 +269,39 @@ def dust_mask(seq, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
     for a, b in dust_intervals(seq, level, window, linker):
         mask[a:b + 1] = True
     return mask
+
+
+def lowercase_intervals(seq):
+    """Runs of lower-case letters ``[(first, last)]`` (``-lcase_masking``)."""
+    if isinstance(seq, str):
+        seq = seq.encode("ascii")
+    a = np.frombuffer(bytes(seq), dtype=np.uint8) if isinstance(seq, (bytes, bytearray)) \
+        else np.asarray(seq, dtype=np.uint8)
+    low = np.concatenate([[False], (a >= 97) & (a <= 122), [False]])
+    edges = np.flatnonzero(low[1:] != low[:-1])
+    return [(int(s), int(e) - 1) for s, e in zip(edges[0::2], edges[1::2])]
+
+
+def merge_intervals(ivs):
+    """Sorted union of intervals, overlapping or abutting ones merged (``fMerge_All``)."""
+    out = []
+    for a, b in sorted(ivs):
+        if out and a <= out[-1][1] + 1:
+            if b > out[-1][1]:
+                out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def query_mask_intervals(seq, dust: bool = True, lcase: bool = False, level: int = DUST_LEVEL,
+                         window: int = DUST_WINDOW, linker: int = DUST_LINKER, fast: bool = True):
+    """The query mask blastn applies at the lookup table: DUST and/or lower-case runs, merged."""
+    ivs = lowercase_intervals(seq) if lcase else []
+    if dust:
+        if fast:
+            from .nucl_dust_nb import dust_intervals_fast as run
+        else:
+            run = dust_intervals
+        ivs = ivs + run(seq, level, window, linker)
+    return merge_intervals(ivs)
