@@ -191,7 +191,7 @@ class MegablastTable:
     pv_bts: int
 
 
-def _chains(words, cells):
+def _chains(words):
     chains = {}
     for code, off in words:
         chains.setdefault(code, []).append(off)
@@ -201,7 +201,7 @@ def _chains(words, cells):
 def build_small(words, width, word_size):
     """Small table, or None when its overflow would need 32768 cells or more (BLAST+ then
     builds the standard table)."""
-    chains = _chains(words, 1 << (2 * width))
+    chains = _chains(words)
     need = 2 + sum(len(c) + 1 for c in chains.values() if len(c) > 1)
     if need >= 32768:
         return None
@@ -219,7 +219,7 @@ def build_small(words, width, word_size):
 
 def build_standard(words, width, word_size):
     cells = 1 << (2 * width)
-    chains = _chains(words, cells)
+    chains = _chains(words)
     num_used = np.zeros(cells, dtype=np.int32)
     entries = np.zeros((cells, NA_HITS_PER_CELL), dtype=np.int32)
     cursor = np.zeros(cells, dtype=np.int32)
