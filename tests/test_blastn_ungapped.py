@@ -48,6 +48,8 @@ def test_exact_extension_matches_xdrop_definition():
 def test_score_table_and_approx_fallback():
     t = nucl_score_table(1, -2)
     assert t[0] == 4 and t[0b01000000] == 1 and t[0xFF] == -8
+    from clalign.blast.nucl_ungapped import reduced_cutoff
+    assert reduced_cutoff(27) == 21 and reduced_cutoff(10) == 8
     rng = np.random.default_rng(2)
     m = blastna_matrix(1, -2)
     for _ in range(300):

@@ -117,3 +117,9 @@ def ungapped_approx(q, s, s_len: int, matrix, score_table, q_off: int, s_match_e
     if score >= reduced_cutoff:
         return ungapped_exact(q, s, s_len, matrix, q_off, s_off, X)
     return q_start, s_start, max(s_match_end - s_start, new_q - q_start + 1), score
+
+
+def reduced_cutoff(cutoff_score: int) -> int:
+    """The approximate extension's threshold for an exact redo: ``(Int4)(0.8 * cutoff)``
+    (``BlastInitialWordParametersUpdate``, per context, from its ungapped cutoff score)."""
+    return int(0.8 * cutoff_score)
