@@ -1,0 +1,228 @@
+"""Compiled symmetric DUST (numba): the rules of :mod:`clalign.blast.nucl_dust`, step for step.
+
+The perfect-interval list is kept in arrays ordered by start ascending (``lo..hi``: index
+``lo`` is the list's back, ``hi - 1`` its front), so popping the back is ``lo += 1`` and an
+insertion shifts only the entries in front of it. :func:`dust_intervals_fast` must equal
+:func:`clalign.blast.nucl_dust.dust_intervals` (tested on the golden queries and random ones).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _RANDOM_STATE, check_dust_params, dust_codes
+
+_STATE0 = np.array(_RANDOM_STATE, dtype=np.uint32)
+
+
+@nb.njit(cache=True)
+def _read(codes, i, st, kj):
+    c = codes[i]
+    if c >= 0:
+        return c
+    k, j = kj[0], kj[1]
+    r = np.uint32((np.uint64(st[k]) + np.uint64(st[j])) & np.uint64(0xFFFFFFFF))
+    st[k] = r
+    k -= 1
+    j -= 1
+    if k < 0:
+        k = 32
+    elif j < 0:
+        j = 32
+    kj[0] = k
+    kj[1] = j
+    return np.int64((r >> np.uint32(1)) & np.uint32(3))
+
+
+@nb.njit(cache=True)
+def _grow(P, lo, hi):
+    cap = P.shape[0]
+    if hi < cap:
+        return P, lo, hi
+    n = hi - lo
+    if n * 2 < cap:
+        P[:n] = P[lo:hi]
+        return P, 0, n
+    Q = np.zeros((cap * 2, 4), dtype=np.int64)
+    Q[:n] = P[lo:hi]
+    return Q, 0, n
+
+
+@nb.njit(cache=True)
+def _insert(P, lo, hi, at, a, b, sc, ln):
+    """Insert before list index ``at`` counted from the front (array index ``hi - at``)."""
+    P, lo, hi = _grow(P, lo, hi)
+    pos = hi - at
+    for x in range(hi, pos, -1):
+        P[x] = P[x - 1]
+    P[pos, 0] = a
+    P[pos, 1] = b
+    P[pos, 2] = sc
+    P[pos, 3] = ln
+    return P, lo, hi + 1
+
+
+@nb.njit(cache=True)
+def _save(res, nres, P, lo, hi, wstart, offset, linker):
+    if hi > lo and P[lo, 0] < wstart:
+        a = P[lo, 0] + offset
+        b = P[lo, 1] + offset
+        if nres > 0 and res[nres - 1, 1] + linker >= a:
+            if b > res[nres - 1, 1]:
+                res[nres - 1, 1] = b
+        else:
+            res[nres, 0] = a
+            res[nres, 1] = b
+            nres += 1
+        while hi > lo and P[lo, 0] < wstart:
+            lo += 1
+    return nres, lo
+
+
+@nb.njit(cache=True)
+def _dust(codes, level, window, linker, state0):
+    n = codes.shape[0]
+    res = np.zeros((n + 1, 2), dtype=np.int64)
+    nres = 0
+    if n == 0:
+        return res[:0]
+    st = state0.copy()
+    kj = np.array([32, 12], dtype=np.int64)
+    th = np.zeros(window - 2, dtype=np.int64)
+    th[0] = 1
+    for i in range(1, window - 2):
+        th[i] = i * level
+    low_k = level // 5
+    max_size = window - 2
+    stop = n - 1
+    start = 0
+    tri = np.zeros(n + 2, dtype=np.int64)
+    P = np.zeros((256, 4), dtype=np.int64)
+    cw = np.zeros(64, dtype=np.int64)
+    cv = np.zeros(64, dtype=np.int64)
+    counts = np.zeros(64, dtype=np.int64)
+    while stop > 2 + start:
+        lo = 0
+        hi = 0
+        cw[:] = 0
+        cv[:] = 0
+        rw = 0
+        rv = 0
+        ndiff = 0
+        ws = 0       # window start (triplet index within this pass)
+        we = 0       # one past the last triplet
+        L = 0
+        t = _read(codes, start, st, kj) << 2
+        t += _read(codes, start + 1, st, kj)
+        it = start + 2
+        done = False
+        inner = False
+        while not done and it <= stop:
+            nres, lo = _save(res, nres, P, lo, hi, ws, start, linker)
+            t = ((t << 2) & 63) + _read(codes, it, st, kj)
+            if not inner:
+                it += 1
+            # ---- shift the window by triplet t
+            ok = True
+            if we - ws >= max_size and ndiff <= 1:
+                s = tri[ws]
+                cw[s] -= 1
+                rw -= cw[s]
+                if cw[s] == 0:
+                    ndiff -= 1
+                ws += 1
+                tri[we] = t
+                if cw[t] == 0:
+                    ndiff += 1
+                rw += cw[t]
+                cw[t] += 1
+                we += 1
+                if ndiff <= 1:
+                    P, lo, hi = _insert(P, lo, hi, 0, ws, we + 1, 0, 0)
+                    ok = False
+            else:
+                if we - ws >= max_size:
+                    s = tri[ws]
+                    cw[s] -= 1
+                    rw -= cw[s]
+                    if cw[s] == 0:
+                        ndiff -= 1
+                    if L == ws:
+                        L += 1
+                        cv[s] -= 1
+                        rv -= cv[s]
+                    ws += 1
+                tri[we] = t
+                if cw[t] == 0:
+                    ndiff += 1
+                rw += cw[t]
+                cw[t] += 1
+                rv += cv[t]
+                cv[t] += 1
+                if cv[t] > low_k:
+                    while True:
+                        u = tri[L]
+                        cv[u] -= 1
+                        rv -= cv[u]
+                        L += 1
+                        if u == t:
+                            break
+                we += 1
+                if we - ws >= max_size and ndiff <= 1:
+                    lo = 0
+                    hi = 0
+                    P, lo, hi = _insert(P, lo, hi, 0, ws, we + 1, 0, 0)
+                    ok = False
+            # ---- after the shift
+            if inner:
+                if ok:
+                    done = True
+                else:
+                    it += 1
+                continue
+            if ok:
+                count = we - L
+                if count < we - ws and 10 * rw > th[count]:
+                    counts[:] = cv
+                    score = rv
+                    k = 0
+                    max_score = 0
+                    max_len = 0
+                    last = we + 1
+                    for pos in range(L - 1, ws - 1, -1):
+                        u = tri[pos]
+                        cnt = counts[u]
+                        score += cnt
+                        counts[u] = cnt + 1
+                        if cnt > 0 and score * 10 > th[count]:
+                            while k < hi - lo and pos <= P[hi - 1 - k, 0]:
+                                e = hi - 1 - k
+                                if max_score == 0 or max_len * P[e, 2] > max_score * P[e, 3]:
+                                    max_score = P[e, 2]
+                                    max_len = P[e, 3]
+                                k += 1
+                            if max_score == 0 or score * max_len >= max_score * count:
+                                max_score = score
+                                max_len = count
+                                P, lo, hi = _insert(P, lo, hi, k, pos, last, score, count)
+                        count += 1
+            else:
+                inner = True
+        wstart = ws
+        while hi > lo:
+            nres, lo = _save(res, nres, P, lo, hi, wstart, start, linker)
+            wstart += 1
+        if ws > 0:
+            start += ws
+        else:
+            break
+    return res[:nres]
+
+
+def dust_intervals_fast(seq, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
+                        linker: int = DUST_LINKER):
+    """Compiled :func:`~clalign.blast.nucl_dust.dust_intervals` (same intervals)."""
+    check_dust_params(level, window, linker)
+    codes = dust_codes(seq).astype(np.int64)
+    out = _dust(codes, level, window, linker, _STATE0)
+    return [(int(a), int(b)) for a, b in out]

@@ -1,0 +1,95 @@
+"""DUST as BLAST+ 2.12 blastn masks queries (golden masks from blastn, see data/blastn/README.md)."""
+import os
+
+import numpy as np
+import pytest
+
+from clalign.blast.nucl_dust import dust_intervals, dust_mask
+
+HERE = os.path.join(os.path.dirname(__file__), "data", "blastn")
+
+
+def _golden():
+    seqs = {}
+    name = None
+    with open(os.path.join(HERE, "dust_queries.fa")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith(">"):
+                name = line[1:]
+                seqs[name] = ""
+            else:
+                seqs[name] += line
+    out = []
+    with open(os.path.join(HERE, "dust_blastn.txt")) as f:
+        for line in f:
+            name, _, ivs = line.rstrip("\n").partition("\t")
+            if ivs == "*":
+                continue
+            want = [tuple(map(int, x.split("-"))) for x in ivs.split()]
+            out.append((name, seqs[name], want))
+    return out
+
+
+def test_dust_matches_blastn():
+    bad = [(name, dust_intervals(s), want) for name, s, want in _golden()
+           if dust_intervals(s) != want]
+    assert not bad, bad[:3]
+
+
+def test_dust_edge_cases():
+    assert dust_intervals("") == []
+    assert dust_intervals("ACG") == []
+    assert dust_intervals("A" * 100) == [(0, 99)]
+    assert dust_intervals("acgt" * 3 + "a" * 50) == dust_intervals("ACGT" * 3 + "A" * 50)
+    # R, Y... read as A; N draws from the generator (never like a run of A's)
+    assert dust_intervals("ACGTTGCA" + "R" * 50 + "GTTCAGACGATC") == [(7, 57)]
+    assert dust_intervals("ACGTTGCA" + "N" * 50 + "GTTCAGACGATC") == []
+    m = dust_mask("GATC" * 5 + "A" * 40 + "GATTACA")
+    assert m.dtype == np.bool_ and m.sum() > 30
+
+
+def test_dust_parameters_checked():
+    with pytest.raises(ValueError):
+        dust_intervals("ACGT", level=1)
+    with pytest.raises(ValueError):
+        dust_intervals("ACGT", window=65)
+
+
+def test_compiled_dust_equals_reference():
+    from clalign.blast.nucl_dust_nb import dust_intervals_fast
+    for name, s, want in _golden():
+        assert dust_intervals_fast(s) == want, name
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        parts = [rng.choice(list("ACGTN")) * int(rng.integers(1, 90)) if rng.random() < 0.3 else
+                 "".join(rng.choice(list("ACGTNR"), int(rng.integers(1, 120)))) for _ in range(6)]
+        s = "".join(parts)
+        assert dust_intervals_fast(s) == dust_intervals(s), s
+
+
+def _read_pairs(fa, txt):
+    seqs, name = {}, None
+    for line in open(os.path.join(HERE, fa)):
+        line = line.strip()
+        if line.startswith(">"):
+            name = line[1:]
+            seqs[name] = ""
+        else:
+            seqs[name] += line
+    for line in open(os.path.join(HERE, txt)):
+        name, _, ivs = line.rstrip("\n").partition("\t")
+        yield name, seqs[name], [tuple(map(int, x.split("-"))) for x in ivs.split()]
+
+
+def test_lcase_masking_with_dust_matches_blastn():
+    from clalign.blast.nucl_dust import query_mask_intervals
+    n = 0
+    for lcase, txt in ((True, "lcase_blastn_lc.txt"), (False, "lcase_blastn_nolc.txt")):
+        for name, s, want in _read_pairs("lcase_queries.fa", txt):
+            got = query_mask_intervals(s, dust=True, lcase=lcase)
+            if not want and got == [(0, len(s) - 1)]:
+                continue          # masked whole: blastn drops the query and writes no mask
+            assert got == want, (lcase, name)
+            n += 1
+    assert n > 100
