@@ -128,8 +128,7 @@ def _read(path, size=-1, check=False) -> bytes:
     """
     limit = max_input_bytes()
     with open(path, "rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
+        head = fh.peek(2)[:2]                  # no seek: pipes and FIFOs work too
         src = gzip.GzipFile(fileobj=fh) if head == _GZIP_MAGIC else fh
         with src:
             if size >= 0:
