@@ -387,13 +387,19 @@ def test_verify_old_database_without_checksums(db):
     assert status == 0 and "no checksums recorded" in out
 
 
-def test_verify_finds_unstable_order_and_bad_utf8(db):
+def test_verify_finds_unstable_order(db):
     _resave(db, "order", np.array([2, 0, 1], np.int64))    # lengths 5, 9, 2: fine
-    _resave(db, "lengths", np.array([5, 9, 2], np.int32))
     assert cli(["--verify", db])[0] == 0
-    _resave(db, "ids", np.frombuffer(b"\xffbc", np.uint8))
+    _resave(db, "lengths", np.array([5, 5, 2], np.int32))
+    _resave(db, "offsets", np.array([0, 5, 10, 12], np.int64))
+    h = json.loads((db / "header.json").read_text())
+    h.update(total_residues=12, max_length=5)
+    (db / "header.json").write_text(json.dumps(h))
+    _resave(db, "residues", np.ones(12, np.uint8))
+    _resave(db, "order", np.array([2, 1, 0], np.int64))
+    assert Database.open(db).order.tolist() == [2, 1, 0]
     status, _, err = cli(["--verify", db])
-    assert status == 1 and "not UTF-8" in one_error(err, db / "ids.npy")
+    assert status == 1 and "ties of equal length are not in input order" in one_error(err, db / "order.npy")
 
 
 # --- arrays handed to the API ----------------------------------------------------------------

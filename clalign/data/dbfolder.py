@@ -14,8 +14,8 @@ Every rule a database must satisfy is written once here and applied at three pla
   memory is spent), the file sizes recorded in ``header.json``, then :func:`check_arrays`.
 - :func:`verify_folder` (``clalign makedb --verify``): all of the above, the SHA-256 of every
   file recorded in ``header.json`` (``files``: name -> bytes, sha256; ``sha256sum`` computes
-  the same), the header's summary fields, ties of ``order`` kept in input order, and that ids
-  and descriptions are UTF-8.
+  the same), the header's summary fields, and ties of ``order`` kept in input order. (Ids and
+  descriptions are the FASTA header's bytes, UTF-8 or not: read with replacement characters.)
 
 Errors are :class:`InputError` naming the folder's file; for arrays passed to the API they
 are ValueError naming the argument.
@@ -251,11 +251,6 @@ def verify_folder(path) -> str:
         ties = np.diff(a["lengths"][o]) == 0
         if ties.any() and int(np.diff(o)[ties].min()) < 0:
             raise InputError("ties of equal length are not in input order", os.path.join(path, "order.npy"))
-    for blob, off in (("ids", "id_offsets"), ("descs", "desc_offsets")):
-        try:
-            np.asarray(a[blob]).tobytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 at byte {exc.start}", os.path.join(path, blob + ".npy")) from None
     sums = "no checksums recorded (written by an older clalign)" if not files else \
         f"{len(files)} files match their sha256"
     return (f"{path}: OK ({header['sequences']} sequences, {header['total_residues']} residues, "
