@@ -117,8 +117,9 @@ def _npy(path, name, dtype, shape, mmap):
             got_shape, _, got_dtype = reader[version](fh, max_header_size=_MAX_NPY_HEADER)
             start = fh.tell()
             size = os.fstat(fh.fileno()).st_size
-        except (OSError, ValueError, SyntaxError, TypeError) as exc:
-            raise InputError(f"not a valid .npy file ({exc})", f) from None
+        except Exception as exc:  # numpy parses the header with ast/tokenize: any of their errors means damage
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(f"not a valid .npy file ({why})", f) from None
         if got_dtype != dtype:
             raise InputError(f"dtype {got_dtype} where {dtype} is expected", f)
         if len(got_shape) != 1 or (shape is not None and got_shape != shape):
@@ -165,18 +166,25 @@ def check_arrays(residues, offsets, lengths, order, ids, id_offsets, descs, desc
     if n and not np.array_equal(np.diff(offsets), lengths):
         raise Damaged("lengths", "differ from the differences of offsets")
     if n:
-        o = order.astype(np.int64, copy=False)
-        if int(o.min()) < 0 or int(o.max()) >= n or np.bincount(o, minlength=n).max() != 1:
+        o = order
+        if int(o.min()) < 0 or int(o.max()) >= n:
             raise Damaged("order", "is not a permutation of the sequences")
-        if n > 1 and int(np.diff(lengths[o].astype(np.int64)).min()) < 0:
+        seen = np.zeros(n, dtype=bool)
+        seen[o] = True
+        if not seen.all():
+            raise Damaged("order", "is not a permutation of the sequences")
+        ls = lengths[o]
+        if not (ls[1:] >= ls[:-1]).all():
             raise Damaged("order", "does not sort the sequences by length")
-        if int(stops.min()) < 0 or int((lengths.astype(np.int64) + stops).max()) > MAX_SEQUENCE_LENGTH:
+        top = int(lengths.max()) + int(stops.max())
+        if int(stops.min()) < 0 or (top > MAX_SEQUENCE_LENGTH
+                                    and int((lengths.astype(np.int64) + stops).max()) > MAX_SEQUENCE_LENGTH):
             raise Damaged("stops", f"a length plus its trailing stops exceeds {MAX_SEQUENCE_LENGTH}")
     _offsets_rules(id_offsets, ids.size, "id_offsets")
     _offsets_rules(desc_offsets, descs.size, "desc_offsets")
     for name in ("residues", "ids", "descs"):
         a = arrays[name]
-        if a.size and (int(a.min()) < 0 or int(a.max()) > 255):
+        if a.dtype != np.uint8 and a.size and (int(a.min()) < 0 or int(a.max()) > 255):
             raise Damaged(name, "values must be bytes (0..255)")
     if residues.size:
         top = int(residues.max())

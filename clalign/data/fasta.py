@@ -114,10 +114,15 @@ def _check_start(path, data: bytes):
     nul = data.find(b"\0")
     if nul >= 0:
         raise InputError("NUL byte (a binary file, not FASTA?)", path, _line_of(data, nul))
-    body = data.lstrip(_BLANKS)
-    if body and body[:1] != b">":
-        pos = len(data) - len(body)
-        raise InputError("sequence data before the first '>' header line (not FASTA?)", path, _line_of(data, pos))
+    for i in range(0, len(data), 1 << 16):     # the first non-blank byte, without copying all
+        piece = data[i:i + (1 << 16)]
+        body = piece.lstrip(_BLANKS)
+        if body:
+            if body[:1] != b">":
+                pos = i + len(piece) - len(body)
+                raise InputError("sequence data before the first '>' header line (not FASTA?)", path,
+                                 _line_of(data, pos))
+            return
 
 
 def _read(path, size=-1, check=False) -> bytes:
@@ -136,6 +141,12 @@ def _read(path, size=-1, check=False) -> bytes:
             if src is fh and stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 if os.fstat(fh.fileno()).st_size > limit:
                     raise _too_big(path, limit)
+                data = fh.read(limit + 1)       # a regular file: one allocation
+                if len(data) > limit:
+                    raise _too_big(path, limit)
+                if check:
+                    _check_start(path, data)
+                return data
             parts, total = [], 0
             while True:
                 chunk = src.read(min(_CHUNK, limit + 1 - total))
