@@ -303,7 +303,7 @@ def test_damaged_array_is_refused_on_open_and_by_verify(db, case):
     assert snapshot(db) == before
 
 
-@pytest.mark.parametrize("how", ["truncate", "pad", "empty", "garbage", "huge_shape", "pickle"])
+@pytest.mark.parametrize("how", ["truncate", "pad", "empty", "garbage", "huge_shape", "pickle", "header_text"])
 def test_damaged_npy_file(db, how):
     f = db / "offsets.npy"
     raw = f.read_bytes()
@@ -315,6 +315,8 @@ def test_damaged_npy_file(db, how):
         f.write_bytes(b"")
     elif how == "garbage":
         f.write_bytes(b"\x93NUMPY\x01\x00" + b"\xff" * 40)
+    elif how == "header_text":      # numpy's own parser raises tokenize.TokenError on this one
+        f.write_bytes(raw[:80] + b"{" + raw[81:])
     elif how == "huge_shape":
         f.write_bytes(raw.replace(b"(4,)", b"(4611686018427387904,)".ljust(4)))
     else:

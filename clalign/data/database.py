@@ -13,7 +13,8 @@ ids.npy           uint8    UTF-8 identifiers, concatenated;  id_offsets.npy int6
 descs.npy         uint8    UTF-8 descriptions, concatenated; desc_offsets.npy int64 (n+1)
 stops.npy         uint32   n counts of trailing '*' the FASTA reader stripped (see below)
 header.json                format, format_version, alphabet, sequences, total_residues,
-                           max_length, trailing_stops (sum of stops.npy), created_by, source
+                           max_length, trailing_stops (sum of stops.npy), created_by, source,
+                           files (each file's bytes and sha256; absent in older databases)
 ================  =======  ==========================================================
 
 ``stops.npy`` came later than the other files and is optional within format version 1: a
@@ -22,13 +23,14 @@ then; an older clalign opening a newer database ignores the file, as it did ever
 file. The ``trailing_stops`` header key says the file was written, so once the key is there a
 missing ``stops.npy`` is an error (a truncated copy), not zeros.
 
-No pickles: everything opens with ``np.load(mmap_mode="r")`` and nothing is read until used.
+No pickles: each ``.npy`` header is read and checked by us, then the array is memory-mapped
+(``np.memmap``); the index arrays are checked at once, the residue codes in one pass.
 
-``makedb`` writes atomically: into a hidden temporary sibling folder, then one rename; on any
-failure (bad FASTA, Ctrl-C, SIGTERM through the CLI) the temporary folder is removed and
-nothing is left. An existing OUT is refused unless ``force=True``, and even then only a
-prepared database is replaced (never an arbitrary file or folder). BLAST's makeblastdb
-silently overwrites; we prefer not to destroy anything by surprise.
+``makedb`` writes atomically and replaces an existing database (``force=True``, and only a
+folder that is provably one) safely: see :mod:`clalign.data.dbwrite`. What is checked when a
+folder opens, and what :func:`verify` (``clalign makedb --verify``) adds: see
+:mod:`clalign.data.dbfolder`. BLAST's makeblastdb silently overwrites; we prefer not to destroy
+anything by surprise.
 """
 from __future__ import annotations
 
