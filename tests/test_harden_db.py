@@ -282,7 +282,8 @@ DAMAGE = {  # name -> (file, new array or None, expected message)
     "order_count": ("order", np.array([2, 0], np.int64), r"order.npy: shape \(2,\) where shape \(3,\)"),
     "order_2d": ("order", np.array([[2, 0, 1]], np.int64), r"order.npy: shape \(1, 3\)"),
     "residues_code": ("residues", np.array([1] * 15 + [200], np.uint8), "residues.npy: code 200 is outside"),
-    "stops_huge": ("stops", np.array([0, 0, 2 ** 32 - 1], np.uint32), "stops.npy: a length plus its trailing"),
+    "stops_huge": ("stops", np.array([0, 0, 2 ** 32 - 1], np.uint32), r"stops.npy: counts must lie in 0..1048576"),
+    "stops_many": ("stops", np.array([0, 0, 2 ** 20 + 1], np.uint32), r"stops.npy: counts must lie in 0..1048576"),
     "id_offsets_beyond": ("id_offsets", np.array([0, 1, 2, 9], np.int64), "id_offsets.npy: must run from 0 to 3"),
     "ids_dtype": ("ids", np.array([97, 98, 99], np.int32), "ids.npy: dtype int32 where uint8"),
     "desc_offsets_decrease": ("desc_offsets", np.array([0, 3, 1, 3], np.int64), "desc_offsets.npy: decreases"),
@@ -482,6 +483,9 @@ def test_header_and_sequence_too_long(write_file, monkeypatch):
     with pytest.raises(InputError, match=r"s.fa:3: sequence longer than 10 residues"):
         parse_fasta(write_file("s.fa", ">a\nMK\n>b\nMKVLA\nMKVLA*\n"))
     assert parse_fasta(write_file("t.fa", ">a\nMKVLA\nMKVL*\n")).lengths.tolist() == [9]
+    monkeypatch.setattr(fasta, "MAX_STOPS", 3)
+    with pytest.raises(InputError, match=r"u.fa:3: more than 3 trailing '\*'"):
+        parse_fasta(write_file("u.fa", ">a\nMK***\n>b\nMK*\n***\n"))
 
 
 def test_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):

@@ -6,7 +6,8 @@ Every rule a database must satisfy is written once here and applied at three pla
   dtypes and shapes; offsets start at 0, never decrease and end at the residue count;
   lengths are their differences; ``order`` is a permutation sorting the lengths; id and
   description offsets likewise end at their blob's size; every residue code is inside the
-  alphabet; a length plus its trailing stops fits ``MAX_SEQUENCE_LENGTH``. Vectorised, one
+  alphabet; trailing stops at most ``MAX_STOPS`` (2^20) each and a length plus its stops
+  within ``MAX_SEQUENCE_LENGTH``. Vectorised, one
   pass over each index array (O(sequences)) and one ``max`` over the residue codes.
 - :func:`load_folder` (open): ``header.json`` (format key, version, field types), each
   ``.npy`` header read before anything is mapped (dtype, 1-D shape, file size exactly the
@@ -31,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError
 from .alphabet import alphabet_by_name
-from .fasta import MAX_SEQUENCE_LENGTH
+from .fasta import MAX_SEQUENCE_LENGTH, MAX_STOPS
 
 FORMAT = "clalign-db"
 FORMAT_VERSION = 1
@@ -176,8 +177,10 @@ def check_arrays(residues, offsets, lengths, order, ids, id_offsets, descs, desc
         ls = lengths[o]
         if not (ls[1:] >= ls[:-1]).all():
             raise Damaged("order", "does not sort the sequences by length")
+        if int(stops.min()) < 0 or int(stops.max()) > MAX_STOPS:
+            raise Damaged("stops", f"counts must lie in 0..{MAX_STOPS}")
         top = int(lengths.max()) + int(stops.max())
-        if int(stops.min()) < 0 or (top > MAX_SEQUENCE_LENGTH
+        if (top > MAX_SEQUENCE_LENGTH
                                     and int((lengths.astype(np.int64) + stops).max()) > MAX_SEQUENCE_LENGTH):
             raise Damaged("stops", f"a length plus its trailing stops exceeds {MAX_SEQUENCE_LENGTH}")
     _offsets_rules(id_offsets, ids.size, "id_offsets")

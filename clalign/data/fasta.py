@@ -20,8 +20,8 @@ Gzip input is recognised by its magic bytes, whatever the file name.
 Bounds, checked before memory is spent: the input (after gunzip) is at most
 :func:`max_input_bytes` (a quarter of RAM) and is read in chunks, so a pipe, ``/dev/zero`` or a
 gzip bomb stops early; a NUL byte or text before the first ``>`` stops the reading at once; a
-header line is at most ``MAX_HEADER_BYTES`` and a sequence (with its trailing stops) at most
-``MAX_SEQUENCE_LENGTH`` (int32) residues. A path must be a str or os.PathLike (an int would be
+header line is at most ``MAX_HEADER_BYTES``, a sequence (with its trailing stops) at most
+``MAX_SEQUENCE_LENGTH`` (int32) residues, its trailing stops at most ``MAX_STOPS``. A path must be a str or os.PathLike (an int would be
 taken as a file descriptor): anything else is a TypeError.
 """
 from __future__ import annotations
@@ -41,6 +41,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 4 << 20
 #: Longest sequence accepted: lengths are int32 everywhere (with its trailing stops, as HMMER's L).
 MAX_SEQUENCE_LENGTH = 2 ** 31 - 1
+#: Most trailing '*' kept per record (hmmsearch gives them back to HMMER as residues).
+MAX_STOPS = 1 << 20
 #: Longest header line ('>' to end of line), in bytes.
 MAX_HEADER_BYTES = 4 << 20
 #: Largest input read into memory, in bytes (None: a quarter of the machine's RAM).
@@ -307,6 +309,9 @@ def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFas
     if empty.size:
         r = int(empty[0])
         raise InputError("empty sequence (header line with no residues)", path, _line_of(data, hs[r]))
+    many = np.flatnonzero(stops > MAX_STOPS)
+    if many.size:
+        raise InputError(f"more than {MAX_STOPS:,} trailing '*'", path, _line_of(data, hs[int(many[0])]))
     huge = np.flatnonzero(lengths + stops > MAX_SEQUENCE_LENGTH)
     if huge.size:
         r = int(huge[0])
