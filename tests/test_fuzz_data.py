@@ -74,9 +74,12 @@ def one_line_error(r, statuses=(2,)):
 
 def tree(root):
     out = {}
-    for dirpath, _, files in os.walk(root):
-        for f in files:
+    for dirpath, dirs, files in os.walk(root):
+        for f in files + dirs:
             p = os.path.join(dirpath, f)
+            if os.path.islink(p) or not os.path.isfile(p):
+                out[os.path.relpath(p, root)] = os.readlink(p) if os.path.islink(p) else "special"
+                continue
             with open(p, "rb") as fh:
                 out[os.path.relpath(p, root)] = hashlib.sha256(fh.read()).hexdigest()
     return out
@@ -166,6 +169,7 @@ db_mutation = st.one_of(
     st.tuples(st.just("append"), st.sampled_from(FILES), st.binary(min_size=1, max_size=16)),
     st.tuples(st.just("delete"), st.sampled_from(FILES)),
     st.tuples(st.just("swap"), st.sampled_from(FILES), st.sampled_from(FILES)),
+    st.tuples(st.just("special"), st.sampled_from(FILES), st.sampled_from(["fifo", "folder", "/dev/zero"])),
     st.tuples(st.just("header"), st.sampled_from(["sequences", "total_residues", "max_length", "trailing_stops",
                                                   "alphabet", "format_version", "format", "files", "source"]),
               json_value),
@@ -179,7 +183,7 @@ def _fname(name):
 def apply_db_mutation(folder, m):
     kind, name = m[0], m[1]
     path = os.path.join(folder, _fname(name)) if kind != "header" else os.path.join(folder, "header.json")
-    if kind != "header" and not os.path.exists(path):
+    if os.path.islink(path) or not os.path.isfile(path):   # gone, or made special by an earlier mutation
         return
     if kind == "truncate":
         with open(path, "r+b") as fh:
@@ -197,6 +201,14 @@ def apply_db_mutation(folder, m):
             fh.write(m[2])
     elif kind == "delete":
         os.remove(path)
+    elif kind == "special":
+        os.remove(path)
+        if m[2] == "fifo":
+            os.mkfifo(path)
+        elif m[2] == "folder":
+            os.mkdir(path)
+        else:
+            os.symlink(m[2], path)
     elif kind == "swap":
         other = os.path.join(folder, _fname(m[2]))
         if os.path.exists(other) and other != path:

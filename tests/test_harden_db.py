@@ -357,6 +357,22 @@ def test_header_edits(db, case):
     assert cli(["--verify", db])[0] == 1
 
 
+@pytest.mark.parametrize("name", ["residues.npy", "header.json"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dev_zero"])
+def test_special_files_in_the_folder_do_not_hang(db, name, kind):
+    os.remove(db / name)
+    if kind == "fifo":
+        os.mkfifo(db / name)
+    elif kind == "folder":
+        (db / name).mkdir()
+    else:
+        os.symlink("/dev/zero", db / name)
+    with pytest.raises(InputError, match=name.replace(".", r"\.") + "|header"):
+        Database.open(db)
+    status, _, err = cli(["--verify", db])
+    assert status == 1 and one_error(err, db)
+
+
 def test_header_not_json_or_not_object(db):
     for text in ("[1, 2]", "{", "\xff\xfe", "null"):
         (db / "header.json").write_bytes(text.encode("latin-1"))

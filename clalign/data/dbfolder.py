@@ -23,10 +23,12 @@ are ValueError naming the argument.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 
 import numpy as np
 
@@ -57,6 +59,19 @@ class Damaged(ValueError):
         super().__init__(f"{field}: {message}")
 
 
+def open_regular(path):
+    """A binary file object for ``path``, refusing (OSError ENXIO-like) anything but a regular
+    file without blocking: a FIFO planted in a folder would otherwise hang the open."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _int_field(header, key, hpath, optional=False):
     if key not in header and optional:
         return None
@@ -70,7 +85,7 @@ def read_header(path) -> dict:
     """``header.json`` of the folder, its fields type-checked (InputError naming the file)."""
     hpath = os.path.join(path, HEADER)
     try:
-        with open(hpath, "rb") as fh:
+        with open_regular(hpath) as fh:
             raw = fh.read(1 << 20)
         header = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
@@ -104,7 +119,7 @@ def _npy(path, name, dtype, shape, mmap):
     """Array ``name``.npy of the folder, its dtype, shape and exact size checked before reading."""
     f = os.path.join(path, name + ".npy")
     try:
-        fh = open(f, "rb")
+        fh = open_regular(f)
     except FileNotFoundError:
         raise InputError(f"database file {name}.npy is missing", path) from None
     except OSError as exc:
@@ -202,7 +217,8 @@ def load_folder(path, mmap=True):
     for name, meta in header.get("files", {}).items():
         f = os.path.join(path, name)
         try:
-            size = os.stat(f).st_size
+            st = os.stat(f)
+            size = st.st_size if stat.S_ISREG(st.st_mode) else -1
         except FileNotFoundError:
             raise InputError(f"database file {name} is missing", path) from None
         except OSError as exc:
@@ -237,7 +253,7 @@ def load_folder(path, mmap=True):
 
 def sha256_file(path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         while True:
             chunk = fh.read(_SHA_CHUNK)
             if not chunk:
