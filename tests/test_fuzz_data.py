@@ -6,11 +6,13 @@ line on stderr and no traceback; never an uncaught exception, never a changed in
 hang (hypothesis deadline). Bounded for ``make test`` (tens of examples, derandomised);
 ``CLALIGN_FUZZ_EXAMPLES=N`` runs N random examples per test instead.
 """
+import contextlib
 import gzip
 import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
 
 import numpy as np
@@ -62,7 +64,21 @@ def _blob(table, i):
 
 def content(db):
     return ([_blob(db.ids, i) for i in range(len(db))], [_blob(db.descriptions, i) for i in range(len(db))],
-            [PROTEIN.decode(db.sequence(i)).encode() for i in range(len(db))], np.asarray(db.stops).tolist())
+            [db.alphabet.decode(db.sequence(i)).encode() for i in range(len(db))], np.asarray(db.stops).tolist())
+
+
+@contextlib.contextmanager
+def time_limit(seconds=60):
+    """A hang becomes a test failure (SIGALRM), not a stuck test run."""
+    def alarm(signum, frame):
+        raise TimeoutError(f"no answer in {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def one_line_error(r, statuses=(2,)):
@@ -119,8 +135,14 @@ def mutate(data, mutations):
 
 @FUZZ
 @given(st.lists(record, min_size=0, max_size=6), st.booleans(), st.integers(0, 2),
-       st.lists(mutation, max_size=4), st.sampled_from(["plain", "gzip", "gzip_damaged"]), st.booleans())
-def test_fuzz_fasta_through_makedb(records, crlf, blank_lines, mutations, packing, long_line):
+       st.lists(mutation, max_size=4), st.sampled_from(["plain", "gzip", "gzip_damaged"]), st.booleans(),
+       st.sampled_from(["prot", "prot", "auto", "nucl"]))
+def test_fuzz_fasta_through_makedb(records, crlf, blank_lines, mutations, packing, long_line, dbtype):
+    with time_limit():
+        _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype)
+
+
+def _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype):
     if long_line and records:
         ident, desc, seq, stops, _ = records[0]
         records = [(ident, desc, (seq or "M") * 2000, stops, 10 ** 6)] + records[1:]
@@ -130,28 +152,29 @@ def test_fuzz_fasta_through_makedb(records, crlf, blank_lines, mutations, packin
         raw = gzip.compress(data, mtime=0)
         if packing == "gzip_damaged":
             raw = raw[:len(raw) * 2 // 3] if len(raw) % 2 else raw[:10] + bytes([raw[10] ^ 0x55]) + raw[11:]
-    expected = reference_fasta(data) if packing != "gzip_damaged" else None
+    expected = reference_fasta(data) if packing != "gzip_damaged" and dbtype == "prot" else None
     with tempfile.TemporaryDirectory() as tmp:
         fa = os.path.join(tmp, "in.fa")
         with open(fa, "wb") as fh:
             fh.write(raw)
         out = os.path.join(tmp, "db")
-        r = CliRunner().invoke(main, ["makedb", fa, out, "-dbtype", "prot", "-q"])
+        r = CliRunner().invoke(main, ["makedb", fa, out, "-dbtype", dbtype, "-q"])
         with open(fa, "rb") as fh:
             assert fh.read() == raw
         got = None
         if r.exit_code == 0:
             got = content(Database.open(out))
-            if packing != "gzip_damaged":
+            if expected is not None or dbtype == "prot" and packing != "gzip_damaged":
                 assert expected is not None and expected[0], "accepted what the rules refuse"
                 assert got == tuple(expected)
             assert CliRunner().invoke(main, ["makedb", "--verify", out]).exit_code == 0
         else:
             one_line_error(r)
-            assert packing == "gzip_damaged" or expected is None or not expected[0], (r.stderr, expected)
+            assert dbtype != "prot" or packing == "gzip_damaged" or expected is None or not expected[0], \
+                (r.stderr, expected)
             assert sorted(os.listdir(tmp)) == ["in.fa"]
         try:
-            mem = Database.from_fasta(fa, "protein")
+            mem = Database.from_fasta(fa, {"prot": "protein", "nucl": "dna", "auto": "auto"}[dbtype])
         except InputError:
             assert r.exit_code != 0
         else:   # the same records, or none at all (makedb refuses an empty database)
@@ -238,6 +261,11 @@ def base_db(tmp_path_factory):
 @FUZZ
 @given(mutations=st.lists(db_mutation, min_size=1, max_size=3))
 def test_fuzz_database_folder(base_db, mutations):
+    with time_limit():
+        _folder_case(base_db, mutations)
+
+
+def _folder_case(base_db, mutations):
     original = content(Database.open(str(base_db / "db")))
     scores = get_matrix("BLOSUM62").scores
     query = PROTEIN.encode("MKVLAWWCDEHIKLM")
