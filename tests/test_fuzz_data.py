@@ -27,7 +27,7 @@ from clalign.errors import InputError
 from clalign.sw.reference import sw_score
 
 _N = int(os.environ.get("CLALIGN_FUZZ_EXAMPLES", "0"))
-FUZZ = settings(max_examples=_N or 120, derandomize=not _N, deadline=20000, database=None,
+FUZZ = settings(max_examples=_N or 100, derandomize=not _N, deadline=20000, database=None,
                 suppress_health_check=list(HealthCheck), print_blob=True,
                 phases=list(Phase) if _N else [Phase.explicit, Phase.generate])
 BLANKS = b" \t\r\n\v\f"
@@ -258,7 +258,7 @@ def base_db(tmp_path_factory):
     return root
 
 
-@FUZZ
+@settings(FUZZ, max_examples=_N or 80)
 @given(mutations=st.lists(db_mutation, min_size=1, max_size=3))
 def test_fuzz_database_folder(base_db, mutations):
     with time_limit():
@@ -296,3 +296,59 @@ def _folder_case(base_db, mutations):
             one_line_error(r)
             assert db is None
         assert tree(tmp) == before
+
+
+ARRAY = {"offsets": np.int64, "lengths": np.int32, "order": np.int64, "stops": np.uint32,
+         "residues": np.uint8, "id_offsets": np.int64, "desc_offsets": np.int64}
+
+
+def _resave(folder, name, arr):
+    """Replace one array and record it in header.json with a matching checksum: a hostile but
+    self-consistent folder that only the open-time rules can refuse."""
+    np.save(os.path.join(folder, name + ".npy"), arr)
+    with open(os.path.join(folder, name + ".npy"), "rb") as fh:
+        data = fh.read()
+    with open(os.path.join(folder, "header.json"), encoding="utf-8") as fh:
+        header = json.load(fh)
+    header["files"][name + ".npy"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    with open(os.path.join(folder, "header.json"), "w", encoding="utf-8") as fh:
+        json.dump(header, fh)
+
+
+@settings(FUZZ, max_examples=_N or 40)
+@given(name=st.sampled_from(sorted(ARRAY)), size_delta=st.sampled_from([0, 0, 0, -1, 1]),
+       values=st.lists(st.integers(-3, 70), min_size=80, max_size=80), keep=st.integers(0, 79))
+def test_fuzz_self_consistent_hostile_arrays(base_db, name, size_delta, values, keep):
+    """Arrays replaced by small integers (edited in place or random), checksums rewritten: open
+    and sw either refuse with one line or answer exactly like the reference on what opened."""
+    with time_limit():
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = os.path.join(tmp, "db")
+            shutil.copytree(base_db / "db", folder)
+            old = np.load(os.path.join(folder, name + ".npy"))
+            n = max(old.size + size_delta, 0)
+            new = np.resize(old.astype(np.int64), n)
+            idx = keep % max(n, 1)
+            if n:
+                new[idx] = values[0]          # one edited value, often just out of range
+                if values[1] % 4 == 0:        # or, now and then, all values random
+                    new = np.array(values[:n], dtype=np.int64)
+            dt = np.dtype(ARRAY[name])
+            info = np.iinfo(dt)
+            _resave(folder, name, np.clip(new, info.min, info.max).astype(dt))
+            try:
+                db = Database.open(folder)
+            except InputError as exc:
+                assert "\n" not in str(exc) and str(exc).startswith(folder)
+                db = None
+            r = CliRunner().invoke(main, ["sw", "-query", str(base_db / "q.fa"), "-db", folder,
+                                          "-max_target_seqs", "50"])
+            if db is None:
+                one_line_error(r)
+                return
+            assert r.exit_code == 0, r.stderr
+            scores = get_matrix("BLOSUM62").scores
+            query = PROTEIN.encode("MKVLAWWCDEHIKLM")
+            got = sorted(int(row.split("\t")[2]) for row in r.stdout.splitlines()[1:])
+            ref = sorted(sw_score(query, db.sequence(i), scores) for i in range(len(db)))
+            assert got == ref[len(ref) - len(got):] and len(got) == min(50, len(db))
