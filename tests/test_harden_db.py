@@ -208,6 +208,18 @@ def test_sigkill_between_the_two_renames_recovers_old(db, tmp_path, write_file, 
     assert sorted(os.listdir(tmp_path)) == ["db", "in.fa", "in2.fa"]
 
 
+def test_derived_files_are_written_atomically_with_checksums(tmp_path, write_file):
+    fa = write_file("in.fa", FA)
+    makedb(fa, tmp_path / "db", quiet=True, derived=lambda d: {"nt_extra": np.arange(len(d), dtype=np.int64)})
+    h = json.loads((tmp_path / "db" / "header.json").read_text())
+    assert "nt_extra.npy" in h["files"] and np.load(tmp_path / "db" / "nt_extra.npy").tolist() == [0, 1, 2]
+    assert cli(["--verify", tmp_path / "db"])[0] == 0
+    assert cli([fa, tmp_path / "db", "--force", "-q"])[0] == 0         # still provably a database
+    with pytest.raises(ValueError, match="derived file 'x'"):
+        makedb(fa, tmp_path / "db2", quiet=True, derived=lambda d: {"x": np.zeros(1)})
+    assert sorted(os.listdir(tmp_path)) == ["db", "in.fa"]
+
+
 def test_leftovers_of_live_processes_are_kept(db, tmp_path, write_file):
     live = tmp_path / f"{dbwrite._prefix(str(db))}{dbwrite._HOST}-{os.getpid()}-0123abcd.tmp"
     live.mkdir()

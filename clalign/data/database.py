@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import InputError
 from .alphabet import DNA, PROTEIN, Alphabet, alphabet_by_name
-from .dbfolder import FORMAT, FORMAT_VERSION, HEADER, check_arrays, load_folder, verify_folder
+from .dbfolder import DERIVED, FORMAT, FORMAT_VERSION, HEADER, check_arrays, load_folder, verify_folder
 from .dbwrite import check_target, recover, write_folder
 from .fasta import is_fasta_file, parse_fasta, path_arg
 
@@ -305,7 +305,7 @@ def _header(db, source):
     }
 
 
-def _write(db, out_dir, force, source):
+def _write(db, out_dir, force, source, extra=None):
     arrays = {
         "residues": np.asarray(db.residues, dtype=np.uint8),
         "offsets": np.asarray(db.offsets, dtype=np.int64),
@@ -317,6 +317,10 @@ def _write(db, out_dir, force, source):
         "desc_offsets": np.asarray(db.descriptions.offsets, dtype=np.int64),
         "stops": np.asarray(db.stops, dtype=np.uint32),
     }
+    for name, arr in (extra or {}).items():
+        if not DERIVED.fullmatch(name + ".npy") or not isinstance(arr, np.ndarray):
+            raise ValueError(f"derived file {name!r}: names are nt_* and values numpy arrays")
+        arrays[name] = arr
     return write_folder(arrays, _header(db, source), out_dir, force)
 
 
@@ -329,11 +333,13 @@ def verify(path) -> str:
     return verify_folder(path)
 
 
-def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=None):
+def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=None, derived=None):
     """Prepare a database folder from a FASTA file (plain or gzip); returns the opened Database.
 
     ``alphabet``: "auto", "protein"/"prot" or "dna"/"nucl". Prints a one-line summary to
-    stderr unless ``quiet``. The output appears whole or not at all.
+    stderr unless ``quiet``. The output appears whole or not at all. ``derived``: optional
+    callable(db) -> {name: 1-D array} of extra files (names ``nt_*``, e.g. a 2-bit nucleotide
+    form) written into the same temporary folder, so they too appear atomically with checksums.
     """
     t0 = time.perf_counter()
     fasta = path_arg(fasta, "fasta")
@@ -343,7 +349,7 @@ def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=N
     if p.lengths.size == 0:
         raise InputError("no FASTA records (empty file?)", os.fspath(fasta))
     db = Database._from_parsed(p, source=os.path.basename(os.fspath(fasta)))
-    _write(db, out_dir, force, db.source)
+    _write(db, out_dir, force, db.source, derived(db) if derived is not None else None)
     dt = time.perf_counter() - t0
     if not quiet:
         print(f"makedb: {len(db)} sequences, {db.total_residues} residues ({db.alphabet.name}, "
