@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from clalign.data import DNA, PROTEIN, Database, as_database, makedb
+from clalign.data import DNA, PROTEIN, Database, as_database, dbwrite, makedb
 from clalign.errors import InputError
 
 FA = ">s1 first one\nMKVLA\n>s2\nAC\n>s3 third\nWWPPE\n>s4 dup len\nAC*\n>s5 ünïcode desc\nmkvlaggg\n"
@@ -93,7 +93,7 @@ def test_makedb_bad_fasta_leaves_nothing(write_file, tmp_path):
 
 def test_makedb_interrupted_while_writing_leaves_nothing(write_file, tmp_path, monkeypatch):
     fa = write_file("a.fa", FA)
-    real = np.lib.format.write_array
+    real = dbwrite._write_npy
     calls = []
 
     def boom(*a, **k):
@@ -102,7 +102,7 @@ def test_makedb_interrupted_while_writing_leaves_nothing(write_file, tmp_path, m
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(np.lib.format, "write_array", boom)
+    monkeypatch.setattr(dbwrite, "_write_npy", boom)
     with pytest.raises(KeyboardInterrupt):
         makedb(fa, tmp_path / "db", quiet=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa"]

@@ -145,9 +145,8 @@ def test_force_replace_without_exchange_and_failed_second_rename(db, tmp_path, w
 # --- signals: SIGTERM cleans up at once, SIGKILL leftovers are cleaned by the next run --------
 _KILLER = """
 import os, signal, sys
-import numpy as np
 from clalign.data import dbwrite
-real_write, real_rename, sig, where = np.lib.format.write_array, os.rename, int(sys.argv[1]), sys.argv[2]
+real_write, real_rename, sig, where = dbwrite._write_npy, os.rename, int(sys.argv[1]), sys.argv[2]
 calls = []
 def write_array(*a, **k):
     calls.append(1)
@@ -158,7 +157,7 @@ def rename(src, dst):
     real_rename(src, dst)
     if where == "swap":
         os.kill(os.getpid(), sig)
-np.lib.format.write_array = write_array
+dbwrite._write_npy = write_array
 os.rename = rename
 if where == "swap":
     dbwrite._renameat2 = lambda s, d, f: False

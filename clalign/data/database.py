@@ -234,7 +234,9 @@ class Database:
         if not os.path.isdir(path):
             recover(path)  # a makedb killed while replacing it may have left it aside
         if not os.path.isdir(path):
-            raise InputError("no such prepared database folder", path)
+            exists = os.path.exists(path)
+            raise InputError("not a prepared database folder (a file)" if exists else
+                             "no such prepared database folder", path)
         header, a = load_folder(path, mmap)
         return cls(a["residues"], a["offsets"], StringTable(a["ids"], a["id_offsets"]),
                    StringTable(a["descs"], a["desc_offsets"]), header["alphabet"], lengths=a["lengths"],

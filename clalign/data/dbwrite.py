@@ -150,6 +150,14 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+def _write_npy(h, arr):
+    """A .npy file (format 1.0), the data written from the array's own memory (no chunked copies)."""
+    arr = np.ascontiguousarray(arr)
+    np.lib.format.write_array_header_1_0(h, np.lib.format.header_data_from_array_1_0(arr))
+    if arr.size:
+        h.write(memoryview(arr.reshape(-1)).cast("B"))
+
+
 def _write_file(folder, name, writer):
     with open(os.path.join(folder, name), "wb") as fh:
         h = _Hashing(fh)
@@ -171,8 +179,7 @@ def write_folder(arrays, header, out, force):
             os.mkdir(tmp)
             files = {}
             for name, arr in arrays.items():
-                files[name + ".npy"] = _write_file(
-                    tmp, name + ".npy", lambda h, a=arr: np.lib.format.write_array(h, a, allow_pickle=False))
+                files[name + ".npy"] = _write_file(tmp, name + ".npy", lambda h, a=arr: _write_npy(h, a))
             text = json.dumps(dict(header, files=files), indent=1).encode("utf-8") + b"\n"
             _write_file(tmp, HEADER, lambda h: h.write(text))
             _fsync_dir(tmp)
