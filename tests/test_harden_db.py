@@ -161,22 +161,27 @@ dbwrite._write_npy = write_array
 os.rename = rename
 if where == "swap":
     dbwrite._renameat2 = lambda s, d, f: False
-sys.argv = ["clalign", "makedb", *sys.argv[3:]]
-from clalign.cli import main
+standalone = sys.argv[3] == "standalone"
+sys.argv = ["clalign", *([] if standalone else ["makedb"]), *sys.argv[4:]]
+if standalone:
+    from clalign.data.cli import makedb as main
+else:
+    from clalign.cli import main
 main()
 """
 
 
-def _killed_run(sig, where, *args):
+def _killed_run(sig, where, *args, how="group"):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", _KILLER, str(int(sig)), where, *map(str, args)],
+    return subprocess.run([sys.executable, "-c", _KILLER, str(int(sig)), where, how, *map(str, args)],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
 
 
-def test_sigterm_while_writing_leaves_nothing_and_keeps_old(db, tmp_path, write_file):
+@pytest.mark.parametrize("how", ["group", "standalone"])
+def test_sigterm_while_writing_leaves_nothing_and_keeps_old(db, tmp_path, write_file, how):
     fa = write_file("in2.fa", FA2)
     before = snapshot(tmp_path)
-    r = _killed_run(signal.SIGTERM, "write", fa, db, "--force")
+    r = _killed_run(signal.SIGTERM, "write", fa, db, "--force", how=how)
     assert r.returncode == 128 + signal.SIGTERM and "Traceback" not in r.stderr, r.stderr
     assert snapshot(tmp_path) == before
 

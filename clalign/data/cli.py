@@ -22,7 +22,7 @@ _DBTYPES = {"prot": "protein", "protein": "protein", "nucl": "dna", "dna": "dna"
 
 
 def _sigterm(signum, frame):  # turn SIGTERM into an exception so the temporary folder is removed
-    raise SystemExit(128 + signum)
+    raise SystemExit(128 + signum)   # (only when no handler is installed yet, see makedb below)
 
 
 def _fail(message, status):
@@ -53,8 +53,9 @@ def makedb(fasta, out, dbtype, force, verify, quiet):
     if fasta is None or out is None:
         _fail("makedb needs a FASTA file and an output folder (makedb IN.fa OUT)", 2)
     old = None
-    try:
-        old = signal.signal(signal.SIGTERM, _sigterm)
+    try:  # run on its own (not under the `clalign` group, which has its own handler)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            old = signal.signal(signal.SIGTERM, _sigterm)
     except ValueError:  # not in the main thread (e.g. some test runners)
         pass
     bar = None
