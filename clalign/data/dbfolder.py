@@ -90,8 +90,8 @@ def read_header(path) -> dict:
         header = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"not a prepared database (no {HEADER})", path) from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"unreadable database header: {exc}", hpath) from None
+    except (OSError, ValueError, RecursionError) as exc:   # RecursionError: "[[[[..." nested too deep
+        raise InputError(f"unreadable database header: {str(exc) or type(exc).__name__}", hpath) from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise InputError("not a clalign database header", hpath)
     if header.get("format_version") != FORMAT_VERSION:
