@@ -136,17 +136,20 @@ def mutate(data, mutations):
 @FUZZ
 @given(st.lists(record, min_size=0, max_size=6), st.booleans(), st.integers(0, 2),
        st.lists(mutation, max_size=4), st.sampled_from(["plain", "gzip", "gzip_damaged"]), st.booleans(),
-       st.sampled_from(["prot", "prot", "auto", "nucl"]))
-def test_fuzz_fasta_through_makedb(records, crlf, blank_lines, mutations, packing, long_line, dbtype):
+       st.sampled_from(["prot", "prot", "auto", "nucl"]),
+       st.one_of(st.none(), st.none(), st.binary(max_size=300), st.text(">\r\n *ACGTmkv\t", max_size=300)))
+def test_fuzz_fasta_through_makedb(records, crlf, blank_lines, mutations, packing, long_line, dbtype, junk):
     with time_limit():
-        _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype)
+        _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype, junk)
 
 
-def _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype):
+def _fasta_case(records, crlf, blank_lines, mutations, packing, long_line, dbtype, junk):
     if long_line and records:
         ident, desc, seq, stops, _ = records[0]
         records = [(ident, desc, (seq or "M") * 2000, stops, 10 ** 6)] + records[1:]
     data = mutate(render(records, crlf, blank_lines), mutations)
+    if junk is not None:          # raw bytes, or text made of FASTA's own punctuation
+        data = junk if isinstance(junk, bytes) else junk.encode()
     raw = data
     if packing != "plain":
         raw = gzip.compress(data, mtime=0)
