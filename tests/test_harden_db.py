@@ -454,6 +454,12 @@ def test_api_arrays_are_validated():
         Database.from_sequences([np.array([0, 1]), np.array([16])], alphabet="dna")
     with pytest.raises(ValueError, match=r"sequences\[0\]: values must lie in 0..255"):
         Database.from_sequences([np.array([300], np.int64)])
+    from clalign.data import StringTable
+    ids = StringTable(np.array([97, 98]), np.array([0, 2]))          # int64 blob: converted, not misread
+    assert list(Database(np.array([1], np.uint8), np.array([0, 1]), ids, [""], "protein").ids) == ["ab"]
+    with pytest.raises(ValueError, match=r"ids.blob: values must lie in 0..255"):
+        Database(np.array([1], np.uint8), np.array([0, 1]), StringTable(np.array([97, 300]), np.array([0, 2])),
+                 [""], "protein")
     ok = Database.from_sequences([np.array([1, 2, 3]), "MKV"])
     assert ok.sequence_str(0) == "ABC" and ok.residues.dtype == np.uint8
 

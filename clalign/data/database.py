@@ -119,7 +119,7 @@ def _ints(x, name, dtype):
     if a.ndim != 1 or a.dtype.kind not in "ui":
         raise ValueError(f"{name} must be a 1-D array of integers, not {a.dtype} {a.shape}")
     info = np.iinfo(dtype)
-    if int(a.min()) < info.min or int(a.max()) > info.max:
+    if a.dtype != dtype and (int(a.min()) < info.min or int(a.max()) > info.max):
         raise ValueError(f"{name}: values must lie in {info.min}..{info.max} ({np.dtype(dtype).name})")
     return a.astype(dtype, copy=False)
 
@@ -127,8 +127,7 @@ def _ints(x, name, dtype):
 def _strings(x, name):
     """A StringTable of str/bytes items (an int would make bytes(n) zeros: refused)."""
     if isinstance(x, StringTable):
-        _ints(x.blob, f"{name}.blob", np.uint8), _ints(x.offsets, f"{name}.offsets", np.int64)
-        return x
+        return StringTable(_ints(x.blob, f"{name}.blob", np.uint8), _ints(x.offsets, f"{name}.offsets", np.int64))
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a list of str, not a single {type(x).__name__}")
     items = []
