@@ -106,7 +106,8 @@ record = st.tuples(
     st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_characters="\r\n"), max_size=20),
     st.text(st.sampled_from(LETTERS), min_size=0, max_size=120),
     st.integers(0, 3), st.integers(1, 70))
-mutation = st.tuples(st.sampled_from(["insert", "delete", "replace"]), st.floats(0, 1), st.binary(min_size=1, max_size=3))
+mutation = st.tuples(st.sampled_from(["insert", "delete", "replace"]), st.floats(0, 1),
+                     st.binary(min_size=1, max_size=3))
 
 
 def render(records, crlf, blank_lines):

@@ -43,7 +43,8 @@ import numpy as np
 
 from ..errors import InputError
 from .alphabet import DNA, PROTEIN, Alphabet, alphabet_by_name
-from .dbfolder import DERIVED, FORMAT, FORMAT_VERSION, HEADER, check_arrays, load_folder, verify_folder
+from .dbfolder import FORMAT, FORMAT_VERSION, HEADER  # noqa: F401 (HEADER: re-exported as before)
+from .dbfolder import DERIVED, check_arrays, load_folder, verify_folder
 from .dbwrite import check_target, recover, write_folder
 from .fasta import is_fasta_file, parse_fasta, path_arg
 
