@@ -3,8 +3,9 @@
 and ``clalign sw``. Each run ends with exit 0 and the right content/scores (checked against a
 plain reference FASTA reader and the Python Smith-Waterman reference), or exit 1/2 with one
 line on stderr and no traceback; never an uncaught exception, never a changed input, never a
-hang (hypothesis deadline). Bounded for ``make test`` (80-200 examples a test, derandomised: ~7 s alone, ~25 s on two busy cores);
-``CLALIGN_FUZZ_EXAMPLES=N`` runs N random examples per test instead.
+hang (a SIGALRM limit per example). Bounded for ``make test`` (80-200 examples a test,
+derandomised: ~7 s alone on 2 cores); ``CLALIGN_FUZZ_EXAMPLES=N`` runs N random examples per
+test instead (with shrinking).
 """
 import contextlib
 import gzip
