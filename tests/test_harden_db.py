@@ -224,6 +224,26 @@ def test_derived_files_are_written_atomically_with_checksums(tmp_path, write_fil
     assert sorted(os.listdir(tmp_path)) == ["db", "in.fa"]
 
 
+def test_output_created_meanwhile_is_never_replaced(tmp_path, write_file, monkeypatch):
+    """Another process creating OUT (even an empty folder) while we build: we fail, it stays."""
+    real = dbwrite._write_npy
+
+    def write(h, a):
+        if not (tmp_path / "db").exists():
+            (tmp_path / "db").mkdir()
+        return real(h, a)
+
+    monkeypatch.setattr(dbwrite, "_write_npy", write)
+    status, _, err = cli([write_file("in.fa", FA), tmp_path / "db"])
+    assert status == 2 and "output already exists" in one_error(err, tmp_path / "db")
+    assert sorted(os.listdir(tmp_path)) == ["db", "in.fa"] and os.listdir(tmp_path / "db") == []
+    # in the last instant (after that check) the rename itself refuses: RENAME_NOREPLACE
+    (tmp_path / "new").mkdir()
+    with pytest.raises(OSError) as exc:
+        dbwrite._renameat2(str(tmp_path / "new"), str(tmp_path / "db"), dbwrite._RENAME_NOREPLACE)
+    assert exc.value.errno == errno.EEXIST and (tmp_path / "new").is_dir()
+
+
 def test_leftovers_of_live_processes_are_kept(db, tmp_path, write_file):
     live = tmp_path / f"{dbwrite._prefix(str(db))}{dbwrite._HOST}-{os.getpid()}-0123abcd.tmp"
     live.mkdir()
