@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from clalign.data import DNA, PROTEIN, Database, as_database, makedb
+from clalign.data import DNA, PROTEIN, Database, as_database, dbwrite, makedb
 from clalign.errors import InputError
 
 FA = ">s1 first one\nMKVLA\n>s2\nAC\n>s3 third\nWWPPE\n>s4 dup len\nAC*\n>s5 ünïcode desc\nmkvlaggg\n"
@@ -93,7 +93,7 @@ def test_makedb_bad_fasta_leaves_nothing(write_file, tmp_path):
 
 def test_makedb_interrupted_while_writing_leaves_nothing(write_file, tmp_path, monkeypatch):
     fa = write_file("a.fa", FA)
-    real = np.save
+    real = dbwrite._write_npy
     calls = []
 
     def boom(*a, **k):
@@ -102,7 +102,7 @@ def test_makedb_interrupted_while_writing_leaves_nothing(write_file, tmp_path, m
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(np, "save", boom)
+    monkeypatch.setattr(dbwrite, "_write_npy", boom)
     with pytest.raises(KeyboardInterrupt):
         makedb(fa, tmp_path / "db", quiet=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa"]
@@ -185,7 +185,7 @@ def test_stops_zero_when_unknown(write_file, tmp_path):
     makedb(fa, out, quiet=True)
     os.remove(out / "stops.npy")
     header = json.loads((out / "header.json").read_text())
-    del header["trailing_stops"]
+    del header["trailing_stops"], header["files"]   # neither was written then
     (out / "header.json").write_text(json.dumps(header))
     old = Database.open(out)
     assert old.stops.tolist() == [0] * 5 and old.lengths.tolist() == [3, 3, 4, 3, 2]
@@ -199,7 +199,12 @@ def test_stops_file_errors(write_file, tmp_path):
     with pytest.raises(InputError, match="stops.npy is missing"):
         Database.open(tmp_path / "db")
     np.save(tmp_path / "db" / "stops.npy", np.zeros(4, dtype=np.uint32))
-    with pytest.raises(InputError, match="inconsistent with header.json"):
+    with pytest.raises(InputError, match=r"stops.npy: file is 144 bytes, header.json records 148"):
+        Database.open(tmp_path / "db")
+    header = json.loads((tmp_path / "db" / "header.json").read_text())
+    del header["files"]
+    (tmp_path / "db" / "header.json").write_text(json.dumps(header))
+    with pytest.raises(InputError, match=r"stops.npy: shape \(4,\) where shape \(5,\) is expected"):
         Database.open(tmp_path / "db")
     with pytest.raises(ValueError, match="one entry per sequence"):
         Database(np.zeros(3, np.uint8), np.array([0, 3]), ["a"], [""], "protein", stops=np.zeros(2, np.uint32))

@@ -13,7 +13,8 @@ ids.npy           uint8    UTF-8 identifiers, concatenated;  id_offsets.npy int6
 descs.npy         uint8    UTF-8 descriptions, concatenated; desc_offsets.npy int64 (n+1)
 stops.npy         uint32   n counts of trailing '*' the FASTA reader stripped (see below)
 header.json                format, format_version, alphabet, sequences, total_residues,
-                           max_length, trailing_stops (sum of stops.npy), created_by, source
+                           max_length, trailing_stops (sum of stops.npy), created_by, source,
+                           files (each file's bytes and sha256; absent in older databases)
 ================  =======  ==========================================================
 
 ``stops.npy`` came later than the other files and is optional within format version 1: a
@@ -22,34 +23,30 @@ then; an older clalign opening a newer database ignores the file, as it did ever
 file. The ``trailing_stops`` header key says the file was written, so once the key is there a
 missing ``stops.npy`` is an error (a truncated copy), not zeros.
 
-No pickles: everything opens with ``np.load(mmap_mode="r")`` and nothing is read until used.
+No pickles: each ``.npy`` header is read and checked by us, then the array is memory-mapped
+(``np.memmap``); the index arrays are checked at once, the residue codes in one pass.
 
-``makedb`` writes atomically: into a hidden temporary sibling folder, then one rename; on any
-failure (bad FASTA, Ctrl-C, SIGTERM through the CLI) the temporary folder is removed and
-nothing is left. An existing OUT is refused unless ``force=True``, and even then only a
-prepared database is replaced (never an arbitrary file or folder). BLAST's makeblastdb
-silently overwrites; we prefer not to destroy anything by surprise.
+``makedb`` writes atomically and replaces an existing database (``force=True``, and only a
+folder that is provably one) safely: see :mod:`clalign.data.dbwrite`. What is checked when a
+folder opens, and what :func:`verify` (``clalign makedb --verify``) adds: see
+:mod:`clalign.data.dbfolder`. BLAST's makeblastdb silently overwrites; we prefer not to destroy
+anything by surprise.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 import time
-import uuid
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from .alphabet import DNA, PROTEIN, Alphabet, alphabet_by_name
-from .fasta import is_fasta_file, parse_fasta
-
-FORMAT = "clalign-db"
-FORMAT_VERSION = 1
-HEADER = "header.json"
-_FILES = ("residues", "offsets", "lengths", "order", "ids", "id_offsets", "descs", "desc_offsets")
+from .dbfolder import FORMAT, FORMAT_VERSION, HEADER  # noqa: F401 (HEADER: re-exported as before)
+from .dbfolder import DERIVED, check_arrays, load_folder, verify_folder
+from .dbwrite import check_target, recover, write_folder
+from .fasta import is_fasta_file, parse_fasta, path_arg
 
 
 def _version():
@@ -115,6 +112,36 @@ class StringTable(Sequence):
         return StringTable(blob, new)
 
 
+def _ints(x, name, dtype):
+    """``x`` as a 1-D array of ``dtype``; ValueError naming ``name`` when a value does not fit."""
+    a = np.asarray(x)
+    if a.size == 0:
+        return a.astype(dtype).reshape(0)
+    if a.ndim != 1 or a.dtype.kind not in "ui":
+        raise ValueError(f"{name} must be a 1-D array of integers, not {a.dtype} {a.shape}")
+    info = np.iinfo(dtype)
+    if a.dtype != dtype and (int(a.min()) < info.min or int(a.max()) > info.max):
+        raise ValueError(f"{name}: values must lie in {info.min}..{info.max} ({np.dtype(dtype).name})")
+    return a.astype(dtype, copy=False)
+
+
+def _strings(x, name):
+    """A StringTable of str/bytes items (an int would make bytes(n) zeros: refused)."""
+    if isinstance(x, StringTable):
+        return StringTable(_ints(x.blob, f"{name}.blob", np.uint8), _ints(x.offsets, f"{name}.offsets", np.int64))
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a list of str, not a single {type(x).__name__}")
+    items = []
+    for v in x:
+        if isinstance(v, str):
+            items.append(v.encode("utf-8"))
+        elif isinstance(v, (bytes, bytearray)):
+            items.append(bytes(v))
+        else:
+            raise TypeError(f"{name} must hold str or bytes, not {type(v).__name__}")
+    return StringTable.from_bytes(items)
+
+
 class Database:
     """Sequences as one residue-code array with offsets, lengths, ids, descriptions and a
     length-sorted order. Build with :meth:`open`, :meth:`from_fasta`, :meth:`from_sequences`
@@ -129,19 +156,27 @@ class Database:
     """
 
     def __init__(self, residues, offsets, ids, descriptions, alphabet, lengths=None, order=None,
-                 path=None, source=None, stops=None):
+                 path=None, source=None, stops=None, _checked=False):
+        self.alphabet = alphabet_by_name(alphabet)
+        if not _checked:  # arrays from the API: types, value ranges, then every consistency rule
+            residues, offsets = _ints(residues, "residues", np.uint8), _ints(offsets, "offsets", np.int64)
+            lengths = None if lengths is None else _ints(lengths, "lengths", np.int32)
+            order = None if order is None else _ints(order, "order", np.int64)
+            stops = None if stops is None else _ints(stops, "stops", np.uint32)
+            ids, descriptions = _strings(ids, "ids"), _strings(descriptions, "descriptions")
+            if lengths is None and offsets.size:
+                lengths = _ints(np.diff(offsets), "lengths (offset differences)", np.int32)
         self.residues = residues
         self.offsets = offsets
         self.lengths = lengths if lengths is not None else np.diff(offsets).astype(np.int32)
         self.stops = stops if stops is not None else np.zeros(len(self.lengths), dtype=np.uint32)
         if len(self.stops) != len(self.lengths):
             raise ValueError("stops must have one entry per sequence")
-        self.ids = ids if isinstance(ids, StringTable) else StringTable.from_bytes(
-            x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in ids)
-        self.descriptions = descriptions if isinstance(descriptions, StringTable) else StringTable.from_bytes(
-            x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in descriptions)
-        self.alphabet = alphabet_by_name(alphabet)
+        self.ids, self.descriptions = ids, descriptions
         self.order = order if order is not None else np.argsort(self.lengths, kind="stable").astype(np.int64)
+        if not _checked:
+            check_arrays(self.residues, self.offsets, self.lengths, self.order, self.ids.blob, self.ids.offsets,
+                         self.descriptions.blob, self.descriptions.offsets, self.stops, self.alphabet)
         self.path = path
         self.source = source
 
@@ -149,8 +184,8 @@ class Database:
     @classmethod
     def from_fasta(cls, path, alphabet="auto"):
         """Parse a FASTA file (plain or gzip) into an in-memory database."""
-        p = parse_fasta(path, alphabet)
-        return cls._from_parsed(p, source=os.path.basename(os.fspath(path)))
+        path = path_arg(path, "path")
+        return cls._from_parsed(parse_fasta(path, alphabet), source=os.path.basename(path))
 
     @classmethod
     def _from_parsed(cls, p, source=None):
@@ -158,14 +193,26 @@ class Database:
         np.cumsum(p.lengths, out=offsets[1:])
         return cls(p.residues, offsets, StringTable.from_bytes(p.ids), StringTable.from_bytes(p.descriptions),
                    p.alphabet, lengths=p.lengths.astype(np.int32), source=source,
-                   stops=np.asarray(p.stops, dtype=np.uint32))
+                   stops=np.asarray(p.stops, dtype=np.uint32), _checked=True)
 
     @classmethod
     def from_sequences(cls, sequences, ids=None, descriptions=None, alphabet="protein"):
         """An in-memory database from strings (or code arrays); ids default to ``seq1, seq2...``."""
         alpha = alphabet_by_name(alphabet)
-        codes = [alpha.encode(s) if isinstance(s, (str, bytes)) else np.asarray(s, dtype=np.uint8)
-                 for s in sequences]
+        if isinstance(sequences, (str, bytes, np.ndarray)):
+            raise TypeError(f"sequences must be a list of sequences, not a single {type(sequences).__name__}")
+        codes = []
+        for i, s in enumerate(sequences):
+            if isinstance(s, (str, bytes)):
+                codes.append(alpha.encode(s))
+            elif isinstance(s, (np.ndarray, list, tuple)):
+                c = _ints(s, f"sequences[{i}]", np.uint8)
+                if c.size and int(c.max()) >= alpha.size:
+                    raise ValueError(f"sequences[{i}]: code {int(c.max())} is outside the {alpha.name} "
+                                     f"alphabet (0..{alpha.size - 1})")
+                codes.append(c)
+            else:
+                raise TypeError(f"sequences[{i}] must be a str, bytes or an array of codes, not {type(s).__name__}")
         n = len(codes)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([c.size for c in codes], out=offsets[1:])
@@ -179,60 +226,26 @@ class Database:
     @classmethod
     def open(cls, path, mmap=True):
         """Open a prepared database folder (``clalign makedb``), memory-mapped by default,
-        or a BLAST+ database prefix/alias (:mod:`clalign.data.blastdb`)."""
-        path = os.fspath(path)
+        or a BLAST+ database prefix/alias (:mod:`clalign.data.blastdb`).
+
+        Checked on open (see :mod:`clalign.data.dbfolder`): the header, every file's dtype,
+        shape and size, and every consistency rule, in O(sequences) vectorised work plus one
+        pass over the residue codes; checksums only by :func:`verify` (``makedb --verify``)."""
+        path = path_arg(path, "path")
         from .blastdb import open_if_blastdb
         blast = open_if_blastdb(path)
         if blast is not None:
             return blast
-        hpath = os.path.join(path, HEADER)
         if not os.path.isdir(path):
-            raise InputError("no such prepared database folder", path)
-        try:
-            with open(hpath, "r", encoding="utf-8") as fh:
-                header = json.load(fh)
-        except FileNotFoundError:
-            raise InputError(f"not a prepared database (no {HEADER})", path) from None
-        except (OSError, ValueError) as exc:
-            raise InputError(f"unreadable database header: {exc}", hpath) from None
-        if header.get("format") != FORMAT:
-            raise InputError("not a clalign database header", hpath)
-        if header.get("format_version") != FORMAT_VERSION:
-            raise InputError(f"database format version {header.get('format_version')} is not supported "
-                             f"(this clalign reads version {FORMAT_VERSION}); rebuild it with clalign makedb", hpath)
-        arrays = {}
-        for name in _FILES:
-            f = os.path.join(path, name + ".npy")
-            try:
-                arrays[name] = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
-            except FileNotFoundError:
-                raise InputError(f"database file {name}.npy is missing", path) from None
-            except (OSError, ValueError) as exc:
-                raise InputError(f"database file {name}.npy is unreadable: {exc}", path) from None
-        n = int(header["sequences"])
-        stops = None
-        f = os.path.join(path, "stops.npy")
-        try:
-            stops = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except FileNotFoundError:
-            if "trailing_stops" in header:
-                raise InputError("database file stops.npy is missing", path) from None
-        except (OSError, ValueError) as exc:
-            raise InputError(f"database file stops.npy is unreadable: {exc}", path) from None
-        if stops is None:  # written before the counts were kept (still format version 1)
-            stops = np.zeros(n, dtype=np.uint32)
-        ok = (stops.shape == (n,) and stops.dtype.kind in "ui"
-              and arrays["offsets"].shape == (n + 1,) and arrays["lengths"].shape == (n,)
-              and arrays["order"].shape == (n,) and arrays["residues"].shape == (int(header["total_residues"]),)
-              and arrays["id_offsets"].shape == (n + 1,) and arrays["desc_offsets"].shape == (n + 1,))
-        if not ok:
-            raise InputError("database files are inconsistent with header.json (truncated copy?)", path)
-        # Small index arrays are read into memory; the residue stream and blobs stay mapped.
-        return cls(arrays["residues"], np.asarray(arrays["offsets"]),
-                   StringTable(arrays["ids"], np.asarray(arrays["id_offsets"])),
-                   StringTable(arrays["descs"], np.asarray(arrays["desc_offsets"])),
-                   header["alphabet"], lengths=np.asarray(arrays["lengths"]), order=np.asarray(arrays["order"]),
-                   path=path, source=header.get("source"), stops=np.asarray(stops))
+            recover(path)  # a makedb killed while replacing it may have left it aside
+        if not os.path.isdir(path):
+            exists = os.path.exists(path)
+            raise InputError("not a prepared database folder (a file)" if exists else
+                             "no such prepared database folder", path)
+        header, a = load_folder(path, mmap)
+        return cls(a["residues"], a["offsets"], StringTable(a["ids"], a["id_offsets"]),
+                   StringTable(a["descs"], a["desc_offsets"]), header["alphabet"], lengths=a["lengths"],
+                   order=a["order"], path=path, source=header.get("source"), stops=a["stops"], _checked=True)
 
     # --- access --------------------------------------------------------------------------
     def __len__(self):
@@ -276,12 +289,13 @@ class Database:
         offsets = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return Database(residues, offsets, self.ids.subset(idx), self.descriptions.subset(idx), self.alphabet,
-                        lengths=lengths, source=self.source, stops=np.asarray(self.stops[idx], dtype=np.uint32))
+                        lengths=lengths, source=self.source, stops=np.asarray(self.stops[idx], dtype=np.uint32),
+                        _checked=True)
 
     # --- writing -------------------------------------------------------------------------
     def save(self, out_dir, force=False, source=None):
         """Write this database as a prepared-database folder (atomically; see module doc)."""
-        return _write_atomic(self, out_dir, force, source or self.source)
+        return _write(self, path_arg(out_dir, "out_dir"), force, source or self.source)
 
 
 def _header(db, source):
@@ -298,69 +312,51 @@ def _header(db, source):
     }
 
 
-def _check_target(out_dir, force):
-    if os.path.lexists(out_dir):
-        is_db = os.path.isdir(out_dir) and os.path.isfile(os.path.join(out_dir, HEADER))
-        if not force:
-            raise InputError("output already exists; use --force to replace it", out_dir)
-        if not is_db:
-            raise InputError("output exists and is not a clalign database; refusing to replace it even with --force",
-                             out_dir)
+def _write(db, out_dir, force, source, extra=None):
+    arrays = {
+        "residues": np.asarray(db.residues, dtype=np.uint8),
+        "offsets": np.asarray(db.offsets, dtype=np.int64),
+        "lengths": np.asarray(db.lengths, dtype=np.int32),
+        "order": np.asarray(db.order, dtype=np.int64),
+        "ids": np.asarray(db.ids.blob, dtype=np.uint8),
+        "id_offsets": np.asarray(db.ids.offsets, dtype=np.int64),
+        "descs": np.asarray(db.descriptions.blob, dtype=np.uint8),
+        "desc_offsets": np.asarray(db.descriptions.offsets, dtype=np.int64),
+        "stops": np.asarray(db.stops, dtype=np.uint32),
+    }
+    for name, arr in (extra or {}).items():
+        if not DERIVED.fullmatch(name + ".npy") or not isinstance(arr, np.ndarray):
+            raise ValueError(f"derived file {name!r}: names are nt_* and values numpy arrays")
+        arrays[name] = arr
+    return write_folder(arrays, _header(db, source), out_dir, force)
 
 
-def _write_atomic(db, out_dir, force, source):
-    out_dir = os.path.abspath(os.fspath(out_dir))
-    _check_target(out_dir, force)
-    parent = os.path.dirname(out_dir)
-    if not os.path.isdir(parent):
-        raise InputError("parent folder does not exist", parent)
-    tmp = os.path.join(parent, f".{os.path.basename(out_dir)}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    os.mkdir(tmp)
-    try:
-        arrays = {
-            "residues": np.asarray(db.residues, dtype=np.uint8),
-            "offsets": np.asarray(db.offsets, dtype=np.int64),
-            "lengths": np.asarray(db.lengths, dtype=np.int32),
-            "order": np.asarray(db.order, dtype=np.int64),
-            "ids": np.asarray(db.ids.blob, dtype=np.uint8),
-            "id_offsets": np.asarray(db.ids.offsets, dtype=np.int64),
-            "descs": np.asarray(db.descriptions.blob, dtype=np.uint8),
-            "desc_offsets": np.asarray(db.descriptions.offsets, dtype=np.int64),
-            "stops": np.asarray(db.stops, dtype=np.uint32),
-        }
-        for name, arr in arrays.items():
-            np.save(os.path.join(tmp, name + ".npy"), arr, allow_pickle=False)
-        with open(os.path.join(tmp, HEADER), "w", encoding="utf-8") as fh:
-            json.dump(_header(db, source), fh, indent=1)
-            fh.write("\n")
-        old = None
-        if os.path.lexists(out_dir):  # force=True and a database: move it aside, then swap
-            _check_target(out_dir, force)
-            old = tmp + ".old"
-            os.rename(out_dir, old)
-        os.rename(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return out_dir
+def verify(path) -> str:
+    """The full check of a prepared database (checksums and every rule): a one-line "OK"
+    summary, or InputError naming the damaged file and the problem."""
+    path = path_arg(path, "path")
+    if not os.path.isdir(path):
+        raise InputError("no such prepared database folder", path)
+    return verify_folder(path)
 
 
-def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=None):
+def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=None, derived=None):
     """Prepare a database folder from a FASTA file (plain or gzip); returns the opened Database.
 
     ``alphabet``: "auto", "protein"/"prot" or "dna"/"nucl". Prints a one-line summary to
-    stderr unless ``quiet``. The output appears whole or not at all.
+    stderr unless ``quiet``. The output appears whole or not at all. ``derived``: optional
+    callable(db) -> {name: 1-D array} of extra files (names ``nt_*``, e.g. a 2-bit nucleotide
+    form) written into the same temporary folder, so they too appear atomically with checksums.
     """
     t0 = time.perf_counter()
-    out_dir = os.fspath(out_dir)
-    _check_target(os.path.abspath(out_dir), force)  # fail before the (long) parse
+    fasta = path_arg(fasta, "fasta")
+    out_dir = path_arg(out_dir, "out_dir")
+    check_target(os.path.abspath(out_dir), force)  # fail before the (long) parse
     p = parse_fasta(fasta, alphabet, progress=progress)
     if p.lengths.size == 0:
         raise InputError("no FASTA records (empty file?)", os.fspath(fasta))
     db = Database._from_parsed(p, source=os.path.basename(os.fspath(fasta)))
-    _write_atomic(db, out_dir, force, db.source)
+    _write(db, out_dir, force, db.source, derived(db) if derived is not None else None)
     dt = time.perf_counter() - t0
     if not quiet:
         print(f"makedb: {len(db)} sequences, {db.total_residues} residues ({db.alphabet.name}, "
@@ -376,6 +372,8 @@ def as_database(x, alphabet="auto") -> Database:
     if not isinstance(x, (str, os.PathLike)):
         raise TypeError(f"expected a Database or a path, got {type(x).__name__}")
     path = os.fspath(x)
+    if not os.path.exists(path):
+        recover(path)  # a makedb killed while replacing it may have left it aside
     if os.path.isdir(path):
         return Database.open(path)
     from .blastdb import open_if_blastdb
