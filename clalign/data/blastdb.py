@@ -384,7 +384,8 @@ def open_blastdb(path, kind=None) -> Database:
         id_table = DeflineTable(ids, "id")
         db = Database(residues, offsets, id_table, DeflineTable(ids, "desc", id_table), PROTEIN,
                       lengths=lens, path=os.fspath(path), source=vols[0].title,
-                      stops=np.concatenate(stops).astype(np.uint32))
+                      stops=np.concatenate(stops).astype(np.uint32),
+                      _checked=True)  # codes, offsets and lengths checked above; ids stay lazy
     db.blast_ids = ids
     db.blast_title = vols[0].title
     db.blast_volumes = [v.base for v in vols]

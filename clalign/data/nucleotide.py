@@ -234,7 +234,8 @@ class NucleotideDatabase:
 
         residues, offsets = self.all_codes()
         db = Database(residues, offsets, self.ids, self.descriptions, DNA,
-                      lengths=self.lengths.astype(np.int32), source=self.title)
+                      lengths=self.lengths.astype(np.int32), source=self.title,
+                      _checked=True)  # codes made here from checked 2-bit data; ids may be lazy
         db.nucleotide = self
         return db
 
