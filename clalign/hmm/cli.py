@@ -1,51 +1,18 @@
 """``clalign hmmsearch``: HMMER's hmmsearch with the MSV filter on an OpenCL device.
 
 Same argument order and option names as HMMER (``hmmsearch [options] <hmmfile> <seqdb>``).
-Outputs are written atomically (temporary file + rename); on any error none is left.
+Outputs are written atomically (:mod:`clalign.outfile`): on an error or a signal none is left,
+and an existing output file is only replaced with ``--force``.
 """
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import click
 
 from ..errors import ClalignError
-
-
-
-class _Outputs:
-    """Temporary siblings of the requested output files, renamed into place on success."""
-
-    def __init__(self):
-        self.files = {}
-
-    def open(self, path):
-        if path is None:
-            return None
-        d = os.path.dirname(os.path.abspath(path)) or "."
-        if not os.path.isdir(d):
-            raise ClalignError(f"cannot write {path}: no such directory {d}")
-        fd, tmp = tempfile.mkstemp(prefix=".clalign-", suffix=".tmp", dir=d)
-        fh = os.fdopen(fd, "wb")
-        self.files[path] = (tmp, fh)
-        return fh
-
-    def commit(self):
-        for path, (tmp, fh) in self.files.items():
-            fh.close()
-            os.replace(tmp, path)
-        self.files = {}
-
-    def abort(self):
-        for path, (tmp, fh) in self.files.items():
-            try:
-                fh.close()
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        self.files = {}
+from ..outfile import atomic_output, plan_outputs
 
 
 @click.command("hmmsearch", context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,9 +40,10 @@ class _Outputs:
               help="Number of CPU threads for the post-MSV stages (pyhmmer). Default: all cores.")
 @click.option("--device", "device", default=None,
               help="OpenCL device(s) for the MSV filter, as P:D (see `clalign devices`).")
+@click.option("--force", is_flag=True, help="Overwrite existing output files (never done without it).")
 @click.option("--noali", is_flag=True, help="Accepted for compatibility: alignments are never shown.")
 def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc_evalue, incdom_evalue, f1, z,
-              cpu, device, noali):
+              cpu, device, force, noali):
     """Search profile HMM(s) in HMMFILE against the sequence database SEQDB.
 
     SEQDB is a protein FASTA file (plain or gzip) or a database prepared with
@@ -96,14 +64,15 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     if cpu is not None and cpu < 0:
         raise ClalignError(f"--cpu must be >= 0, not {cpu}")
     cpus = cpu if cpu else (os.cpu_count() or 1)
+    plan_outputs({"-o": output, "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
     t0 = time.perf_counter()
     search = run_search(hmmfile, seqdb, F1=f1, E=evalue, Z=z, domE=dom_evalue, incE=inc_evalue,
                         incdomE=incdom_evalue, cpus=cpus, device=device, progress=True)
-    outs = _Outputs()
-    try:
-        main_fh = outs.open(output)
-        tbl_fh = outs.open(tblout)
-        dom_fh = outs.open(domtblout)
+    wanted = [output] + [p for p in (tblout, domtblout) if p]
+    with atomic_output(wanted, force=force, binary=True) as fhs:   # all outputs in place, or none
+        main_fh = fhs[0]
+        tbl_fh = fhs[1] if tblout else None
+        dom_fh = fhs[-1] if domtblout else None
         results = []
         for i, res in enumerate(search):
             results.append(res)
@@ -119,15 +88,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
         text = write_report(results, search.stats, hmmfile=hmmfile, seqdb=seqdb, output=output, tblout=tblout,
                             domtblout=domtblout, options=dict(E=evalue, domE=dom_evalue, incE=inc_evalue,
                                                               incdomE=incdom_evalue, F1=f1, Z=z))
-        if main_fh is not None:
-            main_fh.write(text.encode())
-        outs.commit()
-    except BaseException:
-        outs.abort()
-        raise
-    if main_fh is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        main_fh.write(text.encode())
     st = search.stats
     click.echo(f"clalign hmmsearch: {st.models} model(s), {st.sequences} sequences, {st.residues} residues; "
                f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test); "

@@ -3,19 +3,23 @@
 Output (``-outfmt tsv``, default): one header line, then per hit
 ``qseqid  sseqid  score  qlen  slen`` (tab-separated), queries in file order, hits by score
 descending with ties in database order. ``-outfmt json``: a list of per-query objects.
-The output file is written atomically (temporary file + rename): an error leaves no file.
+The output file is written atomically (:mod:`clalign.outfile`): an error or a signal leaves no
+file, and an existing file is only replaced with ``--force``.
 """
 from __future__ import annotations
 
 import json
 import os
-import sys
-import tempfile
 
 import click
 
 from ..errors import InputError
+from ..outfile import atomic_output, plan_outputs
 
+#: Gap costs up to 2^19 each (their sum stays within what the kernels' scoring set-up accepts).
+MAX_GAP = 1 << 19
+#: BLAST+'s largest -max_target_seqs.
+MAX_TARGETS = 2 ** 31 - 1
 TSV_COLUMNS = ("qseqid", "sseqid", "score", "qlen", "slen")
 
 
@@ -34,24 +38,6 @@ def format_json(results) -> str:
     return json.dumps(out, indent=1) + "\n"
 
 
-def write_atomic(path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise InputError("output folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(prefix=".clalign-sw-", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 @click.command("sw")
 @click.option("-query", "query", required=True, type=click.Path(dir_okay=False),
               help="Query FASTA file (protein).")
@@ -59,24 +45,26 @@ def write_atomic(path, text: str) -> None:
               help="Database: a folder made by `clalign makedb` or a FASTA file.")
 @click.option("-matrix", "matrix", default="BLOSUM62", show_default=True,
               help="Scoring matrix name (BLOSUM45/50/62/80/90, PAM30/70/250) or NCBI-format file.")
-@click.option("-gapopen", "gapopen", type=click.IntRange(min=0), default=11, show_default=True,
+@click.option("-gapopen", "gapopen", type=click.IntRange(0, MAX_GAP), default=11, show_default=True,
               help="Gap opening penalty (a gap of k residues costs gapopen + k * gapextend).")
-@click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("-gapextend", "gapextend", type=click.IntRange(0, MAX_GAP), default=1, show_default=True,
               help="Gap extension penalty.")
-@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(1, MAX_TARGETS), default=10, show_default=True,
               help="Hits reported per query.")
 @click.option("-outfmt", "outfmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format.")
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
-              help="Output file (default: standard output).")
+              help="Output file (default or '-': standard output). Written whole or not at all.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -out file (never done without it).")
 @click.option("--device", "device", default=None, help="OpenCL device P:D (see `clalign devices`).")
-def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, device):
+def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, force, device):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
     from ..data import as_database
     from .engine import parse_queries, sw_search
 
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
+    plan_outputs({"-out": out}, inputs=[query, db], force=force)
     queries = parse_queries(query)
     database = as_database(db)
 
@@ -86,8 +74,5 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, devi
     results = sw_search(queries, database, matrix=matrix, gap_open=gapopen, gap_extend=gapextend,
                         top=max_target_seqs, device=device, progress=True, report=report)
     text = format_tsv(results) if outfmt == "tsv" else format_json(results)
-    if out:
-        write_atomic(out, text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    with atomic_output(out, force=force) as fh:
+        fh.write(text)
