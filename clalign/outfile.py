@@ -2,8 +2,8 @@
 
 Use::
 
-    outs = plan_outputs({"-out": path}, inputs=[query, db], force=force)   # before the long work
-    with atomic_output(outs["-out"], force=force) as fh:                    # text; binary=True for bytes
+    plan_outputs({"-out": path or "-"}, inputs=[query, db], force=force)   # before the long work
+    with atomic_output(path, force=force) as fh:                    # text; binary=True for bytes
         fh.write(text)
 
 :func:`plan_outputs` checks every output of a command before any work starts (so a long search
@@ -113,8 +113,8 @@ def check_output(path, force=False) -> None:
 def plan_outputs(outputs: Mapping[str, Optional[str]], inputs: Iterable = (), force=False) -> dict:
     """Check a command's outputs together before any work; returns ``outputs`` unchanged.
 
-    ``outputs`` maps an option name (for messages) to a path, ``None``/``-`` for standard
-    output; ``inputs`` are the command's input paths (no output may name one, even with force).
+    ``outputs`` maps an option name (for messages) to a path, ``-`` for standard output,
+    ``None`` for an output not requested; ``inputs`` are the command's input paths (no output may name one, even with force).
     """
     seen = {}
     ins = {}
@@ -122,6 +122,8 @@ def plan_outputs(outputs: Mapping[str, Optional[str]], inputs: Iterable = (), fo
         if p is not None and not is_stdout(p) and not hasattr(p, "residues"):
             ins[_identity(os.fspath(p))] = os.fspath(p)
     for opt, path in outputs.items():
+        if path is None:
+            continue
         key = ("stdout",) if is_stdout(path) else _identity(os.fspath(path))
         if key in seen:
             other = seen[key]

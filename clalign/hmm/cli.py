@@ -12,6 +12,7 @@ import sys
 import click
 
 from ..errors import ClalignError
+from .hmmfile import RAW
 from ..outfile import atomic_output, plan_outputs
 
 
@@ -64,7 +65,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     if cpu is not None and cpu < 0:
         raise ClalignError(f"--cpu must be >= 0, not {cpu}")
     cpus = cpu if cpu else (os.cpu_count() or 1)
-    plan_outputs({"-o": output, "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
+    plan_outputs({"-o": output or "-", "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
     t0 = time.perf_counter()
     search = run_search(hmmfile, seqdb, F1=f1, E=evalue, Z=z, domE=dom_evalue, incE=inc_evalue,
                         incdomE=incdom_evalue, cpus=cpus, device=device, progress=True)
@@ -84,11 +85,11 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
         trailer = _trailer(hmmfile, seqdb, argv)
         for fh in (tbl_fh, dom_fh):
             if fh is not None:
-                fh.write(trailer.encode())
+                fh.write(trailer.encode(*RAW))
         text = write_report(results, search.stats, hmmfile=hmmfile, seqdb=seqdb, output=output, tblout=tblout,
                             domtblout=domtblout, options=dict(E=evalue, domE=dom_evalue, incE=inc_evalue,
                                                               incdomE=incdom_evalue, F1=f1, Z=z))
-        main_fh.write(text.encode())
+        main_fh.write(text.encode(*RAW))   # model names/descriptions as the file's bytes, as HMMER
     st = search.stats
     click.echo(f"clalign hmmsearch: {st.models} model(s), {st.sequences} sequences, {st.residues} residues; "
                f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test); "

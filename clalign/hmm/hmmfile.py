@@ -37,6 +37,8 @@ K = 20
 TRANSITIONS = ("MM", "MI", "MD", "IM", "II", "DM", "DD")
 VERSIONS = ("3/a", "3/b", "3/c", "3/d", "3/e", "3/f")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Codec of the file text (see :func:`_read_text`): ``str.encode(*RAW)`` restores the bytes.
+RAW = ("utf-8", "surrogateescape")
 
 
 @dataclass
@@ -213,8 +215,10 @@ def _read_text(path) -> str:
     if len(data) >= 4 and data[3] & 0x80:  # HMMER's test: binary magic numbers have the high bit set
         raise InputError("binary (hmmpress/hmmconvert -b) HMM files are not supported; give the text HMM file",
                          path, 1)
-    # Non-ASCII bytes can only be meaningful in free text (DESC, COM): decode them as Latin-1.
-    return data.decode("latin-1")
+    # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM). HMMER takes them as
+    # raw bytes; we decode UTF-8 and keep any other byte (Latin-1 ...) as a surrogate escape, so
+    # ``text.encode(*RAW)`` gives the file's exact bytes back (names written as HMMER writes them).
+    return data.decode(*RAW)
 
 
 def _need(toks, n, what, path, lineno):
@@ -232,11 +236,16 @@ def _header_int(toks, what, path, lineno):
         raise InputError(f"invalid {what} {toks[1]!r} on {toks[0]} line", path, lineno) from None
 
 
-def _stat_float(tok, path, lineno):
+def _stat_float(tok, path, lineno, finite=False):
     try:
-        return float(tok)
+        v = float(tok)
     except ValueError:
         raise InputError(f"not a number: {tok!r}", path, lineno) from None
+    if finite and not np.isfinite(v):
+        # HMMER reads it, then silently loses hits (every P-value NaN); we refuse the model
+        raise InputError(f"STATS value {tok!r} is not a finite number (recalibrate the model with hmmbuild)",
+                         path, lineno)
+    return v
 
 
 def _parse_one(lines: _Lines, path) -> Optional[HMM]:
@@ -319,7 +328,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 kind = toks[2].upper()
                 if kind not in ("MSV", "VITERBI", "FORWARD"):
                     raise InputError(f"failed to parse STATS: {toks[2]!r} unrecognized as field 3", path, lineno)
-                stats[kind] = (_stat_float(toks[3], path, lineno), _stat_float(toks[4], path, lineno))
+                stats[kind] = (_stat_float(toks[3], path, lineno, True), _stat_float(toks[4], path, lineno, True))
             else:
                 _need(toks, 4, "STATS", path, lineno)
                 if toks[1].upper() != "LOCAL":
@@ -327,7 +336,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 kind = toks[2].upper()
                 if kind not in ("VLAMBDA", "VMU", "FTAU"):
                     raise InputError(f"failed to parse STATS: {toks[2]!r} unrecognized as field 3", path, lineno)
-                stats[kind] = _stat_float(toks[3], path, lineno)
+                stats[kind] = _stat_float(toks[3], path, lineno, True)
         # Other tags are ignored, as HMMER does.
     if info["name"] is None:
         raise InputError("no NAME found for HMM", path, hmm_line)

@@ -28,12 +28,13 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, _read_text, read_hmms
+from .hmmfile import HMM, RAW, _read_text, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .pvalue import msv_pass
 
@@ -101,6 +102,16 @@ def _hmmer_nats(nats, profile: MSVProfile, lengths, stops):
     return out
 
 
+def _check_targets(db, seqdb):
+    """What HMMER refuses in a sequence file: no sequences at all, a sequence without a name."""
+    where = None if hasattr(seqdb, "residues") else seqdb
+    if len(db) == 0:
+        raise InputError("sequence database is empty (no sequences)", where)
+    empty = np.flatnonzero(np.diff(np.asarray(db.ids.offsets)) == 0)
+    if empty.size:
+        raise InputError(f"sequence {int(empty[0]) + 1} has no name (HMMER needs one for every target)", where)
+
+
 class _Targets:
     """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
     amino codes (one table lookup), offsets, and the raw id/description bytes."""
@@ -137,9 +148,33 @@ def _pyhmmer_models(hmmfile):
     """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
     from pyhmmer.plan7 import HMMFile
 
-    data = _read_text(hmmfile).encode("latin-1")
+    data = _read_text(hmmfile).encode(*RAW)
     with HMMFile(io.BytesIO(data)) as hf:
         return list(hf)
+
+
+@contextmanager
+def _pool(workers):
+    """A thread pool that, when the search stops early (an error, or a signal turned into an
+    exception by the CLI), drops its queued tasks instead of running them all first."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _same_name(phmm, hmm) -> bool:
+    """pyhmmer's model name equals ours (compared as the file's bytes; pyhmmer cannot decode a
+    non-UTF-8 name, which HMMER accepts)."""
+    try:
+        name = phmm.name
+    except UnicodeDecodeError:
+        return True
+    raw = name if isinstance(name, bytes) else name.encode(*RAW)
+    return raw == hmm.name.encode(*RAW)
 
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
@@ -186,6 +221,7 @@ class _Search:
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
+        _check_targets(self.db, seqdb)
         self.hmmfile, self.seqdb = hmmfile, seqdb
         self.lengths, self.stops = _hmmer_lengths(self.db)
         self.Z = float(len(self.db)) if Z is None else float(Z)
@@ -224,14 +260,14 @@ class _Search:
     def __iter__(self):
         t_start = time.perf_counter()
         phmms = _pyhmmer_models(self.hmmfile)
-        if len(phmms) != len(self.hmms) or any(p.name != h.name for p, h in zip(phmms, self.hmms)):
+        if len(phmms) != len(self.hmms) or not all(_same_name(p, h) for p, h in zip(phmms, self.hmms)):
             raise InputError("pyhmmer reads this HMM file differently (model count or names differ)", self.hmmfile)
         bar = None
         if self.progress:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
         pending = []
-        with ThreadPoolExecutor(max_workers=self.cpus) as pool:
+        with _pool(self.cpus) as pool:
             for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
@@ -284,7 +320,8 @@ def _c_columns(hits):
     for fmt in ("targets", "domains"):
         buf = io.BytesIO()
         hits.write(buf, format=fmt, header=False)
-        rows = [ln.split() for ln in buf.getvalue().decode().splitlines() if ln and not ln.startswith("#")]
+        # header=False: every line is a row (a target name may itself start with '#')
+        rows = [ln.split() for ln in buf.getvalue().decode("utf-8", "replace").splitlines() if ln]
         if fmt == "targets":
             per_hit = [(float(f[10]), int(f[15])) for f in rows]
         else:

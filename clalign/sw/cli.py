@@ -64,7 +64,7 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, forc
 
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
-    plan_outputs({"-out": out}, inputs=[query, db], force=force)
+    plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
     queries = parse_queries(query)
     database = as_database(db)
 
