@@ -149,7 +149,9 @@ class Database:
     @classmethod
     def from_fasta(cls, path, alphabet="auto"):
         """Parse a FASTA file (plain or gzip) into an in-memory database."""
-        p = parse_fasta(path, alphabet)
+        from .inputs import as_path
+
+        p = parse_fasta(as_path(path, "path"), alphabet)   # never an int (a file descriptor)
         return cls._from_parsed(p, source=os.path.basename(os.fspath(path)))
 
     @classmethod

@@ -23,6 +23,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..data import PROTEIN, as_database, get_matrix, read_fasta
+from ..data.inputs import as_sequence, check_codes, sequence_or_path
 from ..errors import InputError, ParameterError
 from ..runtime import Runtime, choose, simd_values
 from ..runtime.tuning import lookup
@@ -191,10 +192,11 @@ def make_layout(ids: np.ndarray, lengths: np.ndarray, S: int, WG: int) -> Layout
 
 
 # ------------------------------------------------------------------------------------------
-def _as_codes(seq) -> np.ndarray:
+def _as_codes(seq, name="query") -> np.ndarray:
+    seq = as_sequence(seq, name)
     if isinstance(seq, np.ndarray):
-        return seq.astype(np.uint8, copy=False)
-    s = str(seq).strip().upper()
+        return check_codes(seq, PROTEIN.size, name)
+    s = (seq.decode("ascii", "replace") if isinstance(seq, bytes) else seq).strip().upper()
     if s.endswith("*"):
         s = s[:-1]
     return PROTEIN.encode(s)
@@ -204,22 +206,22 @@ def parse_queries(queries):
     """[(id, codes)] from a residue string, a list of str / (id, seq), or a FASTA path."""
     import os
 
-    if isinstance(queries, (str, os.PathLike)):
-        s = os.fspath(queries)
-        if os.path.isfile(s):
+    if isinstance(queries, (str, os.PathLike, bytes, np.ndarray)):
+        kind, s = sequence_or_path(queries, "queries")
+        if kind == "path":
             out = [(rec.id, _as_codes(rec.sequence)) for rec in read_fasta(s)]
             if not out:
                 raise InputError("no sequences in query file", s)
             return out
-        if isinstance(queries, str) and "\n" not in s and s.strip():
-            return [("query", _as_codes(s))]
-        raise InputError("no such query file", s)
+        return [("query", _as_codes(s))]
+    if queries is None or not hasattr(queries, "__iter__"):
+        raise TypeError(f"queries: expected a sequence, a list of sequences or a FASTA path, got {queries!r}")
     out = []
     for i, q in enumerate(queries):
         if isinstance(q, tuple):
             out.append((str(q[0]), _as_codes(q[1])))
         else:
-            out.append((f"query_{i + 1}", _as_codes(q)))
+            out.append((f"query_{i + 1}", _as_codes(q, f"queries[{i}]")))
     return out
 
 
@@ -645,8 +647,11 @@ def sw_scores(query, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, device=No
     parameters (WIDTH, WORDS, ROWS, PROFILE, SCHEDULE, WG, SIMD; KERNEL="intertask"|"vector" and the
     vector kernel's VEC, COLS, STRIP) or ``batch_residues``.
     """
+    kind, query = sequence_or_path(query, "query")     # the one API rule (clalign.data.inputs)
+    if kind == "path":
+        raise InputError("a file name where one sequence was expected (sw_search reads FASTA files)", query)
+    codes = _as_codes(query)
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
-    codes = query if isinstance(query, np.ndarray) else _as_codes(query)
     res, _ = eng.search([("query", codes)], db, progress=False)
     return res[0]
 
