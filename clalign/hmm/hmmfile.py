@@ -37,8 +37,16 @@ K = 20
 TRANSITIONS = ("MM", "MI", "MD", "IM", "II", "DM", "DD")
 VERSIONS = ("3/a", "3/b", "3/c", "3/d", "3/e", "3/f")
 _GZIP_MAGIC = b"\x1f\x8b"
-#: Codec of the file text (see :func:`_read_text`): ``str.encode(*RAW)`` restores the bytes.
+#: Codec of output text holding free text of HMM files: ``text.encode(*RAW)`` writes the file's
+#: own bytes back (see :func:`file_text`), whatever their encoding, as HMMER does.
 RAW = ("utf-8", "surrogateescape")
+
+
+def file_text(s):
+    """A NAME/ACC/DESC string (decoded one byte per character) as text that ``encode(*RAW)``
+    turns back into the file's bytes: valid UTF-8 becomes its characters, other bytes (Latin-1
+    ...) surrogate escapes."""
+    return None if s is None else s.encode("latin-1").decode(*RAW)
 
 
 @dataclass
@@ -215,10 +223,10 @@ def _read_text(path) -> str:
     if len(data) >= 4 and data[3] & 0x80:  # HMMER's test: binary magic numbers have the high bit set
         raise InputError("binary (hmmpress/hmmconvert -b) HMM files are not supported; give the text HMM file",
                          path, 1)
-    # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM). HMMER takes them as
-    # raw bytes; we decode UTF-8 and keep any other byte (Latin-1 ...) as a surrogate escape, so
-    # ``text.encode(*RAW)`` gives the file's exact bytes back (names written as HMMER writes them).
-    return data.decode(*RAW)
+    # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM): decode them as Latin-1,
+    # one character per byte, so ``text.encode("latin-1")`` is the file's bytes (HMMER keeps raw
+    # bytes and writes them back as they were; see :func:`file_text`).
+    return data.decode("latin-1")
 
 
 def _need(toks, n, what, path, lineno):

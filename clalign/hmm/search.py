@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, RAW, _read_text, read_hmms
+from .hmmfile import HMM, RAW, _read_text, file_text, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .pvalue import msv_pass
 
@@ -148,7 +148,7 @@ def _pyhmmer_models(hmmfile):
     """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
     from pyhmmer.plan7 import HMMFile
 
-    data = _read_text(hmmfile).encode(*RAW)
+    data = _read_text(hmmfile).encode("latin-1")
     with HMMFile(io.BytesIO(data)) as hf:
         return list(hf)
 
@@ -173,8 +173,8 @@ def _same_name(phmm, hmm) -> bool:
         name = phmm.name
     except UnicodeDecodeError:
         return True
-    raw = name if isinstance(name, bytes) else name.encode(*RAW)
-    return raw == hmm.name.encode(*RAW)
+    raw = name if isinstance(name, bytes) else name.encode("utf-8")
+    return raw == hmm.name.encode("latin-1")
 
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
@@ -331,11 +331,11 @@ def _c_columns(hits):
 
 def _query_section(res, opts):
     hmm, hits = res.hmm, res.hits
-    lines = [f"Query:       {hmm.name}  [M={hmm.M}]"]
+    lines = [f"Query:       {file_text(hmm.name)}  [M={hmm.M}]"]   # the file's bytes, as HMMER
     if hmm.acc:
-        lines.append(f"Accession:   {hmm.acc}")
+        lines.append(f"Accession:   {file_text(hmm.acc)}")
     if hmm.desc:
-        lines.append(f"Description: {hmm.desc}")
+        lines.append(f"Description: {file_text(hmm.desc)}")
     reported = [h for h in hits if h.reported]
     namew = max([8] + [len(h.name) for h in reported])
     descw = max(32, _TEXTW - namew - 61)
