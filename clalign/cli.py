@@ -8,10 +8,12 @@ Signals: SIGTERM, SIGHUP and SIGINT (Ctrl-C) become an :class:`~clalign.errors.I
 exception in the main thread for every command, so every cleanup runs (temporary output files
 and folders are removed, worker threads are told to stop); the command then prints one line and
 exits with status 128 + the signal number (143, 129, 130), as a shell reports a killed program.
-Further signals during that cleanup are ignored.
+Further signals during that cleanup are ignored. Worker threads still inside a C call (pyhmmer)
+are not waited for once the cleanup is done.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -36,6 +38,19 @@ def _install():
     if threading.current_thread() is not threading.main_thread():
         return {}
     return {s: signal.signal(s, _on_signal) for s in SIGNALS}
+
+
+def _exit_now_if_workers(status):
+    """Every cleanup has run; worker threads still busy in C code (a pyhmmer search, a kernel
+    build) cannot be stopped and would hold the exit until they finish, so leave at once."""
+    busy = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if busy:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
 
 
 class _Group(click.Group):
@@ -66,6 +81,7 @@ class _Group(click.Group):
             sys.exit(2)
         except Interrupted as exc:
             click.echo(f"clalign: {exc}; partial outputs removed", err=True)
+            _exit_now_if_workers(exc.exit_status)
             sys.exit(exc.exit_status)
         finally:
             for s, h in old.items():
