@@ -156,3 +156,31 @@ def test_gzip_error_names_file(tmp_path):
     with pytest.raises(InputError) as ei:
         list(read_hmms(str(p)))
     assert str(p) in str(ei.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize("field", [3, 4])
+def test_non_finite_stats_rejected_with_file_and_line(tmp_path, value, field):
+    """HMMER reads a NaN STATS value and then loses every hit silently; we refuse the model."""
+    lines = _tiny_lines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("STATS LOCAL MSV"))
+    toks = lines[i].split()
+    toks[field] = value
+    path = _write(tmp_path, _edit(lines, i + 1, "  ".join(toks)))
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:{i + 1}:") and "finite" in str(ei.value)
+
+
+@pytest.mark.parametrize("raw", [b"caf\xe9", "café".encode()])
+def test_non_ascii_name_read_and_written_back_as_bytes(tmp_path, raw):
+    """A Latin-1 (or UTF-8) NAME is accepted as HMMER accepts it; file_text() gives back the
+    file's bytes for output."""
+    from clalign.hmm.hmmfile import RAW, file_text
+
+    data = open(os.path.join(HERE, "tiny.3f.hmm"), "rb").read()
+    name_line = next(ln for ln in data.split(b"\n") if ln.startswith(b"NAME"))
+    p = tmp_path / "n.hmm"
+    p.write_bytes(data.replace(name_line, b"NAME  " + raw, 1))
+    hmm = read_hmm(str(p))
+    assert file_text(hmm.name).encode(*RAW) == raw

@@ -40,7 +40,7 @@ def test_equals_reference_tables(tmp_path, name):
     tbl, dom, _, r = _run_clalign(tmp_path, os.path.join(TXT, name + ".hmm"))
     assert _rows(tbl) == _rows(os.path.join(PYDATA, "tables", name + ".tbl"))
     assert _rows(dom) == _rows(os.path.join(PYDATA, "tables", name + ".domtbl"))
-    assert "sequences" in r.stderr if hasattr(r, "stderr") else True
+    assert "sequences" in r.stderr and "2100 sequences" in r.stderr       # the summary line
 
 
 @pytest.mark.skipif(HMMSEARCH is None, reason="hmmsearch binary (HMMER 3.3.2, Debian package hmmer) not installed")
@@ -177,3 +177,66 @@ def test_parts_merge_like_one_search():
     many, n_many = tables(4, 3)
     assert n_one == n_many and sum(n_one) > 1000
     assert one == many
+
+
+def _hit_record():
+    """The PF02826 hit 938293.PRJEB85.HG003685_328 of pyhmmer's test proteome."""
+    text = open(FAA).read()
+    rec = text[text.index(">938293.PRJEB85.HG003685_328"):]
+    return "".join(rec[:rec.index(">", 1)].splitlines()[1:])
+
+
+def _same_as_hmmer(tmp_path, hmm, fasta):
+    """clalign's -o/--tblout/--domtblout equal hmmsearch's, byte for byte (comment lines aside;
+    '#'-named target rows kept)."""
+    c = {x: str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out")}
+    r = CliRunner().invoke(main, ["hmmsearch", "--cpu", "1", "--tblout", c["tbl"], "--domtblout", c["domtbl"],
+                                  "-o", c["out"], hmm, fasta])
+    assert r.exit_code == 0, r.output
+    h = {x: str(tmp_path / f"h.{x}") for x in ("tbl", "domtbl", "out")}
+    subprocess.run([HMMSEARCH, "--noali", "--tblout", h["tbl"], "--domtblout", h["domtbl"], "-o", h["out"],
+                    hmm, fasta], check=True)
+
+    def rows(p):
+        return [ln for ln in open(p, "rb").read().split(b"\n") if not ln.startswith((b"# ", b"#-", b"#\n")) and ln != b"#"]
+    for x in c:
+        assert rows(c[x]) == rows(h[x]), x
+    return c
+
+
+@pytest.mark.skipif(HMMSEARCH is None, reason="hmmsearch binary (HMMER 3.3.2, Debian package hmmer) not installed")
+def test_hash_names_and_latin1_model_name_as_hmmer(tmp_path):
+    """A target named '#...' is a hit like any other (it used to crash the report), and a model
+    NAME/DESC in Latin-1 or UTF-8 is written as the file's bytes, as hmmsearch writes it."""
+    seq = _hit_record()
+    fa = tmp_path / "t.fa"
+    fa.write_text(f">#hash some desc\n{seq}\n>normal\n{seq}\n")
+    data = open(os.path.join(TXT, "PF02826.hmm"), "rb").read()
+    for i, (name, desc) in enumerate([(b"Hacid_\xe9t\xe9", b"d\xe9j\xe0 "), ("Hacid_été".encode(), "déjà ".encode())]):
+        hmm = tmp_path / f"m{i}.hmm"
+        hmm.write_bytes(data.replace(b"NAME  2-Hacid_dh_C", b"NAME  " + name, 1).replace(b"DESC  ", b"DESC  " + desc, 1))
+        sub = tmp_path / f"run{i}"
+        sub.mkdir()
+        c = _same_as_hmmer(sub, str(hmm), str(fa))
+        assert open(c["tbl"], "rb").read().count(b"#hash ") == 1 and name in open(c["out"], "rb").read()
+
+
+def test_unnamed_target_and_empty_database_refused(tmp_path):
+    """HMMER refuses a FASTA record without a name and an empty sequence file; so do we (API and
+    CLI), instead of a misaligned table or a ZeroDivisionError."""
+    from clalign.errors import InputError
+
+    fa = tmp_path / "t.fa"
+    fa.write_text(f">ok\n{_hit_record()}\n>\nMKTAYIAKQR\n")
+    with pytest.raises(InputError, match="sequence 2 has no name"):
+        list(hmmsearch(os.path.join(TXT, "PF02826.hmm"), str(fa)))
+    with pytest.raises(InputError, match="empty"):
+        list(hmmsearch(os.path.join(TXT, "PF02826.hmm"), Database.from_sequences([])))
+    tbl = tmp_path / "x.tbl"
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), os.path.join(TXT, "PF02826.hmm"), str(fa)])
+    assert r.exit_code == 2 and str(fa) in r.stderr and "no name" in r.stderr and "Traceback" not in r.output
+    empty = tmp_path / "empty.fa"
+    empty.write_text("")
+    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), os.path.join(TXT, "PF02826.hmm"), str(empty)])
+    assert r.exit_code == 2 and str(empty) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == ["empty.fa", "t.fa"]
