@@ -6,8 +6,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "data")
-#: The 20 CUDASW++ benchmark queries (144-5478 aa), beside the checkout (see ../shared/data/README.md).
-CUDASW = os.path.join(REPO, "..", "shared", "data", "cudasw_queries.fasta")
+#: The 20 CUDASW++ benchmark queries (144-5478 aa), bundled with their provenance (data/cudasw/README.md).
+CUDASW = os.path.join(REPO, "tests", "data", "cudasw", "cudasw_queries.fasta")
 
 
 @pytest.fixture
@@ -33,8 +33,5 @@ def data_dir():
 
 @pytest.fixture
 def cudasw_fasta():
-    """Path of the CUDASW++ benchmark queries; the test is skipped when the file is absent
-    (a bare clone without ../shared/data; CI has it)."""
-    if not os.path.exists(CUDASW):
-        pytest.skip(f"{CUDASW} is absent (the CUDASW++ benchmark queries, see shared/data/README.md)")
+    """Path of the 20 CUDASW++ benchmark queries (bundled: tests/data/cudasw/)."""
     return CUDASW
