@@ -114,13 +114,17 @@ def plan_outputs(outputs: Mapping[str, Optional[str]], inputs: Iterable = (), fo
     """Check a command's outputs together before any work; returns ``outputs`` unchanged.
 
     ``outputs`` maps an option name (for messages) to a path, ``-`` for standard output,
-    ``None`` for an output not requested; ``inputs`` are the command's input paths (no output may name one, even with force).
+    ``None`` for an output not requested; ``inputs`` are the command's input paths (no output
+    may name one or lie inside an input folder, even with ``force``).
     """
     seen = {}
     ins = {}
+    folders = []
     for p in inputs:
         if p is not None and not is_stdout(p) and not hasattr(p, "residues"):
             ins[_identity(os.fspath(p))] = os.fspath(p)
+            if os.path.isdir(p):            # a prepared database: nothing may be written inside it
+                folders.append(os.path.realpath(p))
     for opt, path in outputs.items():
         if path is None:
             continue
@@ -134,6 +138,9 @@ def plan_outputs(outputs: Mapping[str, Optional[str]], inputs: Iterable = (), fo
             continue
         if key in ins:
             raise OutputError(f"{opt} names an input file; refusing to overwrite it", path)
+        real = os.path.realpath(os.fspath(path))
+        if any(os.path.commonpath([real, f]) == f for f in folders):
+            raise OutputError(f"{opt} is inside an input folder; refusing to write there", path)
         check_output(path, force)
     return dict(outputs)
 

@@ -29,6 +29,7 @@ from clalign.hmm import engine as E  # noqa: E402
 from clalign.hmm import reference as R  # noqa: E402
 from clalign.hmm.params import S_VALUES, geometry  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("each_device")     # every test device (conftest)
 PYH_DATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
 PROTEOME = os.path.join(PYH_DATA, "seqs", "938293.PRJEB85.HG003687.faa")
 AMINO = Alphabet.amino()
@@ -321,7 +322,7 @@ def _proteome_truth(hmm, codes):
 
 
 @pytest.fixture(scope="module")
-def proteome():
+def proteome(each_device):         # its block cache holds buffers of one device
     return as_database(PROTEOME)
 
 

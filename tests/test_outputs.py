@@ -338,3 +338,14 @@ def test_sigkill_leftovers_cleaned_by_next_run(tmp_path, hmmfiles):
     assert r.exit_code == 0, r.output
     assert not [n for n in os.listdir(tmp_path) if ".clalign-" in n]
     assert all(os.path.getsize(o) > 0 for o in outs)
+
+
+def test_output_inside_a_prepared_database_is_refused(swfiles, tmp_path):
+    from clalign.data import makedb
+
+    q, db = swfiles
+    makedb(db, str(tmp_path / "prep"), quiet=True)
+    before = _snapshot(tmp_path / "prep")
+    r = _sw(["-query", q, "-db", str(tmp_path / "prep"), "--force", "-out", str(tmp_path / "prep" / "residues.npy")])
+    _one_error(r, "inside an input folder")
+    assert _snapshot(tmp_path / "prep") == before
