@@ -349,3 +349,35 @@ def test_output_inside_a_prepared_database_is_refused(swfiles, tmp_path):
     r = _sw(["-query", q, "-db", str(tmp_path / "prep"), "--force", "-out", str(tmp_path / "prep" / "residues.npy")])
     _one_error(r, "inside an input folder")
     assert _snapshot(tmp_path / "prep") == before
+
+
+_SLOW_SW = """
+import os, sys, time
+import clalign.sw.engine as E
+def slow(self, *a, **k):
+    open(os.environ["MARK"], "w").close()
+    time.sleep(120)
+E.SWEngine.search = slow
+from clalign.cli import main
+sys.argv = ["clalign"] + sys.argv[1:]
+main()
+"""
+
+
+def test_sw_sigterm_during_search(swfiles, tmp_path):
+    q, db = swfiles
+    mark = str(tmp_path / "started")
+    env = dict(os.environ, MARK=mark, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = str(tmp_path / "o.tsv")
+    p = subprocess.Popen([sys.executable, "-c", _SLOW_SW, "sw", "-query", q, "-db", db, "-out", out],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    t0 = time.time()
+    while not os.path.exists(mark) and p.poll() is None and time.time() - t0 < 120:
+        time.sleep(0.05)
+    os.unlink(mark)
+    before = _snapshot(tmp_path)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("clalign: interrupted by SIGTERM")
+    assert _snapshot(tmp_path) == before and not os.path.exists(out)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gzip
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -181,6 +182,21 @@ def _is_float(tok):
         return False
 
 
+#: What separates tokens in HMMER's file parser (esl_fileparser: spaces and tabs; a CR before the
+#: newline is tolerated). Not Python's str.split(), which also splits at \x1c-\x1f, \x85, \xa0 ...
+_SPLIT = re.compile(r"[ \t\r]+").split
+
+
+def _tokens(raw: str) -> list:
+    """HMMER's tokens of a line: separated by spaces/tabs, ending at a token that starts with '#'
+    (a comment, as esl_fileparser reads it)."""
+    toks = raw.split() if raw.isascii() and raw.isprintable() else [t for t in _SPLIT(raw) if t]
+    for i, t in enumerate(toks):
+        if t.startswith("#"):
+            return toks[:i]
+    return toks
+
+
 class _Lines:
     """Non-blank, non-comment lines of a text with their 1-based line numbers."""
 
@@ -194,8 +210,8 @@ class _Lines:
         while self._i < len(self._lines):
             raw = self._lines[self._i]
             self._i += 1
-            toks = raw.split()
-            if not toks or toks[0].startswith("#"):
+            toks = _tokens(raw)
+            if not toks:
                 continue
             return self._i, toks, raw
         return None, None, None
@@ -223,6 +239,9 @@ def _read_text(path) -> str:
     if len(data) >= 4 and data[3] & 0x80:  # HMMER's test: binary magic numbers have the high bit set
         raise InputError("binary (hmmpress/hmmconvert -b) HMM files are not supported; give the text HMM file",
                          path, 1)
+    nul = data.find(b"\0")
+    if nul >= 0:      # HMMER's line reader stops at a NUL and then misreads what follows: refuse
+        raise InputError("NUL byte in the file (not a text HMM file)", path, data.count(b"\n", 0, nul) + 1)
     # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM): decode them as Latin-1,
     # one character per byte, so ``text.encode("latin-1")`` is the file's bytes (HMMER keeps raw
     # bytes and writes them back as they were; see :func:`file_text`).
@@ -299,6 +318,8 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 raise InputError(f"invalid model length {toks[1]!r} on LENG line", path, lineno)
         elif tag == "MAXL" and vidx >= 2:
             info["max_length"] = _header_int(toks, "max length", path, lineno)
+            if info["max_length"] == 0:        # HMMER: "Invalid max length"
+                raise InputError(f"invalid max length {toks[1]!r} on MAXL line", path, lineno)
         elif tag == "ALPH":
             _need(toks, 2, "ALPH", path, lineno)
             kind = toks[1].lower()
@@ -320,9 +341,13 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
             com.append(raw.strip()[3:].strip())
         elif tag == "NSEQ":
             info["nseq"] = _header_int(toks, "nseq", path, lineno)
+            if info["nseq"] == 0:              # HMMER: "Invalid nseq on NSEQ line"
+                raise InputError(f"invalid nseq {toks[1]!r} on NSEQ line", path, lineno)
         elif tag == "EFFN":
             _need(toks, 2, "EFFN", path, lineno)
             info["effn"] = _stat_float(toks[1], path, lineno)
+            if info["effn"] <= 0:              # HMMER: "Invalid eff_nseq on EFFN line"
+                raise InputError(f"invalid eff_nseq {toks[1]!r} on EFFN line (must be > 0)", path, lineno)
         elif tag == "CKSUM":
             info["cksum"] = _header_int(toks, "checksum", path, lineno)
         elif tag in ("GA", "TC", "NC"):
@@ -460,6 +485,37 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                date=info["date"], com=com, flags=flags,
                consensus="".join(cons) if cons and flags.get("CONS") else None,
                path=None if path is None else str(path), line=start)
+
+
+#: Header tags in the order HMMER writes them (p7_hmmfile.c), for :func:`hmmer_order`.
+_HEADER_ORDER = {t: i for i, t in enumerate(("NAME", "ACC", "DESC", "LENG", "MAXL", "ALPH", "RF", "MM", "CONS",
+                                             "CS", "MAP", "DATE", "COM", "NSEQ", "EFFN", "CKSUM", "GA", "TC",
+                                             "NC", "STATS"))}
+
+
+def hmmer_order(text: str) -> bytes:
+    """The file's bytes with every model's header lines (tag line to ``HMM`` line) stably sorted
+    into the order HMMER writes them. HMMER 3.3 reads any order, but HMMER 3.4 as pyhmmer builds
+    it crashes on some (GA or STATS before ALPH or LENG), so pyhmmer is given this text. Only for
+    files :func:`read_hmms` accepted: a header line's meaning does not depend on its position."""
+    lines = text.split("\n")
+    out, header, in_header = [], [], False
+    for raw in lines:
+        toks = _tokens(raw)
+        tag = toks[0] if toks else ""
+        if tag.startswith("HMMER3/"):
+            in_header = True
+            out.append(raw)
+        elif in_header and tag == "HMM":
+            header.sort(key=lambda x: _HEADER_ORDER.get(x[0], len(_HEADER_ORDER)))
+            out += [h for _, h in header] + [raw]
+            header, in_header = [], False
+        elif in_header:
+            header.append((tag, raw))
+        else:
+            out.append(raw)
+    out += [h for _, h in header]
+    return "\n".join(out).encode("latin-1")
 
 
 def read_hmms(path) -> Iterator[HMM]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, RAW, _read_text, file_text, read_hmms
+from .hmmfile import HMM, RAW, _read_text, file_text, hmmer_order, read_hmms
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .pvalue import msv_pass
 
@@ -148,9 +148,12 @@ def _pyhmmer_models(hmmfile):
     """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
     from pyhmmer.plan7 import HMMFile
 
-    data = _read_text(hmmfile).encode("latin-1")
-    with HMMFile(io.BytesIO(data)) as hf:
-        return list(hf)
+    data = hmmer_order(_read_text(hmmfile))     # header order HMMER 3.4 (pyhmmer) does not crash on
+    try:
+        with HMMFile(io.BytesIO(data)) as hf:
+            return list(hf)
+    except (ValueError, OSError, EOFError, RuntimeError) as exc:   # what our reader let through
+        raise InputError(f"HMMER (pyhmmer) cannot read this file: {exc}", hmmfile) from None
 
 
 @contextmanager
