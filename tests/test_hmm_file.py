@@ -184,3 +184,45 @@ def test_non_ascii_name_read_and_written_back_as_bytes(tmp_path, raw):
     p.write_bytes(data.replace(name_line, b"NAME  " + raw, 1))
     hmm = read_hmm(str(p))
     assert file_text(hmm.name).encode(*RAW) == raw
+
+
+@pytest.mark.parametrize("lineno,new,words", [
+    (3, "ACC   #", "too few fields on ACC line"),                    # '#' starts a comment, as in HMMER
+    (10, "CS    yes\x1d", "must say yes/no"),                          # \x1d is no separator for HMMER
+    (13, "NSEQ  0", "invalid nseq"),
+    (15, "EFFN  0.0", "invalid eff_nseq"),
+])
+def test_hmmer_rejections_found_by_fuzzing(tmp_path, lineno, new, words):
+    lines = _tiny_lines()
+    path = _write(tmp_path, _edit(lines, lineno, new))
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:{lineno}:") and words in str(ei.value)
+
+
+def test_nul_byte_and_trailing_comment_token(tmp_path):
+    lines = _tiny_lines()
+    p = tmp_path / "nul.hmm"
+    p.write_bytes("\n".join(lines[:29] + [lines[29] + "\0"] + lines[30:]).encode() + b"\n")
+    with pytest.raises(InputError, match=r"nul.hmm:30: NUL byte"):
+        list(read_hmms(str(p)))
+    ok = read_hmm(_write(tmp_path, _edit(lines, 24, lines[23] + "  #c"), "c.hmm"))   # HMMER ignores it too
+    assert ok.M == read_hmm(os.path.join(HERE, "tiny.3f.hmm")).M
+
+
+def test_header_order_given_to_pyhmmer(tmp_path):
+    """HMMER 3.4 (inside pyhmmer) crashes on a GA line before ALPH, which HMMER 3.3 and we read;
+    hmmer_order() puts the header in HMMER's own order, the model unchanged."""
+    import io
+
+    from clalign.hmm.hmmfile import _read_text, hmmer_order
+
+    lines = _tiny_lines()
+    i_alph = next(k for k, ln in enumerate(lines) if ln.startswith("ALPH"))
+    i_ga = next(k for k, ln in enumerate(lines) if ln.startswith("GA"))
+    lines[i_alph], lines[i_ga] = lines[i_ga], lines[i_alph]
+    path = _write(tmp_path, lines)
+    ours = read_hmm(path)
+    with pyhmmer.plan7.HMMFile(io.BytesIO(hmmer_order(_read_text(path)))) as hf:
+        (theirs,) = list(hf)
+    _same_as_pyhmmer(ours, theirs)

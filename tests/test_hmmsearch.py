@@ -240,3 +240,18 @@ def test_unnamed_target_and_empty_database_refused(tmp_path):
     r = CliRunner().invoke(main, ["hmmsearch", "--tblout", str(tbl), os.path.join(TXT, "PF02826.hmm"), str(empty)])
     assert r.exit_code == 2 and str(empty) in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert sorted(os.listdir(tmp_path)) == ["empty.fa", "t.fa"]
+
+
+@pytest.mark.skipif(HMMSEARCH is None, reason="hmmsearch binary (HMMER 3.3.2, Debian package hmmer) not installed")
+def test_header_order_that_crashed_pyhmmer(tmp_path):
+    """Found by fuzzing: a GA line before ALPH segfaulted the process (HMMER 3.4 inside pyhmmer);
+    hmmsearch 3.3.2 reads it, and so do we, with its tables."""
+    data = open(os.path.join(TXT, "PF02826.hmm")).read().split("\n")
+    i_alph = next(k for k, ln in enumerate(data) if ln.startswith("ALPH"))
+    i_ga = next(k for k, ln in enumerate(data) if ln.startswith("GA"))
+    data[i_alph], data[i_ga] = data[i_ga], data[i_alph]
+    hmm = tmp_path / "ga_first.hmm"
+    hmm.write_text("\n".join(data))
+    fa = tmp_path / "t.fa"
+    fa.write_text(f">hit\n{_hit_record()}\n>decoy\nMKTAYIAKQRQISFVKSHFSRQ\n")
+    _same_as_hmmer(tmp_path, str(hmm), str(fa))
