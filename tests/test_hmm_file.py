@@ -211,7 +211,7 @@ def test_nul_byte_and_trailing_comment_token(tmp_path):
 
 
 def test_header_order_given_to_pyhmmer(tmp_path):
-    """HMMER 3.4 (inside pyhmmer) crashes on a GA line before ALPH, which HMMER 3.3 and we read;
+    """HMMER's reader (pyhmmer, hmmsearch 3.3.2) crashes on a GA line before ALPH, which we read;
     hmmer_order() puts the header in HMMER's own order, the model unchanged."""
     import io
 

@@ -495,9 +495,9 @@ _HEADER_ORDER = {t: i for i, t in enumerate(("NAME", "ACC", "DESC", "LENG", "MAX
 
 def hmmer_order(text: str) -> bytes:
     """The file's bytes with every model's header lines (tag line to ``HMM`` line) stably sorted
-    into the order HMMER writes them. HMMER 3.3 reads any order, but HMMER 3.4 as pyhmmer builds
-    it crashes on some (GA or STATS before ALPH or LENG), so pyhmmer is given this text. Only for
-    files :func:`read_hmms` accepted: a header line's meaning does not depend on its position."""
+    into the order HMMER writes them. HMMER's reader (3.3.2's hmmsearch, and pyhmmer's) crashes on
+    a GA/TC/NC line before ALPH (it reads the alphabet there), so pyhmmer is given this text. Only
+    for files :func:`read_hmms` accepted: a header line means the same wherever it stands."""
     lines = text.split("\n")
     out, header, in_header = [], [], False
     for raw in lines:
