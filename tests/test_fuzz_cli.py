@@ -75,13 +75,28 @@ _TOKENS = st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e309", "*", "", "x
                            "99999999999999999999", "//", "HMM", "STATS", "NAME", "#", "\t", "1.#INF"])
 
 
+_BASES = sorted(os.path.join(HERE, "data", "hmm", f) for f in os.listdir(os.path.join(HERE, "data", "hmm"))
+                if f.startswith("tiny.3") and f.endswith(".hmm"))
+
+
 @st.composite
 def _mutated_hmm(draw):
-    lines = open(TINY, "rb").read().split(b"\n")
+    lines = open(draw(st.sampled_from(_BASES)), "rb").read().split(b"\n")
+    if draw(st.booleans()):                 # two models in one file
+        lines = lines + lines
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["token", "delete", "duplicate", "swap", "truncate", "bytes", "blank"]))
+        kind = draw(st.sampled_from(["token", "number", "delete", "duplicate", "swap", "truncate", "bytes",
+                                     "blank"]))
         i = draw(st.integers(0, len(lines) - 1))
-        if kind == "token":
+        if kind == "number":                # a value of the model, still a number
+            toks = lines[i].split()
+            if toks:
+                j = draw(st.integers(0, len(toks) - 1))
+                v = draw(st.one_of(st.floats(allow_nan=False, width=32).map(repr),
+                                   st.integers(-3, 10 ** 6).map(str), st.just("*")))
+                toks[j] = v.encode()
+                lines[i] = b"  ".join(toks)
+        elif kind == "token":
             toks = lines[i].split()
             if toks:
                 j = draw(st.integers(0, len(toks) - 1))
@@ -131,6 +146,7 @@ def test_fuzz_hmm_file_through_hmmsearch(fuzz_dir, data):
     inputs = {hmm: _digest(hmm), fa: _digest(fa)}
     r = CliRunner().invoke(main, ["hmmsearch", "--cpu", "1", "-E", "1000", "--domE", "1000", "--F1", "1",
                                   "--tblout", tbl, "-o", out, hmm, fa])
+    hypothesis.event(f"exit {r.exit_code}")
     ok = _check_outcome(r, str(tmp), inputs, [tbl, out], [hmm])
     if ok and HMMSEARCH:
         # accepted: the tables are HMMER's (when HMMER accepts the file too; we are stricter on NaN STATS)

@@ -63,7 +63,7 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, outfmt, out, forc
     from .engine import parse_queries, sw_search
 
     if not os.path.isfile(query):
-        raise InputError("no such query file", query)
+        raise InputError("not a regular file" if os.path.exists(query) else "no such query file", query)
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
     queries = parse_queries(query)
     database = as_database(db)
