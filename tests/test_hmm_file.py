@@ -176,7 +176,7 @@ def test_non_finite_stats_rejected_with_file_and_line(tmp_path, value, field):
 def test_non_ascii_name_read_and_written_back_as_bytes(tmp_path, raw):
     """A Latin-1 (or UTF-8) NAME is accepted as HMMER accepts it; file_text() gives back the
     file's bytes for output."""
-    from clalign.hmm.hmmfile import RAW, file_text
+    from clalign.hmm.hmmtext import RAW, file_text
 
     data = open(os.path.join(HERE, "tiny.3f.hmm"), "rb").read()
     name_line = next(ln for ln in data.split(b"\n") if ln.startswith(b"NAME"))
@@ -215,7 +215,8 @@ def test_header_order_given_to_pyhmmer(tmp_path):
     hmmer_order() puts the header in HMMER's own order, the model unchanged."""
     import io
 
-    from clalign.hmm.hmmfile import _read_text, hmmer_order
+    from clalign.hmm.hmmfile import _read_text
+    from clalign.hmm.hmmtext import hmmer_order
 
     lines = _tiny_lines()
     i_alph = next(k for k, ln in enumerate(lines) if ln.startswith("ALPH"))

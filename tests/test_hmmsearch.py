@@ -247,7 +247,8 @@ def test_header_order_that_crashed_pyhmmer(tmp_path):
     """Found by fuzzing: a GA line before ALPH segfaulted the process (HMMER inside pyhmmer; the
     hmmsearch 3.3.2 binary crashes on it too). Header lines mean the same in any order, so we
     search it and give the tables hmmsearch gives for HMMER's own order."""
-    from clalign.hmm.hmmfile import _read_text, hmmer_order
+    from clalign.hmm.hmmfile import _read_text
+    from clalign.hmm.hmmtext import hmmer_order
 
     data = open(os.path.join(TXT, "PF02826.hmm")).read().split("\n")
     i_alph = next(k for k, ln in enumerate(data) if ln.startswith("ALPH"))

@@ -12,7 +12,6 @@ import sys
 import click
 
 from ..errors import ClalignError
-from .hmmfile import RAW
 from ..outfile import atomic_output, plan_outputs
 
 
@@ -53,6 +52,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     """
     import time
 
+    from .hmmtext import RAW
     from .search import hmmsearch as run_search, write_report
 
     if not 0.0 < f1 <= 1.0:

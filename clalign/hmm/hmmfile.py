@@ -38,18 +38,6 @@ K = 20
 TRANSITIONS = ("MM", "MI", "MD", "IM", "II", "DM", "DD")
 VERSIONS = ("3/a", "3/b", "3/c", "3/d", "3/e", "3/f")
 _GZIP_MAGIC = b"\x1f\x8b"
-#: Codec of output text holding free text of HMM files: ``text.encode(*RAW)`` writes the file's
-#: own bytes back (see :func:`file_text`), whatever their encoding, as HMMER does.
-RAW = ("utf-8", "surrogateescape")
-
-
-def file_text(s):
-    """A NAME/ACC/DESC string (decoded one byte per character) as text that ``encode(*RAW)``
-    turns back into the file's bytes: valid UTF-8 becomes its characters, other bytes (Latin-1
-    ...) surrogate escapes."""
-    return None if s is None else s.encode("latin-1").decode(*RAW)
-
-
 @dataclass
 class HMM:
     """One profile HMM, with everything needed to rebuild HMMER's search profiles.
@@ -244,7 +232,7 @@ def _read_text(path) -> str:
         raise InputError("NUL byte in the file (not a text HMM file)", path, data.count(b"\n", 0, nul) + 1)
     # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM): decode them as Latin-1,
     # one character per byte, so ``text.encode("latin-1")`` is the file's bytes (HMMER keeps raw
-    # bytes and writes them back as they were; see :func:`file_text`).
+    # bytes and writes them back as they were; see :func:`clalign.hmm.hmmtext.file_text`).
     return data.decode("latin-1")
 
 
@@ -485,37 +473,6 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                date=info["date"], com=com, flags=flags,
                consensus="".join(cons) if cons and flags.get("CONS") else None,
                path=None if path is None else str(path), line=start)
-
-
-#: Header tags in the order HMMER writes them (p7_hmmfile.c), for :func:`hmmer_order`.
-_HEADER_ORDER = {t: i for i, t in enumerate(("NAME", "ACC", "DESC", "LENG", "MAXL", "ALPH", "RF", "MM", "CONS",
-                                             "CS", "MAP", "DATE", "COM", "NSEQ", "EFFN", "CKSUM", "GA", "TC",
-                                             "NC", "STATS"))}
-
-
-def hmmer_order(text: str) -> bytes:
-    """The file's bytes with every model's header lines (tag line to ``HMM`` line) stably sorted
-    into the order HMMER writes them. HMMER's reader (3.3.2's hmmsearch, and pyhmmer's) crashes on
-    a GA/TC/NC line before ALPH (it reads the alphabet there), so pyhmmer is given this text. Only
-    for files :func:`read_hmms` accepted: a header line means the same wherever it stands."""
-    lines = text.split("\n")
-    out, header, in_header = [], [], False
-    for raw in lines:
-        toks = _tokens(raw)
-        tag = toks[0] if toks else ""
-        if tag.startswith("HMMER3/"):
-            in_header = True
-            out.append(raw)
-        elif in_header and tag == "HMM":
-            header.sort(key=lambda x: _HEADER_ORDER.get(x[0], len(_HEADER_ORDER)))
-            out += [h for _, h in header] + [raw]
-            header, in_header = [], False
-        elif in_header:
-            header.append((tag, raw))
-        else:
-            out.append(raw)
-    out += [h for _, h in header]
-    return "\n".join(out).encode("latin-1")
 
 
 def read_hmms(path) -> Iterator[HMM]:

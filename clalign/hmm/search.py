@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, RAW, _read_text, file_text, hmmer_order, read_hmms
+from .hmmfile import HMM, _read_text, read_hmms
+from .hmmtext import RAW, file_text, hmmer_order
 from .profile import EASEL_OF_CODE, MSVProfile, build_msv_profile
 from .pvalue import msv_pass
 
