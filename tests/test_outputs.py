@@ -381,3 +381,21 @@ def test_sw_sigterm_during_search(swfiles, tmp_path):
     assert p.returncode == 143 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("clalign: interrupted by SIGTERM")
     assert _snapshot(tmp_path) == before and not os.path.exists(out)
+
+
+def test_hmmsearch_read_only_folder(hmmfiles, tmp_path, monkeypatch):
+    hmm, db = hmmfiles
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() == 0:                # root ignores permission bits: simulate the refusal
+        import clalign.outfile as of
+
+        monkeypatch.setattr(of.os, "access", lambda p, m: not str(p).startswith(str(ro)))
+    ro.chmod(0o555)
+    try:
+        before = _snapshot(tmp_path)
+        r = _hs(["-o", str(tmp_path / "main.out"), "--tblout", str(ro / "t.tbl"), hmm, db])
+        assert "permission denied" in _one_error(r, str(ro / "t.tbl")).lower()
+        assert _snapshot(tmp_path) == before and os.listdir(ro) == []
+    finally:
+        ro.chmod(0o755)
