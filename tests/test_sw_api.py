@@ -136,3 +136,29 @@ def test_database_arguments_are_paths_only(tmp_path):
             msv_scores(bad, Database.from_sequences(["MKT"]))
     sys.stderr.write("")            # still open
     os.fstat(2)
+
+
+def test_api_arguments_fuzzed(dbfa, tmp_path, monkeypatch):
+    """Any object as a query: scores, or a TypeError / clalign error naming the problem, never
+    another exception (hypothesis, bounded)."""
+    hyp = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from clalign.errors import ClalignError
+
+    monkeypatch.chdir(tmp_path)
+    values = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
+                       st.binary(max_size=12), st.lists(st.text(max_size=6), max_size=3),
+                       st.lists(st.integers(-5, 300), max_size=6).map(lambda v: np.array(v, dtype=np.int64)))
+
+    @hyp.settings(max_examples=int(os.environ.get("CLALIGN_FUZZ_EXAMPLES", "60")), deadline=None,
+                  derandomize="CLALIGN_FUZZ_EXAMPLES" not in os.environ, database=None)
+    @hyp.given(q=values)
+    def check(q):
+        for f in (sw_scores, sw_search):
+            try:
+                f(q, dbfa)
+            except (TypeError, ClalignError):
+                pass
+
+    check()
