@@ -28,6 +28,10 @@ SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT") if h
 
 
 def _on_signal(signum, frame):
+    from .outfile import defer_signal
+
+    if defer_signal(signum):    # outputs are being renamed into place: after the last one
+        return
     for s in SIGNALS:           # the cleanup that follows must not be interrupted in turn
         signal.signal(s, signal.SIG_IGN)
     raise Interrupted(signum)

@@ -47,6 +47,21 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE
 _NAME_KEEP = 64
 
 
+#: True while outputs are renamed into place; a termination signal then waits (see defer_signal).
+_committing = False
+_pending: list = []
+
+
+def defer_signal(signum) -> bool:
+    """For the CLI's signal handler: True (and the signal held) while outputs are being renamed
+    into place, so that a signal cannot leave some outputs of a command renamed and others not;
+    the signal is delivered again as soon as the last rename is done."""
+    if _committing:
+        _pending.append(signum)
+        return True
+    return False
+
+
 class OutputError(ClalignError):
     """An output file cannot be written (or must not be, without ``--force``); names the path."""
 
@@ -283,10 +298,18 @@ def atomic_output(path, force=False, binary=False, encoding="utf-8"):
         for o in outs:
             current = o.label
             o.finish()
-        for o in outs:
-            current = o.label
-            o.commit()
+        global _committing
+        _committing = True
+        try:
+            for o in outs:
+                current = o.label
+                o.commit()
+        finally:
+            _committing = False
         done = True
+        if _pending:                       # a signal came during the renames: deliver it now
+            os.kill(os.getpid(), _pending.pop())
+            _pending.clear()
     except OSError as exc:
         if current is None:
             raise

@@ -399,3 +399,28 @@ def test_hmmsearch_read_only_folder(hmmfiles, tmp_path, monkeypatch):
         assert _snapshot(tmp_path) == before and os.listdir(ro) == []
     finally:
         ro.chmod(0o755)
+
+
+def test_signal_during_renames_waits_for_the_last(tmp_path, monkeypatch):
+    """A signal arriving between two renames is held until every output is in place, then
+    delivered again: never some outputs of a command renamed and others not."""
+    import clalign.cli as cli
+    import clalign.outfile as of
+
+    sent = []
+    monkeypatch.setattr(of.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    orig = of._Atomic.commit
+    calls = []
+
+    def commit(self):
+        orig(self)
+        if not calls:
+            calls.append(self.path)
+            cli._on_signal(signal.SIGTERM, None)        # must not raise here
+    monkeypatch.setattr(of._Atomic, "commit", commit)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    with atomic_output([a, b]) as (fa, fb):
+        fa.write("x")
+        fb.write("y")
+    assert open(a).read() == "x" and open(b).read() == "y"
+    assert sent == [(os.getpid(), signal.SIGTERM)] and not of._pending and not of._committing
