@@ -9,6 +9,7 @@ signal or hang, never a changed input, never a leftover temporary file.
 Bounded for `make test` (derandomized, a few dozen examples, seconds on PoCL). For a longer
 hunt: ``CLALIGN_FUZZ_EXAMPLES=2000 CLALIGN_FUZZ_SEED=7 pytest test_fuzz_cli.py``.
 """
+import faulthandler
 import hashlib
 import importlib.util
 import os
@@ -46,6 +47,16 @@ def _seed(f):
 
 TARGETS = (">t1 first\nMKVLAAGIVGLPNVGKSTLFNALTG\n>t2\nACDEFGHIKLMNPQRSTVWY\n>t3\nW\n"
            ">t4 long\n" + "GKSTLFNALTGAMKVLAAGIVGLPNV" * 20 + "\n")
+
+
+def _invoke(args):
+    """CliRunner.invoke with a hang guard: a run still going after 120 s dumps every thread's
+    stack and ends the test process (a hang is a failure, never a stuck CI job)."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        return CliRunner().invoke(main, args)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _digest(path):
@@ -144,7 +155,7 @@ def test_fuzz_hmm_file_through_hmmsearch(fuzz_dir, data):
         if os.path.exists(leftover):
             os.unlink(leftover)
     inputs = {hmm: _digest(hmm), fa: _digest(fa)}
-    r = CliRunner().invoke(main, ["hmmsearch", "--cpu", "1", "-E", "1000", "--domE", "1000", "--F1", "1",
+    r = _invoke(["hmmsearch", "--cpu", "1", "-E", "1000", "--domE", "1000", "--F1", "1",
                                   "--tblout", tbl, "-o", out, hmm, fa])
     hypothesis.event(f"exit {r.exit_code}")
     ok = _check_outcome(r, str(tmp), inputs, [tbl, out], [hmm])
@@ -185,7 +196,7 @@ def test_fuzz_sw_option_values(sw_files, opt, val, outfmt):
     if os.path.exists(out):
         os.unlink(out)
     inputs = {q: _digest(q), db: _digest(db)}
-    r = CliRunner().invoke(main, ["sw", "-query", q, "-db", db, "-outfmt", outfmt, "-out", out, opt, val])
+    r = _invoke(["sw", "-query", q, "-db", db, "-outfmt", outfmt, "-out", out, opt, val])
     if _check_outcome(r, d, inputs, [out], [opt]):
         args = {"-gapopen": 11, "-gapextend": 1, "-max_target_seqs": 10}
         args[opt] = int(val)
@@ -211,7 +222,7 @@ def test_fuzz_hmmsearch_option_values(sw_files, opt, val):
         if os.path.exists(p):
             os.unlink(p)
     inputs = {TINY: _digest(TINY), db: _digest(db)}
-    r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "-o", out, opt, val, TINY, db])
+    r = _invoke(["hmmsearch", "--tblout", tbl, "-o", out, opt, val, TINY, db])
     if _check_outcome(r, d, inputs, [tbl, out], [opt, opt.lower()]):
         v = float(val)
         assert np.isfinite(v) and v >= 0
