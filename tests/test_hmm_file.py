@@ -227,3 +227,15 @@ def test_header_order_given_to_pyhmmer(tmp_path):
     with pyhmmer.plan7.HMMFile(io.BytesIO(hmmer_order(_read_text(path)))) as hf:
         (theirs,) = list(hf)
     _same_as_pyhmmer(ours, theirs)
+
+
+@pytest.mark.parametrize("edit", ["CONS  no", ""])
+def test_3f_model_without_consensus_refused(tmp_path, edit):
+    """Found by fuzzing: HMMER stops ('HMM must have a consensus') on a 3/e-3/f model whose
+    header lacks 'CONS yes'; we refuse it with file:line instead of a pyhmmer traceback."""
+    lines = _tiny_lines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("CONS"))
+    path = _write(tmp_path, _edit(lines, i + 1, edit))
+    with pytest.raises(InputError, match="needs 'CONS yes'") as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:")

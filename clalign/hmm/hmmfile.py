@@ -279,7 +279,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
     start = lineno
     info = dict(name=None, acc=None, desc=None, M=None, max_length=None, nseq=None, effn=None, cksum=None,
                 date=None, ga=None, tc=None, nc=None)
-    flags = {}
+    flags, flag_lines = {}, {}
     com = []
     stats = {}
     alph_seen = False
@@ -323,6 +323,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
             if val not in ("yes", "no"):
                 raise InputError(f"{tag} header line must say yes/no, not {toks[1]!r}", path, lineno)
             flags[tag] = val == "yes"
+            flag_lines[tag] = lineno
         elif tag == "DATE":
             info["date"] = raw.strip()[4:].strip()
         elif tag == "COM":
@@ -365,6 +366,9 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
         raise InputError("no LENG found for HMM", path, hmm_line)
     if not alph_seen:
         raise InputError("no ALPH found for HMM", path, hmm_line)
+    if vidx >= 4 and not flags.get("CONS"):   # HMMER then has no consensus and stops (modelconfig.c)
+        raise InputError(f"format {version} needs 'CONS yes' (HMMER cannot configure a model without its "
+                         "consensus)", path, flag_lines.get("CONS", hmm_line))
     msv = viterbi = forward = None
     if vidx >= 1:
         if stats:

@@ -254,7 +254,11 @@ class _Search:
     def _model_result(self, hmm, n_pass, futures):
         """Merge a model's parts (pyhmmer ``TopHits.merge``: Z is fixed, so E-values are those
         of one search over all parts; domZ, the number of reported targets, is their sum)."""
-        parts = [f.result() for f in futures]
+        try:
+            parts = [f.result() for f in futures]
+        except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
+            raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
+                             hmm.line) from None
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
         st = hits.__getstate__()["pipeline"]
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=n_pass, n_past_msv=st["n_past_msv"],
