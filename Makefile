@@ -34,9 +34,9 @@ run: opencl
 	$(VENV)/bin/clalign devices
 	@mkdir -p $(OUTDIR)
 	$(VENV)/bin/clalign makedb --force data/proteome.faa.gz $(OUTDIR)/proteome
-	$(VENV)/bin/clalign sw -query data/queries.faa -db $(OUTDIR)/proteome -max_target_seqs 5 -out $(OUTDIR)/sw_hits.tsv
+	$(VENV)/bin/clalign sw --force -query data/queries.faa -db $(OUTDIR)/proteome -max_target_seqs 5 -out $(OUTDIR)/sw_hits.tsv
 	@cat $(OUTDIR)/sw_hits.tsv
-	$(VENV)/bin/clalign hmmsearch --tblout $(OUTDIR)/hmmsearch.tbl -o $(OUTDIR)/hmmsearch.out data/hmms.hmm data/proteome.faa.gz
+	$(VENV)/bin/clalign hmmsearch --force --tblout $(OUTDIR)/hmmsearch.tbl -o $(OUTDIR)/hmmsearch.out data/hmms.hmm data/proteome.faa.gz
 	@grep -v '^#' $(OUTDIR)/hmmsearch.tbl | head -20
 
 test: opencl

@@ -3,14 +3,58 @@
 Option names follow BLAST+ (``-query``, ``-db``, ``-outfmt`` ...) for the BLAST-like engines
 and HMMER (``--tblout``, ``-E``, ``--F1`` ...) for ``hmmsearch``. Errors are one line on
 stderr with a non-zero exit status, never a traceback, for anything the user can fix.
+
+Signals: SIGTERM, SIGHUP and SIGINT (Ctrl-C) become an :class:`~clalign.errors.Interrupted`
+exception in the main thread for every command, so every cleanup runs (temporary output files
+and folders are removed, worker threads are told to stop); the command then prints one line and
+exits with status 128 + the signal number (143, 129, 130), as a shell reports a killed program.
+Further signals during that cleanup are ignored. Worker threads still inside a C call (pyhmmer)
+are not waited for once the cleanup is done.
 """
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 
 import click
 
-from .errors import ClalignError
+from . import __version__
+from .errors import ClalignError, Interrupted
+
+#: Signals turned into a clean exit.
+SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, n))
+
+
+def _on_signal(signum, frame):
+    from .outfile import defer_signal
+
+    if defer_signal(signum):    # outputs are being renamed into place: after the last one
+        return
+    for s in SIGNALS:           # the cleanup that follows must not be interrupted in turn
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _install():
+    """Install the handler (main thread only); returns the previous handlers to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _on_signal) for s in SIGNALS}
+
+
+def _exit_now_if_workers(status):
+    """Every cleanup has run; worker threads still busy in C code (a pyhmmer search, a kernel
+    build) cannot be stopped and would hold the exit until they finish, so leave at once."""
+    busy = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if busy:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
 
 
 #: Subcommands, imported only when used: ``clalign hmmsearch`` need not pay for pyopencl and
@@ -33,15 +77,45 @@ class _Group(click.Group):
             self.add_command(getattr(importlib.import_module(mod), attr), name)
         return super().get_command(ctx, name)
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """As click's, but a usage error (bad option value, unknown option) is one line too."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            hint = ""
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                hint = f" (see '{ctx.command_path} --help')"
+            click.echo(f"clalign: error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("clalign: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def invoke(self, ctx):
+        old = _install()
         try:
             return super().invoke(ctx)
         except ClalignError as exc:
             click.echo(f"clalign: error: {exc}", err=True)
             sys.exit(2)
+        except Interrupted as exc:
+            click.echo(f"clalign: {exc}; partial outputs removed", err=True)
+            _exit_now_if_workers(exc.exit_status)
+            sys.exit(exc.exit_status)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="clalign")
+@click.version_option(__version__, prog_name="clalign")
 def main():
-    """Sequence search on any OpenCL device."""
+    """Sequence search on any OpenCL device.
+
+    Outputs appear whole or not at all, and an existing output file is only replaced with
+    --force. SIGTERM/SIGHUP/SIGINT stop cleanly (exit status 128 + signal number).
+    """

@@ -39,3 +39,23 @@ class KernelBuildError(ClalignError):
         if log:
             text += f"\nbuild log:\n{log}"
         super().__init__(text)
+
+
+class Interrupted(BaseException):
+    """A termination signal (SIGTERM, SIGHUP, SIGINT) turned into an exception by ``clalign.cli``,
+    so every ``finally``/``with`` cleanup runs (temporary outputs removed). A BaseException, like
+    KeyboardInterrupt, so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.signum = int(signum)
+        try:
+            self.name = signal.Signals(signum).name
+        except ValueError:
+            self.name = f"signal {signum}"
+        super().__init__(f"interrupted by {self.name}")
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum

@@ -6,8 +6,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "data")
-#: The 20 CUDASW++ benchmark queries (144-5478 aa), beside the checkout (see ../shared/data/README.md).
-CUDASW = os.path.join(REPO, "..", "shared", "data", "cudasw_queries.fasta")
+#: The 20 CUDASW++ benchmark queries (144-5478 aa), bundled with their provenance (data/cudasw/README.md).
+CUDASW = os.path.join(REPO, "tests", "data", "cudasw", "cudasw_queries.fasta")
 
 
 @pytest.fixture
@@ -33,8 +33,95 @@ def data_dir():
 
 @pytest.fixture
 def cudasw_fasta():
-    """Path of the CUDASW++ benchmark queries; the test is skipped when the file is absent
-    (a bare clone without ../shared/data; CI has it)."""
-    if not os.path.exists(CUDASW):
-        pytest.skip(f"{CUDASW} is absent (the CUDASW++ benchmark queries, see shared/data/README.md)")
+    """Path of the 20 CUDASW++ benchmark queries (bundled: tests/data/cudasw/)."""
     return CUDASW
+
+
+# --- devices: the same kernel tests on every OpenCL device (pyopencl's style) -----------------
+def test_devices():
+    """'P:D' of the devices the kernel tests run on: ``CLALIGN_TEST_DEVICES`` (comma-separated
+    P:D as `clalign devices` prints them), default every device found. Read at collection."""
+    try:
+        from clalign.runtime.device import all_devices, parse_spec
+    except ImportError:          # no pyopencl: the kernel test modules skip themselves
+        return ["default"]
+    spec = os.environ.get("CLALIGN_TEST_DEVICES", "").strip()
+    try:
+        table = all_devices()
+    except Exception:            # no platform: the device tests report the runtime's own error
+        return ["default"]
+    if spec and spec.lower() != "all":
+        chosen = parse_spec(spec, "CLALIGN_TEST_DEVICES")      # a bad spec fails loudly
+        return [f"{p}:{d}" for p, d, dev in table if any(dev == c for c in chosen)]
+    return [f"{p}:{d}" for p, d, _ in table] or ["default"]
+
+
+test_devices.__test__ = False    # a helper, not a test
+
+
+@pytest.fixture(scope="module", params=test_devices())
+def each_device(request):
+    """Runs the requesting test module once per test device: sets ``CLALIGN_DEVICE`` (which
+    every engine call without an explicit device= reads) for the module's tests, so kernel
+    tests need no per-call edits. Module fixtures that build on a device must request it."""
+    spec = request.param
+    with pytest.MonkeyPatch.context() as mp:
+        if spec != "default":
+            mp.setenv("CLALIGN_DEVICE", spec)
+        _forget_engines()
+        yield spec
+    _forget_engines()
+
+
+def _forget_engines():
+    """Engines cached for device=None belong to the previous test device."""
+    import sys
+
+    eng = sys.modules.get("clalign.sw.engine")
+    if eng is not None:
+        eng._ENGINES.clear()
+
+
+# --- kernel variants derived from the ParamSets (pairwise coverage) -----------------------------
+def pairwise(levels, valid=None, seed=0, tries=30):
+    """A short list of dicts in which every pair of values of every two parameters occurs at
+    least once (pairwise / 2-way coverage), each dict accepted by ``valid`` (pairs no valid dict
+    can hold are dropped). ``levels``: {name: [values]}. Greedy, seeded: the same list each run."""
+    import itertools
+    import random
+
+    rng = random.Random(seed)
+    names = list(levels)
+    ok = valid or (lambda v: True)
+
+    def pairs_of(v):
+        return {((a, repr(v[a])), (b, repr(v[b]))) for a, b in itertools.combinations(names, 2)}
+
+    every = [dict(zip(names, combo)) for combo in itertools.product(*(levels[n] for n in names))]
+    every = [v for v in every if ok(v)]
+    uncovered = set().union(*(pairs_of(v) for v in every)) if every else set()
+    out = []
+    while uncovered:
+        target = min(uncovered)          # sorted choices: the same list in every process
+        holders = [v for v in every if target in pairs_of(v)]
+        cands = holders[:tries] + rng.sample(holders, min(len(holders), tries))
+        best = max(cands, key=lambda v: len(pairs_of(v) & uncovered))
+        out.append(best)
+        uncovered -= pairs_of(best)
+    return out
+
+
+def variants(paramset, picks, valid=None, seed=0):
+    """Pairwise-covering template values for ``paramset``: ``picks`` {name: values or None};
+    None takes every value the parameter declares (choices, int value sets), explicit values
+    must pass the parameter's own range check (so the list follows the declaration)."""
+    params = {p.name: p for p in paramset.all()}
+    levels = {}
+    for name, vals in picks.items():
+        p = params[name]
+        if vals is None:
+            if not p.values and p.kind != "bool":
+                raise ValueError(f"{paramset.family}.{name} is a range: pick values")
+            vals = p.values if p.values else (False, True)
+        levels[name] = [p.check(v, paramset.family) for v in vals]
+    return pairwise(levels, valid, seed)

@@ -156,3 +156,86 @@ def test_gzip_error_names_file(tmp_path):
     with pytest.raises(InputError) as ei:
         list(read_hmms(str(p)))
     assert str(p) in str(ei.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize("field", [3, 4])
+def test_non_finite_stats_rejected_with_file_and_line(tmp_path, value, field):
+    """HMMER reads a NaN STATS value and then loses every hit silently; we refuse the model."""
+    lines = _tiny_lines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("STATS LOCAL MSV"))
+    toks = lines[i].split()
+    toks[field] = value
+    path = _write(tmp_path, _edit(lines, i + 1, "  ".join(toks)))
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:{i + 1}:") and "finite" in str(ei.value)
+
+
+@pytest.mark.parametrize("raw", [b"caf\xe9", "café".encode()])
+def test_non_ascii_name_read_and_written_back_as_bytes(tmp_path, raw):
+    """A Latin-1 (or UTF-8) NAME is accepted as HMMER accepts it; file_text() gives back the
+    file's bytes for output."""
+    from clalign.hmm.hmmtext import RAW, file_text
+
+    data = open(os.path.join(HERE, "tiny.3f.hmm"), "rb").read()
+    name_line = next(ln for ln in data.split(b"\n") if ln.startswith(b"NAME"))
+    p = tmp_path / "n.hmm"
+    p.write_bytes(data.replace(name_line, b"NAME  " + raw, 1))
+    hmm = read_hmm(str(p))
+    assert file_text(hmm.name).encode(*RAW) == raw
+
+
+@pytest.mark.parametrize("lineno,new,words", [
+    (3, "ACC   #", "too few fields on ACC line"),                    # '#' starts a comment, as in HMMER
+    (10, "CS    yes\x1d", "must say yes/no"),                          # \x1d is no separator for HMMER
+    (13, "NSEQ  0", "invalid nseq"),
+    (15, "EFFN  0.0", "invalid eff_nseq"),
+])
+def test_hmmer_rejections_found_by_fuzzing(tmp_path, lineno, new, words):
+    lines = _tiny_lines()
+    path = _write(tmp_path, _edit(lines, lineno, new))
+    with pytest.raises(InputError) as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:{lineno}:") and words in str(ei.value)
+
+
+def test_nul_byte_and_trailing_comment_token(tmp_path):
+    lines = _tiny_lines()
+    p = tmp_path / "nul.hmm"
+    p.write_bytes("\n".join(lines[:29] + [lines[29] + "\0"] + lines[30:]).encode() + b"\n")
+    with pytest.raises(InputError, match=r"nul.hmm:30: NUL byte"):
+        list(read_hmms(str(p)))
+    ok = read_hmm(_write(tmp_path, _edit(lines, 24, lines[23] + "  #c"), "c.hmm"))   # HMMER ignores it too
+    assert ok.M == read_hmm(os.path.join(HERE, "tiny.3f.hmm")).M
+
+
+def test_header_order_given_to_pyhmmer(tmp_path):
+    """HMMER's reader (pyhmmer, hmmsearch 3.3.2) crashes on a GA line before ALPH, which we read;
+    hmmer_order() puts the header in HMMER's own order, the model unchanged."""
+    import io
+
+    from clalign.hmm.hmmfile import _read_text
+    from clalign.hmm.hmmtext import hmmer_order
+
+    lines = _tiny_lines()
+    i_alph = next(k for k, ln in enumerate(lines) if ln.startswith("ALPH"))
+    i_ga = next(k for k, ln in enumerate(lines) if ln.startswith("GA"))
+    lines[i_alph], lines[i_ga] = lines[i_ga], lines[i_alph]
+    path = _write(tmp_path, lines)
+    ours = read_hmm(path)
+    with pyhmmer.plan7.HMMFile(io.BytesIO(hmmer_order(_read_text(path)))) as hf:
+        (theirs,) = list(hf)
+    _same_as_pyhmmer(ours, theirs)
+
+
+@pytest.mark.parametrize("edit", ["CONS  no", ""])
+def test_3f_model_without_consensus_refused(tmp_path, edit):
+    """Found by fuzzing: HMMER stops ('HMM must have a consensus') on a 3/e-3/f model whose
+    header lacks 'CONS yes'; we refuse it with file:line instead of a pyhmmer traceback."""
+    lines = _tiny_lines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("CONS"))
+    path = _write(tmp_path, _edit(lines, i + 1, edit))
+    with pytest.raises(InputError, match="needs 'CONS yes'") as ei:
+        list(read_hmms(path))
+    assert str(ei.value).startswith(f"{path}:")

@@ -24,10 +24,12 @@ from pyhmmer.easel import Alphabet, TextSequence  # noqa: E402
 from pyhmmer.plan7 import HMM, HMMFile  # noqa: E402
 
 from clalign.data import PROTEIN, Database, as_database  # noqa: E402
+from clalign.errors import ParameterError  # noqa: E402
 from clalign.hmm import engine as E  # noqa: E402
 from clalign.hmm import reference as R  # noqa: E402
 from clalign.hmm.params import S_VALUES, geometry  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("each_device")     # every test device (conftest)
 PYH_DATA = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
 PROTEOME = os.path.join(PYH_DATA, "seqs", "938293.PRJEB85.HG003687.faa")
 AMINO = Alphabet.amino()
@@ -265,14 +267,14 @@ def test_kernel_choice_follows_eq_2_to_5():
         bigger = [s for s in S_VALUES if s > v["S"]]
         assert all(geometry(s)["P"] * 16 < M for s in bigger)
         assert v["H"] == -(-M // P)                             # the smallest H that fits
-    with pytest.raises(Exception):
+    with pytest.raises(ParameterError, match="cover 10 states"):
         E.choose_kernel(100, "msv", caps, {"S": 128, "H": 10})  # 10 states < 100
     for M in (2, 64, 65, 129, 400, 2400):                       # LANE 16: 64 lanes per wavefront
         v = E.choose_kernel(M, "ssv", caps, {"HMAX": 16, "LANE": 16})
         P = geometry(v["S"], 32, 16)["P"]
         assert v["LANE"] == 16 and v["H"] == -(-M // P) and (P * 16 >= M or v["S"] == 1)
         assert all(geometry(s, 32, 16)["P"] * 16 < M for s in (8, 16, 32, 64) if s > v["S"])
-    with pytest.raises(Exception):
+    with pytest.raises(ParameterError, match="S=128 is not one of"):
         E.choose_kernel(10, "ssv", caps, {"S": 128, "LANE": 16})  # 128 > 64 lanes
 
 
@@ -327,7 +329,7 @@ def _proteome_truth(hmm, codes):
 
 
 @pytest.fixture(scope="module")
-def proteome():
+def proteome(each_device):         # its block cache holds buffers of one device
     return as_database(PROTEOME)
 
 

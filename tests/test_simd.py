@@ -15,7 +15,7 @@ N_RANDOM = 1_000_000
 
 
 @pytest.fixture(scope="module")
-def rt():
+def rt(each_device):               # every test device (conftest)
     return Runtime.get()
 
 

@@ -73,3 +73,92 @@ def test_cli_bad_query_one_line_no_output(dbfa, write_file, tmp_path):
     assert not out.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".clalign-sw-")]
     r = CliRunner().invoke(main, ["sw", "-query", str(tmp_path / "nope.fa"), "-db", dbfa])
     assert r.exit_code != 0 and "nope.fa" in r.output
+
+
+# --- the "sequence or path" rule (clalign.data.inputs), issue 9 -----------------------------
+@pytest.mark.parametrize("bad", [None, 3, 2.5, True, object()])
+def test_api_non_sequence_is_type_error_naming_the_argument(dbfa, bad):
+    with pytest.raises(TypeError, match="query"):
+        sw_scores(bad, dbfa)
+    with pytest.raises(TypeError, match="queries"):
+        sw_search(bad, dbfa)
+
+
+@pytest.mark.parametrize("name", ["myqueries.fa", "queries.fasta.gz", "sub/q", "~/q"])
+def test_api_path_looking_str_must_exist(dbfa, tmp_path, monkeypatch, name):
+    """A str that looks like a path is a path: a missing file is an InputError naming it, never
+    a search for its letters."""
+    from clalign.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    for f in (sw_scores, sw_search):
+        with pytest.raises(InputError, match="no such file") as ei:
+            f(name, dbfa)
+        assert name in str(ei.value)
+
+
+def test_api_existing_file_name_and_pathlike(dbfa, write_file, tmp_path, monkeypatch):
+    import pathlib
+
+    from clalign.errors import InputError
+
+    q = write_file("myqueries", ">a\nMKTAYIAKQR\n")          # no suffix, but it exists: a path
+    monkeypatch.chdir(tmp_path)
+    res = sw_search("myqueries", dbfa)
+    assert [r.query_id for r in res] == ["a"]
+    assert [r.query_id for r in sw_search(pathlib.Path(q), dbfa)] == ["a"]
+    with pytest.raises(InputError, match="one sequence"):
+        sw_scores("myqueries", dbfa)
+    assert np.array_equal(sw_scores("MKTAYIAKQR", dbfa), sw_scores(b"MKTAYIAKQR", dbfa))
+
+
+def test_api_code_arrays_checked(dbfa):
+    from clalign.errors import InputError
+
+    with pytest.raises(InputError, match="outside the alphabet"):
+        sw_scores(np.array([1, 2, 200], dtype=np.uint8), dbfa)
+    with pytest.raises(InputError, match="1-D integer"):
+        sw_scores(np.zeros(3, dtype=np.float32), dbfa)
+    with pytest.raises(TypeError, match="query"):
+        sw_scores(np.zeros((2, 2), dtype=np.uint8), dbfa)
+
+
+def test_database_arguments_are_paths_only(tmp_path):
+    """An int is never a file descriptor (Database.from_fasta(2) used to close stderr)."""
+    import sys
+
+    from clalign import msv_scores
+
+    for bad in (2, None, 1.0):
+        with pytest.raises(TypeError, match="path"):
+            Database.from_fasta(bad)
+        with pytest.raises(TypeError, match="hmm"):
+            msv_scores(bad, Database.from_sequences(["MKT"]))
+    sys.stderr.write("")            # still open
+    os.fstat(2)
+
+
+def test_api_arguments_fuzzed(dbfa, tmp_path, monkeypatch):
+    """Any object as a query: scores, or a TypeError / clalign error naming the problem, never
+    another exception (hypothesis, bounded)."""
+    hyp = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from clalign.errors import ClalignError
+
+    monkeypatch.chdir(tmp_path)
+    values = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
+                       st.binary(max_size=12), st.lists(st.text(max_size=6), max_size=3),
+                       st.lists(st.integers(-5, 300), max_size=6).map(lambda v: np.array(v, dtype=np.int64)))
+
+    @hyp.settings(max_examples=int(os.environ.get("CLALIGN_FUZZ_EXAMPLES", "60")), deadline=None,
+                  derandomize="CLALIGN_FUZZ_EXAMPLES" not in os.environ, database=None)
+    @hyp.given(q=values)
+    def check(q):
+        for f in (sw_scores, sw_search):
+            try:
+                f(q, dbfa)
+            except (TypeError, ClalignError):
+                pass
+
+    check()

@@ -14,8 +14,9 @@ from clalign.data import PROTEIN, Database, get_matrix, read_fasta
 from clalign.errors import ParameterError
 from clalign.runtime.tuning import lookup
 from clalign.sw import SWEngine, sw_scores
-from clalign.sw.params import FAMILY
+from clalign.sw.params import FAMILY, SWV_PARAMS
 from clalign.sw.reference import sw_score
+from conftest import variants
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -23,25 +24,19 @@ AA = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
 # These tests check the first-pass kernels: no subject goes to the intra-task kernel.
 FIRST_PASS = 10 ** 9
 
-# (LANE, VEC, COLS, STRIP, WG): every lane type and vector width, every column block, strips of
-# a few rows (the boundary path, odd strip lengths) and one strip for the whole query.
-VARIANTS = [
-    dict(LANE="s16", VEC=16, COLS=4, STRIP=4096, WG=1),
-    dict(LANE="s16", VEC=16, COLS=1, STRIP=17, WG=2),
-    dict(LANE="s16", VEC=8, COLS=4, STRIP=16, WG=3),
-    dict(LANE="s16", VEC=8, COLS=2, STRIP=4096, WG=1),
-    dict(LANE="u8", VEC=16, COLS=2, STRIP=33, WG=1),
-]
-CLANG32 = dict(LANE="u8", VEC=32)   # Clang vector extension: where the probe found it (PoCL)
-
-
+# Pairwise coverage of the declared parameters (conftest.variants): every lane type and vector
+# width, every column block, strips of a few rows (the boundary path, odd strip lengths) and one
+# strip for the whole query. VEC 32 (u8 only) needs Clang vector extensions (PoCL).
 def _variants():
     from clalign.runtime import Runtime
 
-    out = list(VARIANTS)
-    if Runtime.get().caps.clang_vectors:
-        out += [dict(CLANG32, COLS=4, STRIP=4096, WG=1), dict(CLANG32, COLS=1, STRIP=16, WG=2)]
-    return out
+    clang = Runtime.get().caps.clang_vectors
+    return variants(SWV_PARAMS, {"LANE": None, "VEC": (8, 16, 32) if clang else (8, 16), "COLS": None,
+                                 "STRIP": (17, 4096), "WG": (1, 3)},
+                    valid=lambda v: v["VEC"] in ((16, 32) if v["LANE"] == "u8" else (8, 16)))
+
+
+pytestmark = pytest.mark.usefixtures("each_device")
 
 
 def _exact_passes(ov, ref, n):

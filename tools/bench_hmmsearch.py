@@ -57,7 +57,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     ct, ht = os.path.join(args.out, "clalign.tbl"), os.path.join(args.out, "hmmsearch.tbl")
     dev = ["--device", args.device] if args.device else []
-    ccmd = ["hmmsearch", "--cpu", str(args.cpu), *dev, "--tblout", ct, "-o", os.devnull, args.hmm, args.db]
+    ccmd = ["hmmsearch", "--force", "--cpu", str(args.cpu), *dev, "--tblout", ct, "-o", os.devnull, args.hmm, args.db]
     c_times, c_err = [], ""
     for _ in range(max(1, args.repeat)):
         dt, c_err = run([sys.executable, "-m", "clalign", *ccmd])

@@ -1,53 +1,19 @@
 """``clalign hmmsearch``: HMMER's hmmsearch with the MSV filter on an OpenCL device.
 
 Same argument order and option names as HMMER (``hmmsearch [options] <hmmfile> <seqdb>``).
-Outputs are written atomically (temporary file + rename); on any error none is left.
+Outputs are written atomically (:mod:`clalign.outfile`): on an error or a signal none is left,
+and an existing output file is only replaced with ``--force``.
 """
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import click
 
-from ..errors import ClalignError
+from ..outfile import atomic_output, plan_outputs
 from .options import CLICK_TYPES, DEFAULTS, SearchOptions
 from .choice import ENGINES
-
-
-
-class _Outputs:
-    """Temporary siblings of the requested output files, renamed into place on success."""
-
-    def __init__(self):
-        self.files = {}
-
-    def open(self, path):
-        if path is None:
-            return None
-        d = os.path.dirname(os.path.abspath(path)) or "."
-        if not os.path.isdir(d):
-            raise ClalignError(f"cannot write {path}: no such directory {d}")
-        fd, tmp = tempfile.mkstemp(prefix=".clalign-", suffix=".tmp", dir=d)
-        fh = os.fdopen(fd, "wb")
-        self.files[path] = (tmp, fh)
-        return fh
-
-    def commit(self):
-        for path, (tmp, fh) in self.files.items():
-            fh.close()
-            os.replace(tmp, path)
-        self.files = {}
-
-    def abort(self):
-        for path, (tmp, fh) in self.files.items():
-            try:
-                fh.close()
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        self.files = {}
 
 
 @click.command("hmmsearch", context_settings={"help_option_names": ["-h", "--help"]})
@@ -79,9 +45,10 @@ class _Outputs:
 @click.option("--filter-engine", "engine", type=click.Choice(ENGINES), default="auto", show_default=True,
               help="Who runs the MSV filter: the OpenCL device, pyhmmer's SSE code on the host (then the "
                    "whole search runs in pyhmmer), or auto: the faster of the two by measured rate.")
+@click.option("--force", is_flag=True, help="Overwrite existing output files (never done without it).")
 @click.option("--noali", is_flag=True, help="Accepted for compatibility: alignments are never shown.")
 def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc_evalue, incdom_evalue, f1, z,
-              cpu, device, engine, noali):
+              cpu, device, engine, force, noali):
     """Search profile HMM(s) in HMMFILE against the sequence database SEQDB.
 
     SEQDB is a protein FASTA file (plain or gzip) or a database prepared with
@@ -90,17 +57,19 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     """
     import time
 
+    from .hmmtext import RAW
     from .search import hmmsearch as run_search, write_report
     from .tables import write_table
 
     opts = SearchOptions(E=evalue, domE=dom_evalue, incE=inc_evalue, incdomE=incdom_evalue, F1=f1, Z=z, cpus=cpu)
+    plan_outputs({"-o": output or "-", "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
     t0 = time.perf_counter()
     search = run_search(hmmfile, seqdb, options=opts, device=device, progress=True, engine=engine)
-    outs = _Outputs()
-    try:
-        main_fh = outs.open(output)
-        tbl_fh = outs.open(tblout)
-        dom_fh = outs.open(domtblout)
+    wanted = [output] + [p for p in (tblout, domtblout) if p]
+    with atomic_output(wanted, force=force, binary=True) as fhs:   # all outputs in place, or none
+        main_fh = fhs[0]
+        tbl_fh = fhs[1] if tblout else None
+        dom_fh = fhs[-1] if domtblout else None
         results = []
         for i, res in enumerate(search):
             results.append(res)
@@ -112,18 +81,10 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
         trailer = _trailer(hmmfile, seqdb, argv)
         for fh in (tbl_fh, dom_fh):
             if fh is not None:
-                fh.write(trailer.encode())
+                fh.write(trailer.encode(*RAW))
         text = write_report(results, search.stats, hmmfile=hmmfile, seqdb=seqdb, output=output, tblout=tblout,
                             domtblout=domtblout, options=opts)
-        if main_fh is not None:
-            main_fh.write(text.encode())
-        outs.commit()
-    except BaseException:
-        outs.abort()
-        raise
-    if main_fh is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        main_fh.write(text.encode(*RAW))   # model names/descriptions as the file's bytes, as HMMER
     st = search.stats
     on_device = not st.engine.startswith("pyhmmer")
     passed = (f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test)" if on_device

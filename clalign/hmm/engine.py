@@ -80,8 +80,11 @@ def as_profile(hmm, L: int = 400):
     from .hmmfile import read_hmm
     from .profile import build_msv_profile
 
-    if isinstance(hmm, (str, os.PathLike)):
-        hmm = read_hmm(hmm)
+    from ..data.inputs import as_path
+    from .hmmfile import HMM
+
+    if isinstance(hmm, (str, os.PathLike, bytes)) or not isinstance(hmm, HMM):
+        hmm = read_hmm(as_path(hmm, "hmm"))     # TypeError for None, numbers... (clalign.data.inputs)
     return build_msv_profile(hmm, L)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gzip
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -37,8 +38,6 @@ K = 20
 TRANSITIONS = ("MM", "MI", "MD", "IM", "II", "DM", "DD")
 VERSIONS = ("3/a", "3/b", "3/c", "3/d", "3/e", "3/f")
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
 @dataclass
 class HMM:
     """One profile HMM, with everything needed to rebuild HMMER's search profiles.
@@ -171,6 +170,21 @@ def _is_float(tok):
         return False
 
 
+#: What separates tokens in HMMER's file parser (esl_fileparser: spaces and tabs; a CR before the
+#: newline is tolerated). Not Python's str.split(), which also splits at \x1c-\x1f, \x85, \xa0 ...
+_SPLIT = re.compile(r"[ \t\r]+").split
+
+
+def _tokens(raw: str) -> list:
+    """HMMER's tokens of a line: separated by spaces/tabs, ending at a token that starts with '#'
+    (a comment, as esl_fileparser reads it)."""
+    toks = raw.split() if raw.isascii() and raw.isprintable() else [t for t in _SPLIT(raw) if t]
+    for i, t in enumerate(toks):
+        if t.startswith("#"):
+            return toks[:i]
+    return toks
+
+
 class _Lines:
     """Non-blank, non-comment lines of a text with their 1-based line numbers."""
 
@@ -184,8 +198,8 @@ class _Lines:
         while self._i < len(self._lines):
             raw = self._lines[self._i]
             self._i += 1
-            toks = raw.split()
-            if not toks or toks[0].startswith("#"):
+            toks = _tokens(raw)
+            if not toks:
                 continue
             return self._i, toks, raw
         return None, None, None
@@ -213,7 +227,12 @@ def _read_text(path) -> str:
     if len(data) >= 4 and data[3] & 0x80:  # HMMER's test: binary magic numbers have the high bit set
         raise InputError("binary (hmmpress/hmmconvert -b) HMM files are not supported; give the text HMM file",
                          path, 1)
-    # Non-ASCII bytes can only be meaningful in free text (DESC, COM): decode them as Latin-1.
+    nul = data.find(b"\0")
+    if nul >= 0:      # HMMER's line reader stops at a NUL and then misreads what follows: refuse
+        raise InputError("NUL byte in the file (not a text HMM file)", path, data.count(b"\n", 0, nul) + 1)
+    # Non-ASCII bytes can only be meaningful in free text (NAME, DESC, COM): decode them as Latin-1,
+    # one character per byte, so ``text.encode("latin-1")`` is the file's bytes (HMMER keeps raw
+    # bytes and writes them back as they were; see :func:`clalign.hmm.hmmtext.file_text`).
     return data.decode("latin-1")
 
 
@@ -232,11 +251,16 @@ def _header_int(toks, what, path, lineno):
         raise InputError(f"invalid {what} {toks[1]!r} on {toks[0]} line", path, lineno) from None
 
 
-def _stat_float(tok, path, lineno):
+def _stat_float(tok, path, lineno, finite=False):
     try:
-        return float(tok)
+        v = float(tok)
     except ValueError:
         raise InputError(f"not a number: {tok!r}", path, lineno) from None
+    if finite and not np.isfinite(v):
+        # HMMER reads it, then silently loses hits (every P-value NaN); we refuse the model
+        raise InputError(f"STATS value {tok!r} is not a finite number (recalibrate the model with hmmbuild)",
+                         path, lineno)
+    return v
 
 
 def _parse_one(lines: _Lines, path) -> Optional[HMM]:
@@ -255,7 +279,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
     start = lineno
     info = dict(name=None, acc=None, desc=None, M=None, max_length=None, nseq=None, effn=None, cksum=None,
                 date=None, ga=None, tc=None, nc=None)
-    flags = {}
+    flags, flag_lines = {}, {}
     com = []
     stats = {}
     alph_seen = False
@@ -282,6 +306,8 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 raise InputError(f"invalid model length {toks[1]!r} on LENG line", path, lineno)
         elif tag == "MAXL" and vidx >= 2:
             info["max_length"] = _header_int(toks, "max length", path, lineno)
+            if info["max_length"] == 0:        # HMMER: "Invalid max length"
+                raise InputError(f"invalid max length {toks[1]!r} on MAXL line", path, lineno)
         elif tag == "ALPH":
             _need(toks, 2, "ALPH", path, lineno)
             kind = toks[1].lower()
@@ -297,15 +323,20 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
             if val not in ("yes", "no"):
                 raise InputError(f"{tag} header line must say yes/no, not {toks[1]!r}", path, lineno)
             flags[tag] = val == "yes"
+            flag_lines[tag] = lineno
         elif tag == "DATE":
             info["date"] = raw.strip()[4:].strip()
         elif tag == "COM":
             com.append(raw.strip()[3:].strip())
         elif tag == "NSEQ":
             info["nseq"] = _header_int(toks, "nseq", path, lineno)
+            if info["nseq"] == 0:              # HMMER: "Invalid nseq on NSEQ line"
+                raise InputError(f"invalid nseq {toks[1]!r} on NSEQ line", path, lineno)
         elif tag == "EFFN":
             _need(toks, 2, "EFFN", path, lineno)
             info["effn"] = _stat_float(toks[1], path, lineno)
+            if info["effn"] <= 0:              # HMMER: "Invalid eff_nseq on EFFN line"
+                raise InputError(f"invalid eff_nseq {toks[1]!r} on EFFN line (must be > 0)", path, lineno)
         elif tag == "CKSUM":
             info["cksum"] = _header_int(toks, "checksum", path, lineno)
         elif tag in ("GA", "TC", "NC"):
@@ -319,7 +350,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 kind = toks[2].upper()
                 if kind not in ("MSV", "VITERBI", "FORWARD"):
                     raise InputError(f"failed to parse STATS: {toks[2]!r} unrecognized as field 3", path, lineno)
-                stats[kind] = (_stat_float(toks[3], path, lineno), _stat_float(toks[4], path, lineno))
+                stats[kind] = (_stat_float(toks[3], path, lineno, True), _stat_float(toks[4], path, lineno, True))
             else:
                 _need(toks, 4, "STATS", path, lineno)
                 if toks[1].upper() != "LOCAL":
@@ -327,7 +358,7 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
                 kind = toks[2].upper()
                 if kind not in ("VLAMBDA", "VMU", "FTAU"):
                     raise InputError(f"failed to parse STATS: {toks[2]!r} unrecognized as field 3", path, lineno)
-                stats[kind] = _stat_float(toks[3], path, lineno)
+                stats[kind] = _stat_float(toks[3], path, lineno, True)
         # Other tags are ignored, as HMMER does.
     if info["name"] is None:
         raise InputError("no NAME found for HMM", path, hmm_line)
@@ -335,6 +366,9 @@ def _parse_one(lines: _Lines, path) -> Optional[HMM]:
         raise InputError("no LENG found for HMM", path, hmm_line)
     if not alph_seen:
         raise InputError("no ALPH found for HMM", path, hmm_line)
+    if vidx >= 4 and not flags.get("CONS"):   # HMMER then has no consensus and stops (modelconfig.c)
+        raise InputError(f"format {version} needs 'CONS yes' (HMMER cannot configure a model without its "
+                         "consensus)", path, flag_lines.get("CONS", hmm_line))
     msv = viterbi = forward = None
     if vidx >= 1:
         if stats:

@@ -29,6 +29,7 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,7 @@ from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
 from .profile import EASEL_OF_CODE, build_msv_profile
 from .options import SearchOptions
+from .hmmtext import file_text, hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
 from .tables import report_name_width, wide_threshold
@@ -93,6 +95,16 @@ def _hmmer_lengths(db):
     return hmmer_lengths(db), np.asarray(db.stops, dtype=np.int64)
 
 
+def _check_targets(db, seqdb):
+    """What HMMER refuses in a sequence file: no sequences at all, a sequence without a name."""
+    where = None if hasattr(seqdb, "residues") else seqdb
+    if len(db) == 0:
+        raise InputError("sequence database is empty (no sequences)", where)
+    empty = np.flatnonzero(np.diff(np.asarray(db.ids.offsets)) == 0)
+    if empty.size:
+        raise InputError(f"sequence {int(empty[0]) + 1} has no name (HMMER needs one for every target)", where)
+
+
 class _Targets:
     """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
     amino codes (one table lookup), offsets, and the raw id/description bytes."""
@@ -137,7 +149,35 @@ def _block(targets: _Targets, indices, abc):
 
 def _pyhmmer_models(hmmfile):
     """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
-    return read_models(_read_text(hmmfile).encode("latin-1"))
+    data = hmmer_order(_read_text(hmmfile))     # header order HMMER 3.4 (pyhmmer) does not crash on
+    try:
+        return read_models(data)
+    except (ValueError, OSError, EOFError, RuntimeError) as exc:   # what our reader let through
+        raise InputError(f"HMMER (pyhmmer) cannot read this file: {exc}", hmmfile) from None
+
+
+@contextmanager
+def _pool(workers):
+    """A thread pool that, when the search stops early (an error, or a signal turned into an
+    exception by the CLI), drops its queued tasks instead of running them all first."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _same_name(phmm, hmm) -> bool:
+    """pyhmmer's model name equals ours (compared as the file's bytes; pyhmmer cannot decode a
+    non-UTF-8 name, which HMMER accepts)."""
+    try:
+        name = phmm.name
+    except UnicodeDecodeError:
+        return True
+    raw = name if isinstance(name, bytes) else name.encode("utf-8")
+    return raw == hmm.name.encode("latin-1")
 
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
@@ -205,6 +245,7 @@ class _Search:
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
+        _check_targets(self.db, seqdb)
         self.hmmfile, self.seqdb = hmmfile, seqdb
         self.lengths, self.stops = _hmmer_lengths(self.db)
         self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
@@ -239,7 +280,11 @@ class _Search:
         targets run once more with the true E for the hits that are written."""
         from .tables import listed_name_width, serial_list_width
 
-        parts = [f.result() for f in futures]
+        try:
+            parts = [f.result() for f in futures]
+        except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
+            raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
+                             hmm.line) from None
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
         st = pipeline_counts(hits)
         seconds = sum(t for _, t in parts)
@@ -264,14 +309,14 @@ class _Search:
     def __iter__(self):
         t_start = time.perf_counter()
         phmms = _pyhmmer_models(self.hmmfile)
-        if len(phmms) != len(self.hmms) or any(p.name != h.name for p, h in zip(phmms, self.hmms)):
+        if len(phmms) != len(self.hmms) or not all(_same_name(p, h) for p, h in zip(phmms, self.hmms)):
             raise InputError("pyhmmer reads this HMM file differently (model count or names differ)", self.hmmfile)
         bar = None
         if self.progress:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
         pending = []
-        with ThreadPoolExecutor(max_workers=self.cpus) as pool:
+        with _pool(self.cpus) as pool:
             for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
@@ -332,7 +377,8 @@ def _c_columns(hits):
     for fmt in ("targets", "domains"):
         buf = io.BytesIO()
         hits.write(buf, format=fmt, header=False)
-        rows = [ln.split() for ln in buf.getvalue().decode().splitlines() if ln and not ln.startswith("#")]
+        # header=False: every line is a row (a target name may itself start with '#')
+        rows = [ln.split() for ln in buf.getvalue().decode("utf-8", "replace").splitlines() if ln]
         if fmt == "targets":
             per_hit = [(float(f[10]), int(f[15])) for f in rows]
         else:
@@ -342,11 +388,11 @@ def _c_columns(hits):
 
 def _query_section(res, opts):
     hmm, hits = res.hmm, res.hits
-    lines = [f"Query:       {hmm.name}  [M={hmm.M}]"]
+    lines = [f"Query:       {file_text(hmm.name)}  [M={hmm.M}]"]   # the file's bytes, as HMMER
     if hmm.acc:
-        lines.append(f"Accession:   {hmm.acc}")
+        lines.append(f"Accession:   {file_text(hmm.acc)}")
     if hmm.desc:
-        lines.append(f"Description: {hmm.desc}")
+        lines.append(f"Description: {file_text(hmm.desc)}")
     reported = [h for h in hits if h.reported]
     namew = report_name_width(res.name_width)
     descw = max(32, _TEXTW - namew - 61)

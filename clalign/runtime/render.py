@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
 from mako.lookup import TemplateLookup
 
-from ..errors import ParameterError
+from ..errors import ClalignError, ParameterError
 
 
 def kernel_dir() -> Path:
@@ -62,9 +63,41 @@ def render(template: str, values: dict, extra_dirs: tuple = ()) -> str:
     return src
 
 
+def _safe_dump_folder(folder: Path) -> Path:
+    """Create (mode 0700) or accept ``folder`` only if it is a real folder of ours that nobody
+    else can write: never follow a symlink planted in a shared place such as /tmp."""
+    folder = Path(os.path.abspath(folder))
+    if not os.path.lexists(folder):
+        os.makedirs(folder.parent, exist_ok=True)
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:       # raced: checked below like any existing folder
+            pass
+    st = os.lstat(folder)
+    why = None
+    if stat.S_ISLNK(st.st_mode):
+        why = "is a symbolic link"
+    elif not stat.S_ISDIR(st.st_mode):
+        why = "is not a folder"
+    elif st.st_uid != os.geteuid():
+        why = f"is owned by uid {st.st_uid}, not by this user"
+    elif st.st_mode & 0o002:
+        why = "is writable by every user"
+    if why:
+        raise ClalignError(f"CLALIGN_DUMP_KERNELS={folder} {why}; refusing to write kernels there")
+    return folder
+
+
 def dump_source(template: str, src: str, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write ``src`` as ``<template>-<hash>.cl`` in ``folder`` (created safely, see above)."""
+    folder = _safe_dump_folder(Path(folder))
     h = hashlib.sha1(src.encode()).hexdigest()[:12]
     path = folder / f"{Path(template).stem}-{h}.cl"
-    path.write_text(src)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise ClalignError(f"CLALIGN_DUMP_KERNELS: cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w") as fh:
+        fh.write(src)
     return path

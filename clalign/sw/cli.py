@@ -5,19 +5,24 @@ costs), at most ``-max_target_seqs`` per query, in BLAST+'s order, each with its
 ``-outfmt``: ``6`` / ``7`` BLAST tabular (optionally followed by column names, e.g.
 ``"6 qseqid sseqid pident length evalue bitscore qseq sseq"``), ``tsv`` (clalign's columns,
 default) or ``json`` (with CIGAR and aligned strings); see :mod:`clalign.output`.
-The output file is written atomically (temporary file + rename): an error leaves no file.
+The output file is written atomically (:mod:`clalign.outfile`): an error or a signal leaves no
+file, and an existing file is only replaced with ``--force``.
 """
 from __future__ import annotations
 
 import io
 import os
-import sys
-import tempfile
 
 import click
 
 from ..errors import InputError
 from ..output import parse_outfmt, write_json, write_tabular, write_tsv
+from ..outfile import atomic_output, plan_outputs
+
+#: Gap costs up to 2^19 each (their sum stays within what the kernels' scoring set-up accepts).
+MAX_GAP = 1 << 19
+#: BLAST+'s largest -max_target_seqs.
+MAX_TARGETS = 2 ** 31 - 1
 
 
 def format_results(results, outfmt: str, database: str = "") -> str:
@@ -36,24 +41,6 @@ def format_results(results, outfmt: str, database: str = "") -> str:
     return buf.getvalue()
 
 
-def write_atomic(path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise InputError("output folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(prefix=".clalign-sw-", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 @click.command("sw")
 @click.option("-query", "query", required=True, type=click.Path(dir_okay=False),
               help="Query FASTA file (protein).")
@@ -61,11 +48,11 @@ def write_atomic(path, text: str) -> None:
               help="Database: a folder made by `clalign makedb` or a FASTA file.")
 @click.option("-matrix", "matrix", default="BLOSUM62", show_default=True,
               help="Scoring matrix (BLOSUM45/50/62/80/90, PAM30/70/250; with gap costs BLAST+ has statistics for).")
-@click.option("-gapopen", "gapopen", type=click.IntRange(min=0), default=11, show_default=True,
+@click.option("-gapopen", "gapopen", type=click.IntRange(0, MAX_GAP), default=11, show_default=True,
               help="Gap opening penalty (a gap of k residues costs gapopen + k * gapextend).")
-@click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("-gapextend", "gapextend", type=click.IntRange(0, MAX_GAP), default=1, show_default=True,
               help="Gap extension penalty.")
-@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=500, show_default=True,
+@click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(1, MAX_TARGETS), default=500, show_default=True,
               help="Hits reported per query (the best by E-value, as BLAST+).")
 @click.option("-evalue", "evalue", type=float, default=10.0, show_default=True,
               help="Report hits with E-value <= this (blastp 2.12 statistics).")
@@ -76,19 +63,22 @@ def write_atomic(path, text: str) -> None:
 @click.option("-outfmt", "outfmt", default="tsv", show_default=True,
               help='6 or 7 (BLAST tabular, optionally with column names: "6 qseqid sseqid evalue"), tsv or json.')
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
-              help="Output file (default: standard output).")
+              help="Output file (default or '-': standard output). Written whole or not at all.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -out file (never done without it).")
 @click.option("--device", "device", default=None,
               help="OpenCL device P:D (see `clalign devices`); several as P:D,P:D split the database.")
 @click.option("--verbose", "verbose", is_flag=True, default=False,
               help="Report the kernel choice (intra-task threshold and the rates behind it) on stderr.")
-def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, device, verbose):
+def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, force, device,
+       verbose):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
     from ..data import as_database
     from .report import sw_search
 
     parse_outfmt(outfmt)
     if not os.path.isfile(query):
-        raise InputError("no such query file", query)
+        raise InputError("not a regular file" if os.path.exists(query) else "no such query file", query)
+    plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
     database = as_database(db)
 
     def report(msg):
@@ -99,8 +89,5 @@ def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, s
                         progress=True, report=report,
                         verbose=report if verbose else None)
     text = format_results(results, outfmt, database=db)
-    if out:
-        write_atomic(out, text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    with atomic_output(out, force=force) as fh:
+        fh.write(text)

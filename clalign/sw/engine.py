@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import PROTEIN, as_database, read_fasta
+from ..data.inputs import as_sequence, check_codes, sequence_or_path
 from ..errors import InputError
 from ..runtime import Runtime
 from .batch import Layout, make_layout  # noqa: F401  (re-exported for tools)
@@ -68,10 +69,11 @@ class QueryResult:
     _cells: int = 0
 
 
-def _as_codes(seq) -> np.ndarray:
+def _as_codes(seq, name="query") -> np.ndarray:
+    seq = as_sequence(seq, name)
     if isinstance(seq, np.ndarray):
-        return seq.astype(np.uint8, copy=False)
-    s = str(seq).strip().upper()
+        return check_codes(seq, PROTEIN.size, name)
+    s = (seq.decode("ascii", "replace") if isinstance(seq, bytes) else seq).strip().upper()
     if s.endswith("*"):
         s = s[:-1]
     return PROTEIN.encode(s)
@@ -81,22 +83,22 @@ def parse_queries(queries):
     """[(id, codes)] from a residue string, a list of str / (id, seq), or a FASTA path."""
     import os
 
-    if isinstance(queries, (str, os.PathLike)):
-        s = os.fspath(queries)
-        if os.path.isfile(s):
+    if isinstance(queries, (str, os.PathLike, bytes, np.ndarray)):
+        kind, s = sequence_or_path(queries, "queries")
+        if kind == "path":
             out = [(rec.id, _as_codes(rec.sequence)) for rec in read_fasta(s)]
             if not out:
                 raise InputError("no sequences in query file", s)
             return out
-        if isinstance(queries, str) and "\n" not in s and s.strip():
-            return [("query", _as_codes(s))]
-        raise InputError("no such query file", s)
+        return [("query", _as_codes(s))]
+    if queries is None or not hasattr(queries, "__iter__"):
+        raise TypeError(f"queries: expected a sequence, a list of sequences or a FASTA path, got {queries!r}")
     out = []
     for i, q in enumerate(queries):
         if isinstance(q, tuple):
             out.append((str(q[0]), _as_codes(q[1])))
         else:
-            out.append((f"query_{i + 1}", _as_codes(q)))
+            out.append((f"query_{i + 1}", _as_codes(q, f"queries[{i}]")))
     return out
 
 
@@ -268,8 +270,11 @@ def sw_scores(query, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, device=No
     engine knobs ``batch_residues``, ``groups_per_cu``, ``long_threshold``. ``device`` may list several
     devices (``"0:0,0:1"`` or a list): the database is split between them.
     """
+    kind, query = sequence_or_path(query, "query")     # the one API rule (clalign.data.inputs)
+    if kind == "path":
+        raise InputError("a file name where one sequence was expected (sw_search reads FASTA files)", query)
+    codes = _as_codes(query)
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
-    codes = query if isinstance(query, np.ndarray) else _as_codes(query)
     res, _ = eng.search([("query", codes)], db, progress=False)
     return res[0]
 
