@@ -237,7 +237,7 @@ def test_hmmsearch_bad_input_found_late_leaves_no_output(tmp_path):
     db = tmp_path / "t.fa"
     db.write_text(f">\n{HIT}\n")
     r = _hs(["--tblout", str(tmp_path / "t.tbl"), "-o", str(tmp_path / "o.txt"), HMM, str(db)])
-    _one_error(r, str(db), "no name")
+    _one_error(r, str(db), "name")   # ours: "has no name"; HMMER's reader: "no FASTA name found"
     assert sorted(os.listdir(tmp_path)) == ["t.fa"]
 
 

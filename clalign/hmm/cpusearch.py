@@ -42,11 +42,12 @@ def read_targets(seqdb):
     path = os.fspath(seqdb) if isinstance(seqdb, (str, os.PathLike)) else None
     if path is None or os.path.isdir(path):
         from ..data import as_database
-        from .search import _Targets, _block
+        from .search import _Targets, _block, _check_targets
         import numpy as np
 
         db = as_database(seqdb)
         _check_protein(db.alphabet.name.lower() in ("protein", "amino"), db.alphabet.name, path)
+        _check_targets(db, seqdb)
         block = _block(_Targets(db, db.stops), np.arange(len(db)), aa)
         return block, time.perf_counter() - t0
     try:
@@ -61,6 +62,8 @@ def read_targets(seqdb):
 
         as_database(path)          # clalign's reader names the file and line of the problem
         raise InputError(f"HMMER cannot read this FASTA file: {exc}", path) from None
+    if len(block) == 0:
+        raise InputError("sequence database is empty (no sequences)", path)
     return block, time.perf_counter() - t0
 
 
@@ -73,8 +76,10 @@ class _ModelInfo:
     """What the report needs of a model (name, M, accession, description), from pyhmmer's HMM."""
 
     def __init__(self, phmm):
-        def text(x):
-            return x.decode("latin-1") if isinstance(x, bytes) else x
+        def text(x):   # as clalign's reader keeps them: the file's bytes, one char a byte (latin-1)
+            if x is None:
+                return None
+            return (x if isinstance(x, bytes) else x.encode("utf-8")).decode("latin-1")
 
         self.name, self.acc, self.desc = text(phmm.name), text(phmm.accession), text(phmm.description)
         self.M = int(phmm.M)
@@ -111,7 +116,10 @@ class PyhmmerSearch:
         from .search import SearchStats
 
         self.phmms = _models(hmmfile)
-        self.hmms = [_ModelInfo(p) for p in self.phmms]
+        try:
+            self.hmms = [_ModelInfo(p) for p in self.phmms]
+        except UnicodeDecodeError:     # pyhmmer cannot decode a non-UTF-8 NAME/DESC; HMMER takes it
+            self.hmms = list(read_hmms(hmmfile))
         self.options, self.reason, self.progress = options, reason, progress
         self.min_part = max(1, int(min_part))
         self.hmmfile, self.seqdb = hmmfile, seqdb
