@@ -298,7 +298,7 @@ def _start_slow_hmmsearch(tmp_path, hmmfiles):
     hmm, db = hmmfiles
     outs = [str(tmp_path / n) for n in ("o.txt", "t.tbl", "d.tbl")]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.Popen([sys.executable, "-c", _SLOW, "hmmsearch", "--cpu", "1", "-o", outs[0], "--tblout", outs[1],
+    p = subprocess.Popen([sys.executable, "-c", _SLOW, "hmmsearch", "--cpu", "1", "--filter-engine", "opencl", "-o", outs[0], "--tblout", outs[1],
                           "--domtblout", outs[2], hmm, db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=env, text=True)
     t0 = time.time()
