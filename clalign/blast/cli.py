@@ -8,7 +8,6 @@ E-values; it is not implemented yet, so compare with a BLAST+ run given
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
@@ -27,7 +26,8 @@ def _not_yet(option, value, note=""):
 @click.option("-db", "db", required=True, type=click.Path(),
               help="Database: a FASTA file or a folder made by `clalign makedb`.")
 @click.option("-out", "out", type=click.Path(dir_okay=False), default=None,
-              help="Output file (default: standard output).")
+              help="Output file (default or '-': standard output). Written whole or not at all.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -out file (never done without it).")
 @click.option("-evalue", "evalue", type=float, default=10.0, show_default=True,
               help="E-value threshold.")
 @click.option("-max_target_seqs", "max_target_seqs", type=click.IntRange(min=1), default=500,
@@ -64,11 +64,11 @@ def _not_yet(option, value, note=""):
                    "phases; default: all phases on the CPU.")
 @click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
               show_default=True, help="Task: blastp (blastp-fast is not implemented yet).")
-def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
+def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, matrix, gapopen, gapextend, word_size, threshold, window_size,
            dbsize, searchsp, device, task):
     from ..output import parse_outfmt
-    from ..sw.cli import write_atomic
+    from ..outfile import atomic_output, plan_outputs
     from .blastp import run_blastp, tabular_lines
     from .options import blastp_options
 
@@ -82,6 +82,7 @@ def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_thread
     kind, columns = parse_outfmt(outfmt, extra=())
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
+    plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
     opts = blastp_options(matrix=matrix, word_size=word_size, threshold=threshold,
                           window=window_size, gap_open=gapopen, gap_extend=gapextend,
                           evalue=evalue, max_target_seqs=max_target_seqs,
@@ -90,8 +91,5 @@ def blastp(query, db, out, evalue, max_target_seqs, max_hsps, outfmt, num_thread
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
                           database=os.path.basename(os.path.normpath(db)))
     text = "".join(line + "\n" for line in lines)
-    if out:
-        write_atomic(out, text)  # hook: clalign/outfile.py (h9b) replaces this when merged
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    with atomic_output(out, force=force) as fh:
+        fh.write(text)
