@@ -54,7 +54,8 @@ import gen_protein_db  # noqa: E402  (tools/ sibling)
 
 #: Where the 20 CUDASW++ queries are looked for (first existing): the team's shared data, a
 #: copy carried to a device machine (.sw_device/, git-ignored), or a shared/ in the checkout.
-QUERY_PLACES = [os.path.join(_ROOT, "..", "shared", "data", "cudasw_queries.fasta"),
+QUERY_PLACES = [os.path.join(_ROOT, "tests", "data", "cudasw", "cudasw_queries.fasta"),   # the repository's copy
+                os.path.join(_ROOT, "..", "shared", "data", "cudasw_queries.fasta"),
                 os.path.join(_ROOT, ".sw_device", "cudasw_queries.fasta"),
                 os.path.join(_ROOT, "shared", "data", "cudasw_queries.fasta")]
 
@@ -403,7 +404,7 @@ def parse_args(argv=None):
     ap.add_argument("-n", type=int, default=570000, help="database sequences to generate (default 570000)")
     ap.add_argument("--seed", type=int, default=1, help="database generator seed (default 1)")
     ap.add_argument("--queries", default=None,
-                    help="query FASTA (default: the 20 CUDASW++ queries, ../shared/data/cudasw_queries.fasta)")
+                    help="query FASTA (default: the 20 CUDASW++ queries, tests/data/cudasw/cudasw_queries.fasta)")
     ap.add_argument("--max-queries", type=int, default=None,
                     help="use at most this many queries, evenly spread over the length range")
     ap.add_argument("--device", default=None, help="OpenCL device 'P:D' (default: clalign's choice)")

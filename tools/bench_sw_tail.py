@@ -56,7 +56,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=570000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--queries", default=str(ROOT / ".sw_device" / "cudasw_queries.fasta"))
+    ap.add_argument("--queries", default=str(ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--work", default="/tmp/sw_tail")
     ap.add_argument("--variants", action="store_true")

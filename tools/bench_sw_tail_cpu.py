@@ -45,7 +45,7 @@ def rate(eng, queries, db, repeat=2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=20000)
-    ap.add_argument("--queries", default=str(ROOT.parent / "shared" / "data" / "cudasw_queries.fasta"))
+    ap.add_argument("--queries", default=str(ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta"))
     ap.add_argument("--max-queries", type=int, default=3)
     ap.add_argument("--device", default=None)
     a = ap.parse_args()

@@ -70,7 +70,7 @@ def mutate(rng, seq, identity):
 def synth(seed=10):
     rng = np.random.default_rng(seed)
     queries = _read(ROOT / "data" / "queries.faa")[:3]
-    cud = _read(ROOT.parent / "shared" / "data" / "cudasw_queries.fasta")  # ../shared/data
+    cud = _read(ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta")  # the repository's copy
     queries += [cud[i] for i in (1, 5)]  # two longer CUDASW++ queries
     lengths, residues = generate(300, seed)
     bg = ["".join(rng.choice(list(LETTERS), size=n)) for n in lengths.tolist()]

@@ -117,7 +117,7 @@ def main():
         pass
 
     qpath = args.queries
-    for cand in (ROOT / ".sw_device/cudasw_queries.fasta", ROOT.parent / "shared/data/cudasw_queries.fasta"):
+    for cand in (ROOT / "tests/data/cudasw/cudasw_queries.fasta", ROOT / ".sw_device/cudasw_queries.fasta", ROOT.parent / "shared/data/cudasw_queries.fasta"):
         if qpath is None and cand.exists():
             qpath = str(cand)
     queries = [(r.id, r.sequence) for r in read_fasta(qpath)]
