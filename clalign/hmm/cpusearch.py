@@ -86,14 +86,17 @@ class _ModelInfo:
 
 
 def _models(hmmfile) -> list:
-    """pyhmmer's HMMs of the file, each amino and calibrated; otherwise clalign's own reader
-    names the file and line of the problem (HMMER's reader is faster: ~1 ms against ~10 ms a
-    model)."""
+    """pyhmmer's HMMs of the file, each amino and calibrated. clalign's own reader checks the
+    file first and names the file and line of any problem: HMMER's C reader (inside pyhmmer) can
+    crash the process on a malformed file (the fuzz tests found one), so it only sees files ours
+    accepts (~10 ms a model)."""
     import re
 
     from .hmmfile import _read_text
     from .search import _pyhmmer_models
 
+    for h in read_hmms(hmmfile):                  # raises the precise error
+        h.require_stats()
     try:
         phmms = _pyhmmer_models(hmmfile)
         text = _read_text(hmmfile)
@@ -102,8 +105,6 @@ def _models(hmmfile) -> list:
     except (ValueError, EOFError, OSError):
         ok = False
     if not ok:
-        for h in read_hmms(hmmfile):              # raises the precise error
-            h.require_stats()
         raise InputError("HMMER cannot read this HMM file", hmmfile)
     return phmms
 
