@@ -22,12 +22,13 @@ import sys
 import time
 
 
-def run(cmd):
+def run(cmd, env=None):
+    """(wall seconds, stderr) of ``cmd``; exits with its stderr if it fails."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
-        sys.exit(f"bench_hmmsearch: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
     return dt, p.stderr
 
 

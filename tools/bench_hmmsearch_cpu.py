@@ -19,19 +19,8 @@ import subprocess
 import sys
 import time
 
-
-def _run(cmd, env=None):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        sys.exit(f"bench_hmmsearch_cpu: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
-    return dt, p.stderr
-
-
-def _rows(path):
-    with open(path) as fh:
-        return [ln.rstrip("\n") for ln in fh if not ln.startswith("#")]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_hmmsearch import rows as _rows, run as _run  # noqa: E402  (one timed runner for both tools)
 
 
 def main():
