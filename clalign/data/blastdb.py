@@ -320,16 +320,7 @@ class DeflineTable(StringTable):
     def __len__(self):
         return len(self._ids)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        i = int(i)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("index out of range")
-        return self._one(i)
+    _item = _one        # StringTable.__getitem__ checks the index, then decodes one header
 
     def __iter__(self):
         return (self._one(i) for i in range(len(self)))

@@ -84,6 +84,11 @@ class StringTable(Sequence):
             i += n
         if not 0 <= i < n:
             raise IndexError("index out of range")
+        return self._item(i)
+
+    def _item(self, i):
+        """Item ``i`` (0 <= i < len), after ``__getitem__`` has checked it; subclasses that decode
+        items another way override this alone."""
         return self.blob[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8", "replace")
 
     def __iter__(self):
