@@ -207,13 +207,8 @@ def _report_lines(path):
     return [ln for ln in lines[start:] if not ln.startswith(("# CPU time", "# Mc/sec"))]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("tag,extra", [("mixed", ()), ("mixed_E1e-3", ("-E", "1e-3"))])
-def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra, engine):
-    """Bundled 14 models x the bundled proteome with long and short names mixed
-    (tests/data/hmm/make_mixed_names.py): tables byte-identical to hmmsearch 3.3.2's, headers
-    and name-column widths included. With -E 1e-3 HMMER's hit lists hold unreported early
-    targets whose long names widen the columns of some queries, and the late long names none."""
+def _mixed_names_faa(tmp_path):
+    """The bundled proteome with long and short names mixed (tests/data/hmm/make_mixed_names.py)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm"))
     try:
         from make_mixed_names import write_mixed
@@ -221,6 +216,17 @@ def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra, engine):
         sys.path.pop(0)
     faa = str(tmp_path / "mixed_names.faa")
     write_mixed(faa)
+    return faa
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("tag,extra", [("mixed", ()), ("mixed_E1e-3", ("-E", "1e-3"))])
+def test_name_widths_equal_hmmsearch_golden(tmp_path, tag, extra, engine):
+    """Bundled 14 models x the bundled proteome with long and short names mixed
+    (tests/data/hmm/make_mixed_names.py): tables byte-identical to hmmsearch 3.3.2's, headers
+    and name-column widths included. With -E 1e-3 HMMER's hit lists hold unreported early
+    targets whose long names widen the columns of some queries, and the late long names none."""
+    faa = _mixed_names_faa(tmp_path)
     hmms = os.path.join(DATA, "hmms.hmm")
     tbl, dom, out = (str(tmp_path / f"c.{x}") for x in ("tbl", "domtbl", "out"))
     r = CliRunner().invoke(main, ["hmmsearch", "--tblout", tbl, "--domtblout", dom, "-o", out, "--cpu", "2",
@@ -273,13 +279,7 @@ def test_name_widths_when_a_model_is_split(tmp_path, engine):
 
     from clalign.hmm.tables import write_table
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hmm"))
-    try:
-        from make_mixed_names import write_mixed
-    finally:
-        sys.path.pop(0)
-    faa = str(tmp_path / "mixed_names.faa")
-    write_mixed(faa)
+    faa = _mixed_names_faa(tmp_path)
     res = list(hmmsearch(os.path.join(DATA, "hmms.hmm"), faa, E=1e-3, cpus=32,
                          min_part=100 if engine == "pyhmmer" else 3, engine=engine))
     for fmt, ext in (("targets", "tbl"), ("domains", "domtbl")):
