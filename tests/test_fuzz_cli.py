@@ -11,7 +11,6 @@ hunt: ``CLALIGN_FUZZ_EXAMPLES=2000 CLALIGN_FUZZ_SEED=7 pytest test_fuzz_cli.py``
 """
 import faulthandler
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -213,8 +212,6 @@ def test_fuzz_sw_option_values(sw_files, opt, val, outfmt):
             assert [int(x[2]) for x in rows] == want
 
 
-@pytest.mark.skipif(importlib.util.find_spec("clalign.hmm.options") is None,
-                    reason="hmmsearch's numeric option ranges come with clalign.hmm.options (issue 15, branch h15)")
 @_seed
 @_settings(30)
 @given(opt=st.sampled_from(["-E", "--domE", "--incE", "--incdomE", "--F1", "-Z", "--cpu"]), val=_NUMBERS)
