@@ -1,8 +1,24 @@
 """Shared, generic fixtures (no OpenCL here; engines keep their own fixtures in their tests)."""
 import gzip as _gzip
 import os
+import shutil
+import tempfile
 
 import pytest
+
+# Hermetic runs: what clalign remembers per machine (program binaries, the SW kernels' measured
+# rates, the hmmsearch engine choice) goes to a folder of this test session, so that the code
+# paths taken do not depend on what earlier runs left in the user's cache. An explicit
+# CLALIGN_CACHE_DIR is respected (and kept).
+_SESSION_CACHE = None
+if not os.environ.get("CLALIGN_CACHE_DIR"):
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="clalign-test-cache-")
+    os.environ["CLALIGN_CACHE_DIR"] = _SESSION_CACHE
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _SESSION_CACHE:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "data")

@@ -296,10 +296,10 @@ def test_filter_engine_choice(tmp_path, monkeypatch):
     GPU wins), remembers the choice per OpenCL setup, and an explicit engine is obeyed."""
     from clalign.hmm import choice
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CLALIGN_CACHE_DIR", str(tmp_path))
     assert choice.choose_filter("pyhmmer", None, 2).engine == "pyhmmer"
     got = choice.choose_filter("auto", None, 2)
-    assert (tmp_path / "clalign" / "hmm_filter_choice.json").exists()
+    assert (tmp_path / "hmm_filter_choice.json").exists()
     assert choice.choose_filter("auto", None, 2) == got                 # from the cache
     from clalign.runtime.device import select_devices
 

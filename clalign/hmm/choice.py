@@ -52,8 +52,11 @@ class _KindCaps:
 
 
 def _cache_file() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "clalign", "hmm_filter_choice.json")
+    """Beside the program cache (``CLALIGN_CACHE_DIR`` or the user cache folder), like the
+    SW kernels' stored rates: one place for everything clalign remembers per machine."""
+    from ..runtime.cache import default_root
+
+    return os.path.join(default_root(), "hmm_filter_choice.json")
 
 
 def _setup_key(device, threads: int) -> str:
