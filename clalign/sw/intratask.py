@@ -64,11 +64,11 @@ def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     gran = w.caps.warp if w.caps.is_gpu else w.plan.ivalues["WG"]
     vals = intra_values(w.plan.ivalues, len(qcodes), gran)
     prg = w.rt.program(INTRA_TEMPLATE, INTRA_PARAMS, vals)
-    wg, th, tw = vals["WG"], vals["TH"], vals["TW"]
-    key = ("intra", wg * th)
+    wg, th, tw, bits = vals["WG"], vals["TH"], vals["TW"], vals["PBITS"]
+    key = ("intra", wg * th, bits)
     prof = profiles.get(key)
     if prof is None:
-        host = build_row_profile(qcodes, w.plan.scoring, wg * th)
+        host = build_row_profile(qcodes, w.plan.scoring, wg * th, bits)
         buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
         ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
         prof = profiles[key] = (buf, host, host.shape[1], ev)
@@ -92,7 +92,8 @@ def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     out = w.scratch("intra-out", max(16, npairs * 4))
     _, goe, ext, thresh = w.plan.scoring.kernel_consts(32)
     knl = w.kernel(prg, "sw_intratask")
-    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(mpad), border, bs, out,
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(len(qcodes)), np.int32(mpad),
+                 border, bs, out,
                  np.int32(goe), np.int32(ext), np.int32(thresh))
     ev = cl.enqueue_nd_range_kernel(q, knl, (npairs * wg,), (wg,), wait_for=list(batch.uploads) + [pev])
     host = np.empty(npairs, dtype=np.int32)

@@ -80,6 +80,12 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
                     "border exchange per step", values=(1, 2, 4, 8, 16), default=4),
     Param.int("WG", "work-items per work-group (one (query, subject) pair per work-group)", lo=1, hi=1024,
               default=64),
+    Param.int("PBITS", "bits per query-profile score, 32/PBITS rows packed per word (a work-item reads TH*PBITS/32 "
+                       "words per column); set by the host to the narrowest the matrix fits (8 for BLOSUM), an "
+                       "override may only widen it", values=(8, 16, 32), default=32),
+    Param.choice("PROF", "where the tiles read the query profile: 'global' (cached global memory) or 'local' (each "
+                         "work-item copies its strip's slice, (SENTINEL+1) x TH scores, to local memory once per strip)",
+                 ("global", "local"), default="global"),
     Param.choice("KIND", "long-pair kernel: 'tiles' = this tiled wavefront kernel (GPUs); 'striped' = the "
                          "striped SIMD kernel sw_striped.mako, one work-item per pair (CPUs). Not rendered",
                  ("tiles", "striped"), default="tiles"),
