@@ -33,10 +33,15 @@ import gen_protein_db  # noqa: E402
 from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
 from clalign.sw.engine import SWEngine  # noqa: E402
 
-VARIANTS = [dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=4, INTRA_WG=32),
-            dict(INTRA_TH=32, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=32),
-            dict(INTRA_TH=8, INTRA_TW=8, INTRA_WG=32), dict(INTRA_TH=12, INTRA_TW=4, INTRA_WG=64),
-            dict(INTRA_TH=16, INTRA_TW=2, INTRA_WG=32), dict(INTRA_TH=24, INTRA_TW=4, INTRA_WG=32)]
+def _v(th, tw, wg, prof="global", **kw):
+    return dict(INTRA_TH=th, INTRA_TW=tw, INTRA_WG=wg, INTRA_PROF=prof, **kw)
+
+
+# Intra-task tile variants (issue 14): the first is the kernel of runs 9-11 (32-bit profile read from
+# global memory), the others read the 8-bit packed profile from global or local memory.
+VARIANTS = [_v(12, 4, 64, INTRA_PBITS=32), _v(12, 4, 64), _v(12, 4, 64, "local"), _v(16, 4, 64),
+            _v(16, 4, 64, "local"), _v(16, 8, 64), _v(12, 8, 64, "local"), _v(16, 4, 128, "local"),
+            _v(8, 4, 128, "local")]
 
 
 def timed(eng, queries, db, verbose=None):
@@ -65,6 +70,8 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--big", action="store_true",
+                    help="also time one random 35,000 x 35,000 pair and a 35,000-aa query against the long subjects")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
@@ -107,14 +114,26 @@ def main():
             r, m = timed(e, queries, ldb)
             m["values"] = v
             m["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_l))
+            m["intra_tcups_kernel"] = m["cells"] / max(m["intra_kernel_s"], 1e-9) / 1e12
             out["variants"].append(m)
-            print("variant", m, flush=True)
+            print("variant", v, f"kernel {m['intra_kernel_s']:.3f} s = {m['intra_tcups_kernel']:.2f} TCUPS, wall "
+                  f"{m['wall_s']:.3f} s, identical {m['identical']}", flush=True)
         best = min(out["variants"], key=lambda m: m["kernel_s"])["values"]
         e = SWEngine("BLOSUM62", 11, 1, a.device, **best)
         r, out["split_best"] = timed(e, queries, db, verbose=lines.append)
         out["split_best"]["values"] = best
         out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
         print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
+    if a.big:
+        rng = np.random.default_rng(35)
+        aa = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
+        q35 = aa[rng.integers(0, 20, 35000)]
+        one = Database.from_sequences([aa[rng.integers(0, 20, 35000)]])
+        e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
+        _, out["pair_35000x35000"] = timed(e, [("q35000", q35)], one)
+        _, out["query_35000_vs_long"] = timed(e, [("q35000", q35)], ldb)
+        print("35,000 x 35,000", out["pair_35000x35000"], "35,000-aa query x long subjects",
+              out["query_35000_vs_long"], flush=True)
     if a.multi:
         from clalign.runtime import all_devices
         import pyopencl as cl
