@@ -13,6 +13,8 @@ Parameters (defined once in clalign/sw/params.py, INTRA_PARAMS):
   PROF   global | local   where the profile is read: global memory (cached), or a private
                  slice per work-item in local memory, copied once per strip (no barrier: only
                  the work-item that copies it reads it)
+  AHEAD  bool    profile words of the next tile loaded one step ahead (twice the profile
+                 registers; else loaded at the start of the step, codes still one step ahead)
   ALPHA, SENTINEL  host constants (profile rows per code, padding code)
 Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
 
@@ -26,7 +28,8 @@ steps after the current one, so the strips follow each other without draining th
 it reads a border column at least one step after it was written (P >= WG). Work-items whose rows
 all lie past the query (the last strip's padding) skip their steps, so whole idle warps leave
 the issue slots to other work-groups. The subject codes of a tile are loaded two steps ahead and
-its profile words one step ahead, so the dependent loads overlap the cells.
+its profile words one step ahead (AHEAD; else codes one step ahead), so the dependent loads
+overlap the cells.
 Exactness: H >= 0 and E, F start at 0 (never better than a real gap chain: they only matter when
 positive); padding rows and columns score smin <= 0 and never raise the maximum. A maximum at or
 above `thresh` (INT32_MAX - smax) means a 32-bit value may have wrapped: written as -1, and the
@@ -68,7 +71,7 @@ def score(c, r):
 %  endfor
 % endfor
 </%def>
-/* sw_intratask: TH=${TH} TW=${TW} WG=${WG} PBITS=${PBITS} PROF=${PROF} */
+/* sw_intratask: TH=${TH} TW=${TW} WG=${WG} PBITS=${PBITS} PROF=${PROF} AHEAD=${int(bool(AHEAD))} */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void sw_intratask(__global const uchar *restrict res,   /* batch residues */
                   __global const int *restrict offs,    /* per subject: first residue */
@@ -136,12 +139,16 @@ void sw_intratask(__global const uchar *restrict res,   /* batch residues */
 % else:
                 pr = prof + (s * ${WG} + t) * ${NV};
 % endif
+% if AHEAD:
 % for c in range(TW):
                 int c0_${c};
 % endfor
 ${codes("j0", "c0_")}
 ${fetch("c0_", "p")}
 ${codes("j0 + %d" % TW, "cn")}
+% else:
+${codes("j0", "cn")}
+% endif
             }
 % for c in range(TW):
             int hu${c}, fu${c};
@@ -162,6 +169,7 @@ ${codes("j0 + %d" % TW, "cn")}
                 hu${c} = lh[rb + ${c}]; fu${c} = lf[rb + ${c}];
 % endfor
             }
+% if AHEAD:
 % for c in range(TW):
 %  for v in range(NV):
             ${VT} q${c}_${v};
@@ -169,6 +177,10 @@ ${codes("j0 + %d" % TW, "cn")}
 % endfor
 ${fetch("cn", "q")}
 ${codes("j0 + %d" % (2 * TW), "cn")}
+% else:
+${fetch("cn", "p")}
+${codes("j0 + %d" % TW, "cn")}
+% endif
 % for c in range(TW):
             int ho${c}, fo${c};
             {   /* column j0 + ${c} */
@@ -187,11 +199,13 @@ ${codes("j0 + %d" % (2 * TW), "cn")}
                 ho${c} = h${TH - 1}; fo${c} = f;
             }
 % endfor
+% if AHEAD:
 % for c in range(TW):
 %  for v in range(NV):
             p${c}_${v} = q${c}_${v};
 %  endfor
 % endfor
+% endif
             hdg = hu${TW - 1};
             if (t == ${WG - 1}) {
                 if (s + 1 < nstrips) {
