@@ -17,10 +17,12 @@ from clalign.sw.worker import ScoreOverflowError
 AA = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
 B62 = get_matrix("BLOSUM62")
 
-# (TH, TW, WG): one work-item (global border every strip), odd work-group sizes, tiles of 1..16.
-INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
-         dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8),
-         dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2)]
+# (TH, TW, WG): one work-item (global border every strip), odd work-group sizes, tiles of 1..16;
+# profile packing 8/16/32 bits, read from global or local memory, one step ahead or not.
+INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1, INTRA_PBITS=32), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
+         dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5, INTRA_PROF="local"),
+         dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8, INTRA_PBITS=16, INTRA_AHEAD=False),
+         dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2, INTRA_PROF="local", INTRA_AHEAD=False)]
 INTRA = [dict(v, INTRA_KIND="tiles") for v in INTRA] + [dict(INTRA_KIND="striped")]
 KINDS = [dict(INTRA_KIND="tiles", INTRA_TH=4, INTRA_TW=2, INTRA_WG=3), dict(INTRA_KIND="striped")]
 
@@ -45,7 +47,10 @@ def case():
 
 
 def _vid(v):
-    return "striped" if v["INTRA_KIND"] == "striped" else "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v)
+    if v["INTRA_KIND"] == "striped":
+        return "striped"
+    extra = "".join(f"-{k[6:].lower()}{v[k]}" for k in ("INTRA_PBITS", "INTRA_PROF", "INTRA_AHEAD") if k in v)
+    return "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v) + extra
 
 
 @pytest.mark.parametrize("ov", INTRA, ids=_vid)
@@ -147,6 +152,36 @@ def test_scores_above_2_31_are_reported(thr, kind):
     db2 = Database.from_sequences([np.full(10, W, np.uint8), np.full(2200, W, np.uint8)], ids=["w10", "w2200"])
     with pytest.raises(ScoreOverflowError, match="w2200"):
         sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
+
+
+def test_intra_profile_packing_and_limits():
+    """PBITS is the narrowest lane the matrix fits (8 for BLOSUM62, 32 for scores of 10^6); a narrower
+    override is refused; PROF=local falls back to global where the slices exceed local memory."""
+    from clalign.errors import ParameterError
+    from clalign.sw.plan import intra_local_bytes
+    from clalign.sw.scoring import Scoring, build_row_profile
+
+    assert SWEngine("BLOSUM62", 11, 1, None).workers[0].plan.ivalues["PBITS"] == 8
+    eng = SWEngine(_big_matrix(), 11, 1, None, INTRA_PROF="local", INTRA_TH=4, INTRA_WG=1)
+    assert eng.workers[0].plan.ivalues["PBITS"] == 32
+    with pytest.raises(ParameterError, match="PBITS"):
+        SWEngine(_big_matrix(), 11, 1, None, INTRA_PBITS=16)
+    caps = SWEngine("BLOSUM62", 11, 1, None).workers[0].caps
+    big = dict(INTRA_TH=32, INTRA_TW=16, INTRA_WG=min(1024, caps.max_work_group), INTRA_PBITS=32)
+    plan = SWEngine("BLOSUM62", 11, 1, None, **big).workers[0].plan
+    if intra_local_bytes({**plan.ivalues, "PROF": "local"}) > caps.local_mem:
+        with pytest.raises(ParameterError, match="local memory"):
+            SWEngine("BLOSUM62", 11, 1, None, INTRA_PROF="local", **big)
+    # packed words: row r of code a is byte r % 4 of word r // 4 (little-endian), sentinel rows after the query
+    sc = Scoring.make("BLOSUM62", 11, 1)
+    q = _rand(np.random.default_rng(1), 10)
+    p8 = build_row_profile(q, sc, 8, 8)
+    assert p8.shape == (32, 16) and p8.dtype == np.int8
+    words = p8.view(np.int32)
+    a = int(q[5])
+    assert np.int8((words[a, 1] >> 8) & 0xFF) == sc.scores[q[5], a]
+    assert (p8[:, 10:] == sc.smin).all()
+    assert np.array_equal(build_row_profile(q, sc, 8, 16).astype(np.int32), p8.astype(np.int32))
 
 
 def test_intra_work_group_fits_short_queries():
