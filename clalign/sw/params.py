@@ -96,8 +96,11 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
 STRIPED_FAMILY = "sw_striped"
 
 STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
-    Param.choice("LANE", "score lanes: 's16' = short16 (exact below 32767 - smax, higher pairs rescored at "
-                         "s32); 's32' = int8", ("s16", "s32"), default="s16"),
+    Param.choice("LANE", "score lanes: 'u8' = unsigned 8-bit, biased profile, saturating (pairs reaching "
+                         "255 - bias - smax rescored at s16); 's16' = short16 (exact below 32767 - smax, higher pairs "
+                         "rescored at s32); 's32' = int8", ("u8", "s16", "s32"), default="s16"),
+    Param.int("VEC", "elements per vector: u8 16 (uchar16) or 32 (Clang ext_vector_type, needs clang_vectors), "
+                     "s16 16, s32 8", values=(8, 16, 32), default=16),
     Param.int("WG", "work-items per work-group (one pair per work-item)", lo=1, hi=1024, default=1),
 ) + _SHARED, with_simd=False)
 

@@ -129,12 +129,13 @@ def build_row_profile(qcodes, scoring: Scoring, rows: int, bits: int = 32) -> np
     return np.ascontiguousarray(scoring.scores[qp, :].T).astype(dt)
 
 
-def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype) -> np.ndarray:
+def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype, bias: int = 0) -> np.ndarray:
     """Striped query profile (Farrar): (ALPHA, seglen, vec), element k of vector i of code a
-    = score of query row i + k * seglen against a; rows past the query are sentinels."""
+    = score of query row i + k * seglen against a, plus ``bias`` (the u8 lanes' offset that makes
+    every score >= 0); rows past the query are sentinels."""
     q = np.asarray(qcodes, dtype=np.intp)
     seglen = max(1, -(-len(q) // vec))
     qp = np.full(seglen * vec, SENTINEL, dtype=np.intp)
     qp[:len(q)] = q
     rows = qp.reshape(vec, seglen).T                       # [i, k] = row i + k * seglen
-    return np.ascontiguousarray(scoring.scores[:, rows]).astype(dtype)
+    return np.ascontiguousarray(scoring.scores[:, rows] + bias).astype(dtype)
