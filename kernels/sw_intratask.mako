@@ -22,7 +22,8 @@ The DP matrix (query rows i, subject columns j) is cut into strips of WG x TH ro
 work-item t owns rows t*TH .. t*TH+TH-1 and computes TH x TW tiles left to right, one tile per
 step, one step behind work-item t-1 (an anti-diagonal wavefront of tiles). The bottom border of
 a tile (H and F of its last row, TW columns) goes to work-item t+1 through local memory (double
-buffered: one barrier per step); the last work-item's border goes to global memory, where
+buffered: one barrier per step; stored column-major, (H, F) pairs of consecutive work-items
+side by side, so the accesses of a warp hit distinct banks); the last work-item's border goes to global memory, where
 work-item 0 reads it for the next strip. Work-item 0 starts the next strip P = max(tiles, WG)
 steps after the current one, so the strips follow each other without draining the pipeline, and
 it reads a border column at least one step after it was written (P >= WG). Work-items whose rows
@@ -86,7 +87,7 @@ void sw_intratask(__global const uchar *restrict res,   /* batch residues */
                   __global int *restrict out,           /* per pair: score, -1 = beyond 32 bits */
                   const int goe, const int ext, const int thresh)
 {
-    __local int lh[${2 * WG * TW}], lf[${2 * WG * TW}];
+    __local int2 lx[${2 * TW * WG}];     /* [step parity][column][work-item] (H, F): conflict-free banks */
     __local int red[${WG}];
 % if LOCAL:
     __local ${VT} lp[${NC * WG * NV}];   /* [code][work-item][NV]: each work-item's own slice */
@@ -164,9 +165,9 @@ ${codes("j0", "cn")}
 % endfor
                 }
             } else {
-                const int rb = ((k - 1) & 1) * ${WG * TW} + (t - 1) * ${TW};
+                const int rb = ((k - 1) & 1) * ${WG * TW} + t - 1;
 % for c in range(TW):
-                hu${c} = lh[rb + ${c}]; fu${c} = lf[rb + ${c}];
+                { const int2 v = lx[rb + ${c * WG}]; hu${c} = v.x; fu${c} = v.y; }
 % endfor
             }
 % if AHEAD:
@@ -214,9 +215,9 @@ ${codes("j0 + %d" % TW, "cn")}
 % endfor
                 }
             } else {
-                const int wb = (k & 1) * ${WG * TW} + t * ${TW};
+                const int wb = (k & 1) * ${WG * TW} + t;
 % for c in range(TW):
-                lh[wb + ${c}] = ho${c}; lf[wb + ${c}] = fo${c};
+                lx[wb + ${c * WG}] = (int2)(ho${c}, fo${c});
 % endfor
             }
         }
