@@ -245,3 +245,38 @@ def test_cli_verbose_and_two_devices(write_file, tmp_path):
         assert "-> intra-task kernel" in res.stderr
         outs.append(open(out).read())
     assert outs[0] == outs[1] and "\ts60\t" in outs[0]
+
+
+def _diag_runs(*parts):
+    """A sequence from (residue, count) runs and its identity score under BLOSUM62."""
+    seq = np.concatenate([np.full(n, PROTEIN.encode(r)[0], np.uint8) for r, n in parts])
+    return seq, int(sum(B62.scores[PROTEIN.encode(r)[0], PROTEIN.encode(r)[0]] * n for r, n in parts))
+
+
+def test_striped_lane_boundaries():
+    """Identity scores just below, at and above the u8 (255 - 4 - 11 = 240) and s16 (32767 - 11) bounds
+    of the striped kernel: each pass flags what it cannot hold and the next lane type rescores it."""
+    runs = [[("W", 21), ("H", 1)], [("W", 21), ("C", 1)], [("W", 21), ("R", 2)],
+            [("W", 2977), ("H", 1)], [("W", 2977), ("C", 1)], [("W", 2977), ("R", 2)]]
+    seqs, want = zip(*(_diag_runs(*r) for r in runs))
+    assert list(want) == [239, 240, 241, 32755, 32756, 32757]
+    db = Database.from_sequences(list(seqs))
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, INTRA_KIND="striped")
+    got, _ = eng.search([(f"q{i}", s) for i, s in enumerate(seqs)], db, progress=False)
+    assert [int(got[i][i]) for i in range(len(seqs))] == list(want)
+    # off the diagonal the W runs align: min of the two runs x 11
+    assert int(got[0][4]) == 231 and int(got[4][0]) == 231 and int(got[3][5]) == 2977 * 11
+
+
+def test_striped_35000_x_35000():
+    """The largest pair the issue asks for, on the CPU kernel: 385,000 through u8 -> s16 -> s32, and a
+    random 35,000-aa subject against the same W run (the reference with 2,000 W: a local alignment
+    against W with a query span above 2,000 would need a subject stretch scoring far above random)."""
+    rng = np.random.default_rng(35)
+    W = PROTEIN.encode("W")[0]
+    q = np.full(35000, W, np.uint8)
+    rnd = _rand(rng, 35000)
+    db = Database.from_sequences([np.full(35000, W, np.uint8), rnd])
+    got = sw_scores(q, db, long_threshold=0, INTRA_KIND="striped")
+    best = sw_score(np.full(2000, W, np.uint8), rnd, B62.scores, 11, 1)
+    assert int(got[0]) == 385000 and int(got[1]) == best
