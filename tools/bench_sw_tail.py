@@ -9,8 +9,10 @@
    the inter-task kernel alone (``long_threshold`` huge: the behaviour before the split), and
    the intra-task kernel alone on the subjects longer than 2,000 aa; the full score vectors
    of the first two must be identical;
-3. ``--variants``: intra-task tile variants (TH, TW, WG) on the long subjects;
-4. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
+3. ``--variants``: intra-task tile variants (TH, TW, WG, profile packing and place) on the long
+   subjects, each checked identical to the default, then the split with the fastest;
+4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
+5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
 Writes ``sw_tail.json`` to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
 """
 from __future__ import annotations
