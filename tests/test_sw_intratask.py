@@ -280,3 +280,25 @@ def test_striped_35000_x_35000():
     got = sw_scores(q, db, long_threshold=0, INTRA_KIND="striped")
     best = sw_score(np.full(2000, W, np.uint8), rnd, B62.scores, 11, 1)
     assert int(got[0]) == 385000 and int(got[1]) == best
+
+
+@pytest.mark.parametrize("lo,hi,bits", [(-128, 127, 8), (-129, 127, 16), (-128, 128, 16), (-32768, 32767, 16),
+                                        (-32769, 40000, 32)])
+def test_profile_lanes_at_their_range_ends(lo, hi, bits):
+    """Packed profile scores are sign-extended exactly at the ends of their lane (an asymmetric matrix
+    with both extremes), the tile kernel equal to the reference; the striped kernel too."""
+    rng = np.random.default_rng(abs(lo))
+    m = rng.integers(-3, 4, (28, 28)).astype(np.int32)
+    m[np.arange(28), np.arange(28)] = hi // 2
+    m[3, 5], m[5, 3], m[7, 7], m[8, 2] = lo, hi, hi, lo
+    mat = Matrix("EDGE", m, int(m.min()), int(m.max()))
+    subs = [_rand(rng, n) for n in (3, 17, 40)]
+    subs.append(np.concatenate([subs[2][:20], PROTEIN.encode("DEHHDFG"), subs[1]]))
+    db = Database.from_sequences(subs)
+    q = np.concatenate([_rand(rng, 9), PROTEIN.encode("DHEHDGF"), subs[1][:12]])
+    want = np.array([sw_score(q, s, m, 11, 1) for s in subs])
+    eng = SWEngine(mat, 11, 1, None, long_threshold=0, INTRA_KIND="tiles", INTRA_TH=8, INTRA_TW=2, INTRA_WG=2)
+    assert eng.workers[0].plan.ivalues["PBITS"] == bits
+    got, _ = eng.search([("q", q)], db, progress=False)
+    assert np.array_equal(got[0], want), (got[0], want)
+    assert np.array_equal(sw_scores(q, db, matrix=mat, long_threshold=0, INTRA_KIND="striped"), want)

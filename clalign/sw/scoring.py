@@ -138,4 +138,5 @@ def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype, bias: int =
     qp = np.full(seglen * vec, SENTINEL, dtype=np.intp)
     qp[:len(q)] = q
     rows = qp.reshape(vec, seglen).T                       # [i, k] = row i + k * seglen
-    return np.ascontiguousarray(scoring.scores[:, rows] + bias).astype(dtype)
+    # scores[query code, subject code]: transposed to [subject code a, i, k] (matrices may be asymmetric)
+    return np.ascontiguousarray(scoring.scores[rows, :].transpose(2, 0, 1) + bias).astype(dtype)
