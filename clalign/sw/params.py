@@ -156,7 +156,8 @@ register(VFAMILY, [
 register(INTRA_FAMILY, [
     ({}, {"TH": 8, "TW": 4, "WG": 64}),
     # PoCL (2-core EPYC, 2026-11-23): the tiled kernel ran 0.12-0.23 GCUPS (a barrier loop per
-    # work-item), so CPUs use the striped kernel for long pairs.
+    # work-item), so CPUs use the striped kernel for long pairs (u8 lanes first, then s16, s32:
+    # clalign.sw.intratask.striped_lanes; u8 ran 1.7-2.4x s16, docs/perf/sw.md).
     ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
     ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
     # H100, tools/bench_sw_tail.py runs 9-10 (docs/perf/sw.md, issue 14): kernel seconds on the 2,748
