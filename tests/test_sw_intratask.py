@@ -17,10 +17,12 @@ from clalign.sw.worker import ScoreOverflowError
 AA = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
 B62 = get_matrix("BLOSUM62")
 
-# (TH, TW, WG): one work-item (global border every strip), odd work-group sizes, tiles of 1..16.
-INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
-         dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8),
-         dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2)]
+# (TH, TW, WG): one work-item (global border every strip), odd work-group sizes, tiles of 1..16;
+# profile packing 8/16/32 bits, read from global or local memory, one step ahead or not.
+INTRA = [dict(INTRA_TH=4, INTRA_TW=1, INTRA_WG=1, INTRA_PBITS=32), dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=3),
+         dict(INTRA_TH=12, INTRA_TW=2, INTRA_WG=5, INTRA_PROF="local"),
+         dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=8, INTRA_PBITS=16, INTRA_AHEAD=False),
+         dict(INTRA_TH=4, INTRA_TW=16, INTRA_WG=2, INTRA_PROF="local", INTRA_AHEAD=False)]
 INTRA = [dict(v, INTRA_KIND="tiles") for v in INTRA] + [dict(INTRA_KIND="striped")]
 KINDS = [dict(INTRA_KIND="tiles", INTRA_TH=4, INTRA_TW=2, INTRA_WG=3), dict(INTRA_KIND="striped")]
 
@@ -45,7 +47,10 @@ def case():
 
 
 def _vid(v):
-    return "striped" if v["INTRA_KIND"] == "striped" else "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v)
+    if v["INTRA_KIND"] == "striped":
+        return "striped"
+    extra = "".join(f"-{k[6:].lower()}{v[k]}" for k in ("INTRA_PBITS", "INTRA_PROF", "INTRA_AHEAD") if k in v)
+    return "th{INTRA_TH}-tw{INTRA_TW}-wg{INTRA_WG}".format(**v) + extra
 
 
 @pytest.mark.parametrize("ov", INTRA, ids=_vid)
@@ -149,6 +154,36 @@ def test_scores_above_2_31_are_reported(thr, kind):
         sw_scores(np.full(2200, W, np.uint8), db2, matrix=_big_matrix(), long_threshold=thr, INTRA_KIND=kind)
 
 
+def test_intra_profile_packing_and_limits():
+    """PBITS is the narrowest lane the matrix fits (8 for BLOSUM62, 32 for scores of 10^6); a narrower
+    override is refused; PROF=local falls back to global where the slices exceed local memory."""
+    from clalign.errors import ParameterError
+    from clalign.sw.plan import intra_local_bytes
+    from clalign.sw.scoring import Scoring, build_row_profile
+
+    assert SWEngine("BLOSUM62", 11, 1, None).workers[0].plan.ivalues["PBITS"] == 8
+    eng = SWEngine(_big_matrix(), 11, 1, None, INTRA_PROF="local", INTRA_TH=4, INTRA_WG=1)
+    assert eng.workers[0].plan.ivalues["PBITS"] == 32
+    with pytest.raises(ParameterError, match="PBITS"):
+        SWEngine(_big_matrix(), 11, 1, None, INTRA_PBITS=16)
+    caps = SWEngine("BLOSUM62", 11, 1, None).workers[0].caps
+    big = dict(INTRA_TH=32, INTRA_TW=16, INTRA_WG=min(1024, caps.max_work_group), INTRA_PBITS=32)
+    plan = SWEngine("BLOSUM62", 11, 1, None, **big).workers[0].plan
+    if intra_local_bytes({**plan.ivalues, "PROF": "local"}) > caps.local_mem:
+        with pytest.raises(ParameterError, match="local memory"):
+            SWEngine("BLOSUM62", 11, 1, None, INTRA_PROF="local", **big)
+    # packed words: row r of code a is byte r % 4 of word r // 4 (little-endian), sentinel rows after the query
+    sc = Scoring.make("BLOSUM62", 11, 1)
+    q = _rand(np.random.default_rng(1), 10)
+    p8 = build_row_profile(q, sc, 8, 8)
+    assert p8.shape == (32, 16) and p8.dtype == np.int8
+    words = p8.view(np.int32)
+    a = int(q[5])
+    assert np.int8((words[a, 1] >> 8) & 0xFF) == sc.scores[q[5], a]
+    assert (p8[:, 10:] == sc.smin).all()
+    assert np.array_equal(build_row_profile(q, sc, 8, 16).astype(np.int32), p8.astype(np.int32))
+
+
 def test_intra_work_group_fits_short_queries():
     v = {"TH": 8, "TW": 4, "WG": 128}
     assert intra_values(v, 144, 32)["WG"] == 32          # 256 rows instead of 1,024 for 144
@@ -210,3 +245,67 @@ def test_cli_verbose_and_two_devices(write_file, tmp_path):
         assert "-> intra-task kernel" in res.stderr
         outs.append(open(out).read())
     assert outs[0] == outs[1] and "\ts60\t" in outs[0]
+
+
+def _diag_runs(*parts):
+    """A sequence from (residue, count) runs and its identity score under BLOSUM62."""
+    seq = np.concatenate([np.full(n, PROTEIN.encode(r)[0], np.uint8) for r, n in parts])
+    return seq, int(sum(B62.scores[PROTEIN.encode(r)[0], PROTEIN.encode(r)[0]] * n for r, n in parts))
+
+
+@pytest.mark.parametrize("u8vec", [None, 16], ids=["u8-device-default", "u8-uchar16"])
+def test_striped_lane_boundaries(u8vec, monkeypatch):
+    """Identity scores just below, at and above the u8 (255 - 4 - 11 = 240) and s16 (32767 - 11) bounds
+    of the striped kernel: each pass flags what it cannot hold and the next lane type rescores it
+    (u8 in 32 Clang-vector lanes where they build, and in portable uchar16)."""
+    from clalign.sw import intratask
+
+    if u8vec:
+        orig = intratask.striped_vec
+        monkeypatch.setattr(intratask, "striped_vec", lambda lane, caps: u8vec if lane == "u8" else orig(lane, caps))
+    runs = [[("W", 21), ("H", 1)], [("W", 21), ("C", 1)], [("W", 21), ("R", 2)],
+            [("W", 2977), ("H", 1)], [("W", 2977), ("C", 1)], [("W", 2977), ("R", 2)]]
+    seqs, want = zip(*(_diag_runs(*r) for r in runs))
+    assert list(want) == [239, 240, 241, 32755, 32756, 32757]
+    db = Database.from_sequences(list(seqs))
+    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=0, INTRA_KIND="striped")
+    got, _ = eng.search([(f"q{i}", s) for i, s in enumerate(seqs)], db, progress=False)
+    assert [int(got[i][i]) for i in range(len(seqs))] == list(want)
+    # off the diagonal the W runs align: min of the two runs x 11
+    assert int(got[0][4]) == 231 and int(got[4][0]) == 231 and int(got[3][5]) == 2977 * 11
+
+
+def test_striped_35000_x_35000():
+    """The largest pair the issue asks for, on the CPU kernel: 385,000 through u8 -> s16 -> s32, and a
+    random 35,000-aa subject against the same W run (the reference with 2,000 W: a local alignment
+    against W with a query span above 2,000 would need a subject stretch scoring far above random)."""
+    rng = np.random.default_rng(35)
+    W = PROTEIN.encode("W")[0]
+    q = np.full(35000, W, np.uint8)
+    rnd = _rand(rng, 35000)
+    db = Database.from_sequences([np.full(35000, W, np.uint8), rnd])
+    got = sw_scores(q, db, long_threshold=0, INTRA_KIND="striped")
+    best = sw_score(np.full(2000, W, np.uint8), rnd, B62.scores, 11, 1)
+    assert int(got[0]) == 385000 and int(got[1]) == best
+
+
+@pytest.mark.parametrize("lo,hi,bits", [(-128, 127, 8), (-129, 127, 16), (-128, 128, 16), (-32768, 32767, 16),
+                                        (-32769, 40000, 32)])
+def test_profile_lanes_at_their_range_ends(lo, hi, bits):
+    """Packed profile scores are sign-extended exactly at the ends of their lane (an asymmetric matrix
+    with both extremes), the tile kernel equal to the reference; the striped kernel too."""
+    rng = np.random.default_rng(abs(lo))
+    m = rng.integers(-3, 4, (28, 28)).astype(np.int32)
+    m[np.arange(28), np.arange(28)] = hi // 2
+    m[3, 5], m[5, 3], m[7, 7], m[8, 2] = lo, hi, hi, lo
+    mat = Matrix("EDGE", m, int(m.min()), int(m.max()))
+    subs = [_rand(rng, n) for n in (3, 17, 40)]
+    subs.append(np.concatenate([subs[2][:20], PROTEIN.encode("DEHHDFG"), subs[1]]))
+    db = Database.from_sequences(subs)
+    q = np.concatenate([_rand(rng, 9), PROTEIN.encode("DHEHDGF"), subs[1][:12]])
+    want = np.array([sw_score(q, s, m, 11, 1) for s in subs])
+    eng = SWEngine(mat, 11, 1, None, long_threshold=0, INTRA_KIND="tiles", INTRA_TH=8, INTRA_TW=2, INTRA_WG=2)
+    assert eng.workers[0].plan.ivalues["PBITS"] == bits
+    got, _ = eng.search([("q", q)], db, progress=False)
+    assert np.array_equal(got[0], want), (got[0], want)
+    assert np.array_equal(sw_scores(q, db, matrix=mat, long_threshold=0, INTRA_KIND="striped"), want)

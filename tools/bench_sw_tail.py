@@ -9,8 +9,10 @@
    the inter-task kernel alone (``long_threshold`` huge: the behaviour before the split), and
    the intra-task kernel alone on the subjects longer than 2,000 aa; the full score vectors
    of the first two must be identical;
-3. ``--variants``: intra-task tile variants (TH, TW, WG) on the long subjects;
-4. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
+3. ``--variants``: intra-task tile variants (TH, TW, WG, profile packing and place) on the long
+   subjects, each checked identical to the default, then the split with the fastest;
+4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
+5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
 Writes ``sw_tail.json`` to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
 """
 from __future__ import annotations
@@ -31,12 +33,21 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import gen_protein_db  # noqa: E402
 from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
+from clalign.errors import ParameterError  # noqa: E402
 from clalign.sw.engine import SWEngine  # noqa: E402
 
-VARIANTS = [dict(INTRA_TH=8, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=4, INTRA_WG=32),
-            dict(INTRA_TH=32, INTRA_TW=4, INTRA_WG=32), dict(INTRA_TH=16, INTRA_TW=8, INTRA_WG=32),
-            dict(INTRA_TH=8, INTRA_TW=8, INTRA_WG=32), dict(INTRA_TH=12, INTRA_TW=4, INTRA_WG=64),
-            dict(INTRA_TH=16, INTRA_TW=2, INTRA_WG=32), dict(INTRA_TH=24, INTRA_TW=4, INTRA_WG=32)]
+def _v(th, tw, wg, prof="global", **kw):
+    return dict(INTRA_TH=th, INTRA_TW=tw, INTRA_WG=wg, INTRA_PROF=prof, **kw)
+
+
+# Intra-task tile variants (issue 14, run 13): the first is the kernel of runs 9-11 with a 32-bit profile
+# read from global memory; the others read the 8-bit packed profile (the default's values, TH=16 TW=8 WG=64
+# from global memory one step ahead, are the "intra only" run). A PROF=local variant must fit the
+# device's local memory (48 KiB on NVIDIA's OpenCL).
+VARIANTS = [_v(12, 4, 64, INTRA_PBITS=32), _v(16, 8, 64, "local"), _v(16, 8, 64, "local", INTRA_AHEAD=False),
+            _v(16, 8, 64, INTRA_AHEAD=False), _v(16, 8, 32, "local"), _v(16, 16, 32, "local", INTRA_AHEAD=False),
+            _v(24, 8, 32, "local", INTRA_AHEAD=False), _v(32, 4, 32, "local", INTRA_AHEAD=False),
+            _v(16, 4, 64, "local"), _v(16, 8, 128)]
 
 
 def timed(eng, queries, db, verbose=None):
@@ -65,6 +76,8 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--big", action="store_true",
+                    help="also time one random 35,000 x 35,000 pair and a 35,000-aa query against the long subjects")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
@@ -103,18 +116,34 @@ def main():
     if a.variants:
         out["variants"] = []
         for v in VARIANTS:
-            e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0, **v)
+            try:
+                e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0, **v)
+            except ParameterError as err:           # e.g. PROF=local beyond the device's local memory
+                print("variant", v, "skipped:", err, flush=True)
+                continue
             r, m = timed(e, queries, ldb)
             m["values"] = v
             m["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_l))
+            m["intra_tcups_kernel"] = m["cells"] / max(m["intra_kernel_s"], 1e-9) / 1e12
             out["variants"].append(m)
-            print("variant", m, flush=True)
+            print("variant", v, f"kernel {m['intra_kernel_s']:.3f} s = {m['intra_tcups_kernel']:.2f} TCUPS, wall "
+                  f"{m['wall_s']:.3f} s, identical {m['identical']}", flush=True)
         best = min(out["variants"], key=lambda m: m["kernel_s"])["values"]
         e = SWEngine("BLOSUM62", 11, 1, a.device, **best)
         r, out["split_best"] = timed(e, queries, db, verbose=lines.append)
         out["split_best"]["values"] = best
         out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
         print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
+    if a.big:
+        rng = np.random.default_rng(35)
+        aa = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
+        q35 = aa[rng.integers(0, 20, 35000)]
+        one = Database.from_sequences([aa[rng.integers(0, 20, 35000)]])
+        e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
+        _, out["pair_35000x35000"] = timed(e, [("q35000", q35)], one)
+        _, out["query_35000_vs_long"] = timed(e, [("q35000", q35)], ldb)
+        print("35,000 x 35,000", out["pair_35000x35000"], "35,000-aa query x long subjects",
+              out["query_35000_vs_long"], flush=True)
     if a.multi:
         from clalign.runtime import all_devices
         import pyopencl as cl

@@ -41,7 +41,8 @@ class Pending:
 
 
 class StripedPending(Pending):
-    """A striped s16 launch; pairs at or above its bound are rescored at s32 when collected."""
+    """A striped u8/s16 launch; pairs at or above its bound are rescored by the next lane type when
+    collected."""
 
     def __init__(self, event, copy, host, w, rescore):
         super().__init__(event, copy, host, w)
@@ -58,17 +59,17 @@ class StripedPending(Pending):
 def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     """Start aligning ``qcodes`` against the batch-local subjects ``ids`` (longest first)."""
     if w.plan.ivalues["KIND"] == "striped":
-        return launch_striped(w, batch, ids, qcodes, profiles, "s16" if w.plan.scoring.width_ok(16) else "s32")
+        return launch_striped(w, batch, ids, qcodes, profiles, striped_lanes(w.plan.scoring)[0])
     q = queue or w.longq
     # GPUs: work-groups in whole warps; CPUs keep the tuned (small) WG: one build, not one per query length
     gran = w.caps.warp if w.caps.is_gpu else w.plan.ivalues["WG"]
     vals = intra_values(w.plan.ivalues, len(qcodes), gran)
     prg = w.rt.program(INTRA_TEMPLATE, INTRA_PARAMS, vals)
-    wg, th, tw = vals["WG"], vals["TH"], vals["TW"]
-    key = ("intra", wg * th)
+    wg, th, tw, bits = vals["WG"], vals["TH"], vals["TW"], vals["PBITS"]
+    key = ("intra", wg * th, bits)
     prof = profiles.get(key)
     if prof is None:
-        host = build_row_profile(qcodes, w.plan.scoring, wg * th)
+        host = build_row_profile(qcodes, w.plan.scoring, wg * th, bits)
         buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
         ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
         prof = profiles[key] = (buf, host, host.shape[1], ev)
@@ -92,7 +93,8 @@ def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     out = w.scratch("intra-out", max(16, npairs * 4))
     _, goe, ext, thresh = w.plan.scoring.kernel_consts(32)
     knl = w.kernel(prg, "sw_intratask")
-    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(mpad), border, bs, out,
+    knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(len(qcodes)), np.int32(mpad),
+                 border, bs, out,
                  np.int32(goe), np.int32(ext), np.int32(thresh))
     ev = cl.enqueue_nd_range_kernel(q, knl, (npairs * wg,), (wg,), wait_for=list(batch.uploads) + [pev])
     host = np.empty(npairs, dtype=np.int32)
@@ -101,16 +103,38 @@ def launch_intratask(w, batch, ids, qcodes, profiles, queue=None) -> Pending:
     return Pending(ev, copy, host, w)
 
 
+_LANE_BITS = {"u8": 8, "s16": 16, "s32": 32}
+
+
+def striped_lanes(scoring) -> list:
+    """The striped kernel's lane types for ``scoring``, narrowest first: each pass rescores the pairs
+    the previous one flagged (u8 -> s16 -> s32), as the first-pass kernels do."""
+    return [lane for lane, bits in _LANE_BITS.items() if bits == 32 or scoring.width_ok(bits)]
+
+
+def striped_vec(lane: str, caps) -> int:
+    """Vector elements of a lane type: u8 takes one AVX2 register (32) where Clang vectors build."""
+    if lane == "u8":
+        return 32 if caps.clang_vectors else 16
+    return 16 if lane == "s16" else 8
+
+
 def launch_striped(w, batch, ids, qcodes, profiles, lane) -> Pending:
-    """The striped CPU kernel over ``ids`` (one work-item per pair), at ``lane`` (s16 | s32)."""
+    """The striped CPU kernel over ``ids`` (one work-item per pair), at ``lane`` (u8 | s16 | s32);
+    pairs a narrow lane flags are rescored by the next lane type when collected."""
     q = w.longq
-    vals = {"LANE": lane, "WG": 1}
+    vec = striped_vec(lane, w.caps)
+    vals = {"LANE": lane, "VEC": vec, "WG": 1}
     prg = w.rt.program(STRIPED_TEMPLATE, STRIPED_PARAMS, vals)
-    vec = 16 if lane == "s16" else 8
+    bits = _LANE_BITS[lane]
+    bias, goe, ext, thresh = w.plan.scoring.kernel_consts(bits)
     key = ("striped", lane)
     prof = profiles.get(key)
     if prof is None:
-        host = build_striped_profile(qcodes, w.plan.scoring, vec, np.int16 if lane == "s16" else np.int32)
+        if lane == "u8":
+            host = build_striped_profile(qcodes, w.plan.scoring, vec, np.uint8, bias)
+        else:
+            host = build_striped_profile(qcodes, w.plan.scoring, vec, np.int16 if lane == "s16" else np.int32)
         buf = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY, host.nbytes)
         ev = cl.enqueue_copy(q, buf, host, is_blocking=False)
         prof = profiles[key] = (buf, host, host.shape[1], ev)
@@ -118,18 +142,18 @@ def launch_striped(w, batch, ids, qcodes, profiles, lane) -> Pending:
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     npairs = len(ids)
     lst = cl.Buffer(w.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=ids)
-    esize = 2 if lane == "s16" else 4
-    scr = w.scratch("striped-" + lane, max(16, npairs * 2 * seglen * vec * esize))
+    scr = w.scratch("striped-" + lane, max(16, npairs * 2 * seglen * vec * bits // 8))
     out = w.scratch("striped-out-" + lane, max(16, npairs * 4))
-    _, goe, ext, thresh = w.plan.scoring.kernel_consts(16 if lane == "s16" else 32)
     knl = w.kernel(prg, "sw_striped")
     knl.set_args(batch.res, batch.offs, batch.lens, lst, np.int32(npairs), buf, np.int32(seglen), scr, out,
-                 np.int32(goe), np.int32(ext), np.int32(thresh))
+                 np.int32(goe), np.int32(ext), np.int32(thresh), np.int32(bias))
     ev = cl.enqueue_nd_range_kernel(q, knl, (npairs,), (1,), wait_for=list(batch.uploads) + [pev])
     host = np.empty(npairs, dtype=np.int32)
     copy = cl.enqueue_copy(q, host, out, wait_for=[ev], is_blocking=False)
     q.flush()
-    if lane == "s32":
+    lanes = striped_lanes(w.plan.scoring)
+    if lane == lanes[-1]:
         return Pending(ev, copy, host, w)
+    nxt = lanes[lanes.index(lane) + 1]
     return StripedPending(ev, copy, host, w,
-                          lambda bad: launch_striped(w, batch, ids[bad], qcodes, profiles, "s32"))
+                          lambda bad: launch_striped(w, batch, ids[bad], qcodes, profiles, nxt))

@@ -80,6 +80,14 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
                     "border exchange per step", values=(1, 2, 4, 8, 16), default=4),
     Param.int("WG", "work-items per work-group (one (query, subject) pair per work-group)", lo=1, hi=1024,
               default=64),
+    Param.int("PBITS", "bits per query-profile score, 32/PBITS rows packed per word (a work-item reads TH*PBITS/32 "
+                       "words per column); set by the host to the narrowest the matrix fits (8 for BLOSUM), an "
+                       "override may only widen it", values=(8, 16, 32), default=32),
+    Param.choice("PROF", "where the tiles read the query profile: 'global' (cached global memory) or 'local' (each "
+                         "work-item copies its strip's slice, (SENTINEL+1) x TH scores, to local memory once per strip)",
+                 ("global", "local"), default="global"),
+    Param.bool("AHEAD", "load the next tile's profile words one step ahead (overlaps their latency, twice the "
+                        "profile registers); else at the start of the step", default=True),
     Param.choice("KIND", "long-pair kernel: 'tiles' = this tiled wavefront kernel (GPUs); 'striped' = the "
                          "striped SIMD kernel sw_striped.mako, one work-item per pair (CPUs). Not rendered",
                  ("tiles", "striped"), default="tiles"),
@@ -88,8 +96,11 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
 STRIPED_FAMILY = "sw_striped"
 
 STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
-    Param.choice("LANE", "score lanes: 's16' = short16 (exact below 32767 - smax, higher pairs rescored at "
-                         "s32); 's32' = int8", ("s16", "s32"), default="s16"),
+    Param.choice("LANE", "score lanes: 'u8' = unsigned 8-bit, biased profile, saturating (pairs reaching "
+                         "255 - bias - smax rescored at s16); 's16' = short16 (exact below 32767 - smax, higher pairs "
+                         "rescored at s32); 's32' = int8", ("u8", "s16", "s32"), default="s16"),
+    Param.int("VEC", "elements per vector: u8 16 (uchar16) or 32 (Clang ext_vector_type, needs clang_vectors), "
+                     "s16 16, s32 8", values=(8, 16, 32), default=16),
     Param.int("WG", "work-items per work-group (one pair per work-item)", lo=1, hi=1024, default=1),
 ) + _SHARED, with_simd=False)
 
@@ -145,11 +156,16 @@ register(VFAMILY, [
 register(INTRA_FAMILY, [
     ({}, {"TH": 8, "TW": 4, "WG": 64}),
     # PoCL (2-core EPYC, 2026-11-23): the tiled kernel ran 0.12-0.23 GCUPS (a barrier loop per
-    # work-item), so CPUs use the striped kernel for long pairs.
+    # work-item), so CPUs use the striped kernel for long pairs (u8 lanes first, then s16, s32:
+    # clalign.sw.intratask.striped_lanes; u8 ran 1.7-2.4x s16, docs/perf/sw.md).
     ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
     ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
     # H100, tools/bench_sw_tail.py runs 9-10 (docs/perf/sw.md, issue 14): kernel seconds on the 2,748
     # subjects > 2,000 aa x 20 queries: TH=12 TW=4 WG=64 0.94 (run 10; 0.90 at WG=128 in run 9) vs
     # 1.02 for TH=8 TW=4 WG=128; one-warp work-groups (WG=32) 1.4-3.8, TH or TW 16 slower.
     ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 12, "TW": 4, "WG": 64}),
+    # H100, runs 12-13 (docs/perf/sw.md): 8-bit profile, idle padding work-items skip their steps, conflict-free
+    # border exchange: TH=16 TW=8 WG=128 1.56 TCUPS kernel (run 13; WG=64 1.47, WG=64 PROF=local 1.52, one-warp
+    # groups 0.73-0.89; TH=12 TW=4 WG=64 with the 32-bit profile 1.24).
+    ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 16, "TW": 8, "WG": 128}),
 ])

@@ -131,10 +131,36 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
             raise ParameterError(f"INTRA_WG={ivalues['WG']} is above {caps.name}'s work-group limit "
                                  f"{caps.max_work_group}")
         ivalues["WG"] = caps.max_work_group
+    _intra_profile(caps, scoring, ivalues, iov)
     if long_threshold is not None and int(long_threshold) < 0:
         raise ParameterError(f"long_threshold must be >= 0 (got {long_threshold})")
     return KernelPlan(caps, scoring, kernel, base["WIDTH"], override, simd_vals, tuned, base, vvalues, ivalues,
                       batch_residues, groups_per_cu, None if long_threshold is None else int(long_threshold))
+
+
+def intra_local_bytes(v: dict) -> int:
+    """Local memory of one sw_intratask work-group: border exchange, reduction, profile slices."""
+    words = 4 * v["WG"] * v["TW"] + v["WG"]
+    if v["PROF"] == "local":
+        words += (v["SENTINEL"] + 1) * v["WG"] * v["TH"] * v["PBITS"] // 32
+    return 4 * words
+
+
+def _intra_profile(caps, scoring, ivalues: dict, iov: dict):
+    """PBITS: the narrowest profile lane the matrix fits (an override may only widen it); PROF=local
+    only where its slices fit the device's local memory (else global, unless the user asked)."""
+    bits = scoring.profile_bits()
+    if "PBITS" in iov:
+        if ivalues["PBITS"] < bits:
+            raise ParameterError(f"INTRA_PBITS={ivalues['PBITS']} cannot hold this matrix's scores "
+                                 f"({scoring.smin}..{scoring.smax}): {bits} bits at least")
+    else:
+        ivalues["PBITS"] = bits
+    if ivalues["PROF"] == "local" and intra_local_bytes(ivalues) > caps.local_mem:
+        if "PROF" in iov:
+            raise ParameterError(f"INTRA_PROF=local needs {intra_local_bytes(ivalues)} bytes of local memory, "
+                                 f"{caps.name} has {caps.local_mem}")
+        ivalues["PROF"] = "global"
 
 
 def _vector_values(caps, vov: dict) -> dict:

@@ -51,6 +51,13 @@ class Scoring:
             return self.smax < 16384 and self.goe + self.gap_extend < 16384 and -self.smin < 16384
         return True
 
+    def profile_bits(self) -> int:
+        """The narrowest signed lane (8, 16 or 32 bits) that holds every score of the matrix."""
+        for bits in (8, 16):
+            if -(1 << (bits - 1)) <= self.smin and self.smax < (1 << (bits - 1)):
+                return bits
+        return 32
+
     def kernel_consts(self, width: int):
         """(bias, goe, ext, thresh) kernel arguments; a lane max >= thresh means 'overflowed'.
 
@@ -109,23 +116,27 @@ def build_profile(qcodes, scoring: Scoring, width: int, rows: int, layout: str) 
     return np.ascontiguousarray(V).astype(dt).reshape(-1).view(np.uint32)
 
 
-def build_row_profile(qcodes, scoring: Scoring, rows: int) -> np.ndarray:
-    """Intra-task query profile: int32 (ALPHA, mpad), row ``a`` = the scores of every query row
-    against subject code ``a``; the query is padded with sentinel rows to ``mpad``, a multiple
-    of ``rows`` (a work-group's strip), so a work-item reads its rows with vector loads."""
+def build_row_profile(qcodes, scoring: Scoring, rows: int, bits: int = 32) -> np.ndarray:
+    """Intra-task query profile (ALPHA, mpad) of signed ``bits``-bit scores, row ``a`` = the scores
+    of every query row against subject code ``a``; the query is padded with sentinel rows to
+    ``mpad``, a multiple of ``rows`` (a work-group's strip), so a work-item reads its rows with
+    vector loads of packed words (little-endian: row r is lane r % (32 / bits) of its word)."""
     q = np.asarray(qcodes, dtype=np.intp)
     mpad = max(1, -(-len(q) // rows)) * rows
     qp = np.full(mpad, SENTINEL, dtype=np.intp)
     qp[:len(q)] = q
-    return np.ascontiguousarray(scoring.scores[qp, :].T).astype(np.int32)
+    dt = {8: np.int8, 16: np.int16, 32: np.int32}[bits]
+    return np.ascontiguousarray(scoring.scores[qp, :].T).astype(dt)
 
 
-def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype) -> np.ndarray:
+def build_striped_profile(qcodes, scoring: Scoring, vec: int, dtype, bias: int = 0) -> np.ndarray:
     """Striped query profile (Farrar): (ALPHA, seglen, vec), element k of vector i of code a
-    = score of query row i + k * seglen against a; rows past the query are sentinels."""
+    = score of query row i + k * seglen against a, plus ``bias`` (the u8 lanes' offset that makes
+    every score >= 0); rows past the query are sentinels."""
     q = np.asarray(qcodes, dtype=np.intp)
     seglen = max(1, -(-len(q) // vec))
     qp = np.full(seglen * vec, SENTINEL, dtype=np.intp)
     qp[:len(q)] = q
     rows = qp.reshape(vec, seglen).T                       # [i, k] = row i + k * seglen
-    return np.ascontiguousarray(scoring.scores[:, rows]).astype(dtype)
+    # scores[query code, subject code]: transposed to [subject code a, i, k] (matrices may be asymmetric)
+    return np.ascontiguousarray(scoring.scores[rows, :].transpose(2, 0, 1) + bias).astype(dtype)

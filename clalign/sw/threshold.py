@@ -14,6 +14,7 @@ out, so one threshold serves every query.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -60,19 +61,36 @@ _KEYS = ("inter", "lane", "intra")
 _MEASURED: dict = {}      # ident digest -> rates, for the rest of the process
 
 
+_TEMPLATES = ("sw_intertask.mako", "sw_vector.mako", "sw_intratask.mako", "sw_striped.mako")
+
+
+@functools.lru_cache(maxsize=1)
+def _sources_digest() -> str:
+    """The SW kernel templates' text: a changed kernel is measured again, not judged by old rates."""
+    from ..runtime.render import kernel_dir
+
+    h = hashlib.sha256()
+    for name in _TEMPLATES:
+        try:
+            h.update((kernel_dir() / name).read_bytes())
+        except OSError:
+            h.update(name.encode())
+    return h.hexdigest()[:16]
+
+
 def _ident(worker) -> str:
     from ..runtime.cache import device_identity
 
     p = worker.plan
     ident = {"device": device_identity(worker.rt.device), "kernel": p.kernel, "base": p.base, "vector": p.vvalues,
-             "intra": p.ivalues, "groups_per_cu": p.groups_per_cu}
+             "intra": p.ivalues, "groups_per_cu": p.groups_per_cu, "sources": _sources_digest()}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
 def _stored_path(worker):
     """Where the rates of this device and kernel plan persist between processes: ``sw_rates/``
-    in the program cache folder, keyed by the device identity (driver version included) and the
-    kernel plan; ``clalign cache clear`` leaves them (delete that folder to measure again).
+    in the program cache folder, keyed by the device identity (driver version included), the
+    kernel plan and the kernel templates' text; ``clalign cache clear`` leaves them (delete that folder to measure again).
     None when the cache is off."""
     from ..runtime.cache import get_cache
 
