@@ -11,7 +11,9 @@ from a global counter and walks each task in chunks of WG positions. Per chunk:
 2. binning: the hits of a round (at most CAP of the chunk's hit sequence; a chunk with more
    hits takes several rounds, in position order) go into WG diagonal bins in local memory
    (bin = diagonal mod WG: a local histogram, a scan for the bins' starts, then a scatter with
-   local atomics);
+   local atomics). BALANCE: each position first stages its hits in position order (a second
+   local buffer of CAP entries), then the histogram and scatter take the staged hits WG at a
+   time, so work-items with many hits do not hold their warp up twice;
 3. sort and two-hit rule: work-item b owns bin b -- every diagonal d with d mod WG = b -- sorts
    its bin by subject position (insertion sort: the bins hold a few dozen hits) and applies
    s_BlastAaWordFinder_TwoHit's rule to each hit in order (window, overlap skip, the "extended
@@ -32,14 +34,14 @@ Counters: [0] next task, [1] HSPs written, [2] word hits, [3] two-hit extensions
 atomic each per task).
 
 Parameters (clalign/blast/params.py, BLAST_CHUNK): WG, WORD, CHARSIZE, SEPARATOR, QBITS,
-STATE_LOCAL, PV_LOCAL.
+STATE_LOCAL, PV_LOCAL, BALANCE.
 </%doc>
 <%
 MASK = (1 << (CHARSIZE * WORD)) - 1
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
 QMASK = (1 << QBITS) - 1
 %>
-/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} */
+/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} */
 #define EMPTY (-2147483647 - 1)
 % if STATE_LOCAL:
 #define STATE_SPACE __local
@@ -87,7 +89,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                  __global const int *qoffs, __global const int *matrix_g,
                  const int window, const int dropoff, const int cutoff,
                  STATE_SPACE int *state_all, const int nstate, const int big,
-                 __local uint *hitbuf, const int cap,
+                 __local uint *hitbuf, const int cap,   /* cap entries (2 cap with BALANCE) */
                  __global int *out, const uint capacity)
 {
     __local int matrix[28 * 28];
@@ -144,6 +146,26 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                 const int a = max(hpre, h0), b = min(hpre + cnt, h1);
                 bcnt[lid] = 0;
                 bfill[lid] = 0;
+% if BALANCE:
+                /* stage the round's hits in position order, then bin them WG at a time */
+                __local uint *stage = hitbuf + cap;
+                for (int j = a; j < b; ++j)
+                    stage[j - h0] = ((uint)lid << ${QBITS}) | (uint)qoffs[first + j - hpre];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (int i = lid; i < h1 - h0; i += ${WG}) {
+                    const uint v = stage[i];
+                    atomic_inc(&bcnt[((int)(v & ${QMASK}u) - (int)(v >> ${QBITS}) - c0 + big) & ${WG - 1}]);
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                int2 btotal;
+                bstart[lid] = scan2(scan_buf, lid, (int2)(bcnt[lid], 0), &btotal).x;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (int i = lid; i < h1 - h0; i += ${WG}) {
+                    const uint v = stage[i];
+                    const int bin = ((int)(v & ${QMASK}u) - (int)(v >> ${QBITS}) - c0 + big) & ${WG - 1};
+                    hitbuf[bstart[bin] + atomic_inc(&bfill[bin])] = v;
+                }
+% else:
                 barrier(CLK_LOCAL_MEM_FENCE);
                 for (int j = a; j < b; ++j) {
                     const int q = qoffs[first + j - hpre];
@@ -158,6 +180,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                     const int bin = (q - p + big) & ${WG - 1};
                     hitbuf[bstart[bin] + atomic_inc(&bfill[bin])] = ((uint)lid << ${QBITS}) | (uint)q;
                 }
+% endif
                 barrier(CLK_LOCAL_MEM_FENCE);
                 /* 3. the owner of bin lid: sort by position, then the two-hit rule */
                 const int n0 = bstart[lid], n1 = n0 + bcnt[lid];

@@ -3,8 +3,8 @@ rule in test_blast_ungapped.py) and, for counts, against the plain rule directly
 initial HSPs (subject, score, extents, hit offsets) for real queries x the bundled proteome and
 for planted homologs, long repetitive subjects and subjects shorter than a word; the default
 chunk kernel with its state in local and in global memory, presence bits local and global, hit
-buffers small enough to need many rounds per chunk, tasks of one subject or many, several
-blocks; the earlier subject/sorted kernels too."""
+buffers small enough to need many rounds per chunk, staged (BALANCE) and direct binning, tasks
+of one subject or many, several blocks; the earlier subject/sorted kernels too."""
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +22,9 @@ from clalign.blast.device import DeviceUngapped  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 #: chunk kernel variants: state and presence bits in local/global memory, one hit per round
 #: or many, tasks of one subject or many
-CHUNK_LOCAL = {"WG": 64}
-CHUNK_GLOBAL = {"WG": 32, "STATE": "global", "PV_LOCAL": False, "CAP_MAX": 32, "TASK": 256}
+CHUNK_LOCAL = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 64, "PV_LOCAL": True}
+CHUNK_GLOBAL = {"KERNEL": "chunk", "WG": 32, "STATE": "global", "PV_LOCAL": False, "CAP_MAX": 32,
+                "TASK": 256, "BALANCE": False}
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +68,7 @@ def _counts(qs, subjects):
     return hits, ext
 
 
-@pytest.mark.parametrize("override", [{"KERNEL": "chunk", **CHUNK_LOCAL},
-                                      {"KERNEL": "chunk", **CHUNK_GLOBAL},
+@pytest.mark.parametrize("override", [{"KERNEL": "chunk"}, CHUNK_GLOBAL,
                                       {"KERNEL": "sorted", "WG": 128, "MATRIX_LOCAL": True},
                                       {"KERNEL": "subject", "WG": 32, "MATRIX_LOCAL": False,
                                        "SPLIT": 100}])
@@ -103,7 +103,7 @@ def _subjects(seqs):
 def test_planted_and_boundaries():
     q, seqs = _planted()
     subjects = _subjects(seqs)
-    variants = [{"KERNEL": "chunk", **CHUNK_LOCAL}, {"KERNEL": "chunk", **CHUNK_GLOBAL},
+    variants = [CHUNK_LOCAL, CHUNK_GLOBAL,
                 {"KERNEL": "sorted", "WG": 32}, {"KERNEL": "subject", "WG": 32, "SPLIT": 64}]
     for override in variants:
         for block in (64, 300, 1 << 20):
@@ -125,9 +125,17 @@ def test_chunk_counts_match_plain_rule(override):
     subjects = _subjects(seqs)
     for codes in (q, short, poly):
         qs = setup_query(codes, subjects, blastp_options(evalue=1000))
-        dev = DeviceUngapped(subjects, override={"KERNEL": "chunk", **override}, block_residues=900)
+        dev = DeviceUngapped(subjects, override=override, block_residues=900)
         got = dev.initial_hsps(qs)
         assert np.array_equal(got, initial_hsps(qs, subjects))
         hits, ext = _counts(qs, subjects)
         assert (dev.times.counts["hits"], dev.times.counts["extensions"]) == (hits, ext)
         assert hits > 0
+
+
+def test_unknown_parameter():
+    from clalign.errors import ParameterError
+
+    q, seqs = _planted()
+    with pytest.raises(ParameterError, match="NOPE"):
+        DeviceUngapped(_subjects(seqs), override={"NOPE": 1})

@@ -5,7 +5,8 @@
 ``sort_init_hsps``). Subjects are uploaded once (blocks of at most ``BLOCK_RESIDUES`` residues
 and 2**22 subjects, a SEPARATOR after each) and reused for every query.
 
-Kernels (``KERNEL``): 'chunk' (default, ``device_chunk``/``kernels/blast_chunk.mako``):
+Kernels (``KERNEL``; the tuning table picks 'subject' on CPU devices): 'chunk' (default,
+``device_chunk``/``kernels/blast_chunk.mako``):
 work-groups walk runs of subjects in chunks of positions, bin each chunk's hits by diagonal in
 local memory and apply the two-hit rule and extension per bin; 'subject' and 'sorted'
 (``device_legacy``/``kernels/blast_ungapped.mako``): the earlier designs, for comparison.
@@ -18,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..runtime import Runtime, choose
+from ..runtime.tuning import lookup
 from . import device_legacy as legacy
 from .device_chunk import ChunkKernel, make_tasks
 from .params import BLAST_CHUNK, BLAST_UNGAPPED, KEY_DIAG_BITS, KEY_POS_BITS, KEY_SUBJ_BITS, SEPARATOR
@@ -64,14 +66,16 @@ class DeviceUngapped:
     def __init__(self, subjects, device=None, override=None, block_residues=BLOCK_RESIDUES):
         self.rt = Runtime.get(device)
         override = dict(override or {})
-        kernel = override.pop("KERNEL", None)
-        legacy_only = {p.name for p in BLAST_UNGAPPED.all()} - {p.name for p in BLAST_CHUNK.all()}
-        self.values = choose(BLAST_UNGAPPED, {}, None, {
-            "KERNEL": kernel, **{k: v for k, v in override.items() if k in legacy_only or k == "WG"}})
+        names = set(BLAST_UNGAPPED.names())
+        unknown = set(override) - names - set(BLAST_CHUNK.names())
+        if unknown:
+            raise ParameterError(f"blastp device: unknown parameter(s) {sorted(unknown)}")
+        self.values = choose(BLAST_UNGAPPED, {}, lookup(BLAST_UNGAPPED.family, self.rt.caps),
+                             {k: v for k, v in override.items() if k in names})
         self.kernel = self.values["KERNEL"]
         if self.kernel == "chunk":
             self.chunk = ChunkKernel(self.rt, {k: v for k, v in override.items()
-                                               if k not in legacy_only})
+                                               if k in BLAST_CHUNK.names()})
             self.wg = self.chunk.wg
         else:
             self.prg = self.rt.program("blast_ungapped.mako", BLAST_UNGAPPED, self.values)

@@ -7,6 +7,7 @@ between subjects, key field widths) are defined here once and passed to the temp
 from __future__ import annotations
 
 from ..runtime import Param, ParamSet
+from ..runtime.tuning import register
 from .lookup import CHARSIZE
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
@@ -67,6 +68,9 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
     Param.bool("PV_LOCAL", "copy the lookup table's presence bits (32**W bits) to local memory "
                            "(else read them through the global cache); chosen from their size "
                            "against the device's local memory", default=True),
+    Param.bool("BALANCE", "stage each round's hits in position order and bin them WG at a time "
+                          "(a second hit buffer; else every work-item bins its own position's "
+                          "hits)", default=True),
     Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
                           "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
                           "'global'", ("auto", "local", "global"), default="auto"),
@@ -76,7 +80,15 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
               lo=32, hi=1 << 16, default=1024),
     Param.int("TASK", "host: residues per task (runs of consecutive subjects; a longer subject is "
                       "a task by itself); tasks run longest first", lo=256, hi=1 << 24,
-              default=16384),
+              default=4096),
     Param.int("GROUPS", "host: work-groups launched per compute unit (each loops over tasks)",
               lo=1, hi=64, default=8),
 ))
+
+# Tuned values (clalign.runtime.tuning.lookup; entries later in the list win), docs/perf/blastp.md.
+register(BLAST_UNGAPPED.family, [
+    # PoCL on the 2-core x86 VM (2026-11-23, tools/bench_blast_device.py -n 1000 and -n 5000, 20
+    # CUDASW++ queries): the subject kernel ran in about half the chunk kernel's time (the chunk
+    # kernel's barriers and local-memory bins cost more than they save on a CPU).
+    ({"is_cpu": True}, {"KERNEL": "subject"}),
+])
