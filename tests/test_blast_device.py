@@ -139,3 +139,26 @@ def test_unknown_parameter():
     q, seqs = _planted()
     with pytest.raises(ParameterError, match="NOPE"):
         DeviceUngapped(_subjects(seqs), override={"NOPE": 1})
+
+
+def test_chunk_outfmt6_equals_golden(monkeypatch, tmp_path):
+    """The whole blastp search through the chunk kernel writes BLAST+'s rows (first three
+    queries x the proteome, golden file of test_blastp_cli)."""
+    from clalign.blast import blastp as bp
+    from clalign.blast import device as dmod
+
+    class Chunk(dmod.DeviceUngapped):
+        def __init__(self, subjects, device=None):
+            super().__init__(subjects, device, override={"KERNEL": "chunk", "WG": 64})
+            assert self.kernel == "chunk"
+
+    monkeypatch.setattr(dmod, "DeviceUngapped", Chunk)
+    recs = (ROOT / "data" / "queries.faa").read_text().split(">")[1:4]
+    query = tmp_path / "q.faa"
+    query.write_text("".join(">" + r for r in recs))
+    ids = [r.split()[0] for r in recs]
+    got = bp.tabular_lines(bp.run_blastp(query, ROOT / "data" / "proteome.faa.gz",
+                                         blastp_options(), device=cl.get_platforms()[0].get_devices()[0]))
+    want = [line for line in (ROOT / "tests/data/blastp/queries_proteome.tsv").read_text().splitlines()
+            if line.split("\t")[0] in ids]
+    assert len(want) > 10 and got == want

@@ -3,8 +3,9 @@
 Per block of subjects (uploaded once, ``device.DeviceUngapped``) the tasks are runs of whole
 consecutive subjects of about ``TASK`` residues (a longer subject alone), longest first. Per
 query the runtime places the diagonal state -- ``qlen + window`` ints rounded up to WG -- in
-local memory when it fits beside a hit buffer of at least ``MIN_CAP`` entries, else in a
-per-work-group slice of global memory, and gives the hit buffer what local memory is left (at
+local memory when it fits beside a hit buffer of at least ``MIN_CAP`` entries (by default the
+full CAP_MAX: on the H100 a state that shrank the hit buffer cost more rounds than global
+memory's cached state costs), else in a per-work-group slice of global memory, and gives the hit buffer what local memory is left (at
 most ``CAP_MAX`` entries). The presence bits go to local memory when they take at most a
 sixteenth of it (on the H100's 48 KiB they stay global: measured as fast, and the hit buffer
 gets the room). With ``BALANCE`` the hit buffer is two buffers of CAP entries (staging and
