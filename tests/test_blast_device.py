@@ -162,3 +162,17 @@ def test_chunk_outfmt6_equals_golden(monkeypatch, tmp_path):
     want = [line for line in (ROOT / "tests/data/blastp/queries_proteome.tsv").read_text().splitlines()
             if line.split("\t")[0] in ids]
     assert len(want) > 10 and got == want
+
+
+def test_chunk_output_regrowth_and_tiny_query(monkeypatch):
+    """A launch finding more initial HSPs than reserved is repeated with room for all; a query
+    shorter than a word has no hits."""
+    from clalign.blast import device_chunk
+
+    q, seqs = _planted()
+    subjects = _subjects(seqs)
+    monkeypatch.setattr(device_chunk, "MIN_OUT_ROWS", 1)
+    dev = DeviceUngapped(subjects, override=CHUNK_LOCAL)
+    assert _same(dev, subjects, q, blastp_options(evalue=1000)) > max(dev.blocks[0].n >> 8, 1)
+    qs = setup_query(q[:2], subjects, blastp_options(evalue=1000))
+    assert dev.initial_hsps(qs).shape == (0, 7)

@@ -23,9 +23,15 @@ from ..runtime import choose
 from ..runtime.tuning import lookup
 from .params import BLAST_CHUNK, chunk_qbits
 
-#: Local memory the kernel declares itself besides its two dynamic buffers (bytes): matrix,
-#: scan buffer (int2), five int arrays of WG, three ints; 256 bytes of slack for the compiler.
+#: Least rows reserved for a block's initial HSPs (more when the block is long; a launch that
+#: finds more is repeated with room for all).
+MIN_OUT_ROWS = 1 << 14
+
+
 def _static_local(wg: int, pv_words: int, pv_local: bool) -> int:
+    """Bytes of local memory the kernel declares besides its two dynamic buffers: the matrix,
+    the scan buffer (int2), six int arrays of WG, three ints, the presence bits when local, and
+    256 bytes of slack for the compiler."""
     return 28 * 28 * 4 + wg * 8 + 6 * wg * 4 + 12 + (4 * pv_words if pv_local else 0) + 256
 
 
@@ -118,7 +124,7 @@ class ChunkKernel:
             state = self._global_state
         k = self.kernel(local)
         tasks = blk.chunk
-        capacity = max(1 << 14, blk.n >> 8)
+        capacity = max(MIN_OUT_ROWS, blk.n >> 8)
         counters = cl.Buffer(ctx, mf.READ_WRITE, 16)
         while True:
             out = cl.Buffer(ctx, mf.READ_WRITE, 28 * capacity)
