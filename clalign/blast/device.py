@@ -109,9 +109,10 @@ class DeviceUngapped:
         base[1:] = np.cumsum(lens[:-1] + 1)
         n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
         stream = np.full(n + self.word, SEPARATOR, dtype=np.uint8)
-        src = s.residues[s.offsets[first]:s.offsets[last]]
-        idx = np.repeat(base - np.concatenate([[0], np.cumsum(lens[:-1])]), lens) + np.arange(len(src))
-        stream[idx] = src
+        keep = np.ones(len(stream), dtype=bool)     # every place but the separators and the pad
+        keep[base + lens] = False
+        keep[n:] = False
+        stream[keep] = s.residues[s.offsets[first]:s.offsets[last]]
         mf = cl.mem_flags
         ctx = self.rt.ctx
         buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
