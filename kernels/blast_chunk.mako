@@ -15,7 +15,7 @@ from a global counter and walks each task in chunks of WG positions. Per chunk:
    local buffer of CAP entries), then the histogram and scatter take the staged hits WG at a
    time, so work-items with many hits do not hold their warp up twice;
 3. sort and two-hit rule: work-item b owns bin b -- every diagonal d with d mod WG = b -- sorts
-   its bin by subject position (insertion sort: the bins hold a few dozen hits) and applies
+   its bin by subject position (insertion sort: a bin holds about CAP / WG hits) and applies
    s_BlastAaWordFinder_TwoHit's rule to each hit in order (window, overlap skip, the "extended
    past" flag) against the diagonal's state;
 4. ungapped extension: s_BlastAaExtendTwoHit (best prefix of the second word, left X-drop
@@ -25,10 +25,10 @@ from a global counter and walks each task in chunks of WG positions. Per chunk:
 Diagonal state: one int per diagonal slot, (absolute stream position of the last hit) << 1 |
 flag, in local memory (STATE_LOCAL) or in a per-work-group slice of global memory. A diagonal
 D = q - p (p: stream position) lives in slot (D + big) mod nstate, with nstate >= qlen + window
-and a multiple of WG (so a slot's owner is the owner of all its diagonals): two diagonals sharing
-a slot are more than qlen + window positions apart, so the older one's state reads as empty to
-the newer (a reset or a flag reset, as the rule does for an empty diagonal); a state older than
-the hit's subject start is empty too. The state is cleared once per task.
+and a multiple of WG (so a slot's owner is the owner of all its diagonals): a newer diagonal
+sharing a slot has its first hit more than nstate - qlen >= window positions after any position
+the older one stored, so the older state acts as an empty one (a reset or a flag reset, as the
+rule does for an empty diagonal); a state older than the hit's subject start is empty too. The state is cleared once per task.
 
 Counters: [0] next task, [1] HSPs written, [2] word hits, [3] two-hit extensions (one global
 atomic each per task).
@@ -37,7 +37,6 @@ Parameters (clalign/blast/params.py, BLAST_CHUNK): WG, WORD, CHARSIZE, SEPARATOR
 STATE_LOCAL, PV_LOCAL, BALANCE.
 </%doc>
 <%
-MASK = (1 << (CHARSIZE * WORD)) - 1
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
 QMASK = (1 << QBITS) - 1
 %>
