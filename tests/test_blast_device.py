@@ -176,3 +176,18 @@ def test_chunk_output_regrowth_and_tiny_query(monkeypatch):
     assert _same(dev, subjects, q, blastp_options(evalue=1000)) > max(dev.blocks[0].n >> 8, 1)
     qs = setup_query(q[:2], subjects, blastp_options(evalue=1000))
     assert dev.initial_hsps(qs).shape == (0, 7)
+
+
+def test_bench_blast_device_tiny(capsys):
+    """tools/bench_blast_device.py: the variants agree with each other and with the CPU path."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import bench_blast_device
+
+    res = bench_blast_device.main(["-n", "150", "--queries", str(ROOT / "data" / "queries.faa"),
+                                   "--variants", '[{"KERNEL": "chunk", "WG": 64}, {"KERNEL": "subject"}]',
+                                   "--cpu-check", "2"])
+    assert [r["same_rows_as_first"] for r in res] == [True, True]
+    assert res[0]["hits"] > 0 and res[0]["init_hsps"] == res[1]["init_hsps"]
+    assert '"identical_to_cpu": true' in capsys.readouterr().out
