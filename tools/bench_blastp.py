@@ -84,7 +84,8 @@ def run_clalign(query, fasta, threads, device, out: Path):
     if made:
         d = made[0].times
         times.update({"dev_hits": d.hits, "dev_sort": d.sort, "dev_two_hit_or_scan": d.two_hit,
-                      "dev_copies": d.copies, "init_hsps": d.counts["init_hsps"]})
+                      "dev_copies": d.copies, "init_hsps": d.counts["init_hsps"],
+                      "word_hits": d.counts["hits"], "extensions": d.counts.get("extensions", 0)})
     lines = tabular_lines(results)
     out.write_text("".join(line + "\n" for line in lines))
     return time.perf_counter() - t0, times

@@ -1,4 +1,5 @@
-"""Template parameters of the BLASTP device phases (``kernels/blast_ungapped.mako``).
+"""Template parameters of the BLASTP device phases (``kernels/blast_chunk.mako``, the default,
+and ``kernels/blast_ungapped.mako``).
 
 Constants shared by host and kernel (letter bits per word code, the separator code written
 between subjects, key field widths) are defined here once and passed to the template.
@@ -6,6 +7,7 @@ between subjects, key field widths) are defined here once and passed to the temp
 from __future__ import annotations
 
 from ..runtime import Param, ParamSet
+from ..runtime.tuning import register
 from .lookup import CHARSIZE
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
@@ -27,11 +29,14 @@ BLAST_UNGAPPED = ParamSet("blast_ungapped", with_simd=False, params=(
               default=KEY_DIAG_BITS),
     Param.int("KEY_POS_BITS", "bits of the subject offset in a hit key", values=(KEY_POS_BITS,),
               default=KEY_POS_BITS),
-    Param.choice("KERNEL", "'subject': one work-item scans a whole subject with its diagonal "
+    Param.choice("KERNEL", "'chunk' (default): blast_chunk.mako, work-groups walk runs of "
+                           "subjects in chunks of WG positions, bin each chunk's hits by diagonal "
+                           "in local memory and apply the two-hit rule per bin (BLAST_CHUNK); "
+                           "'subject': one work-item scans a whole subject with its diagonal "
                            "state in global memory (blast_scan); 'sorted': one work-item per "
                            "residue position emits hit keys, the host sorts them, one work-item "
                            "per diagonal run applies the two-hit rule (blast_hits + blast_two_hit)",
-                 ("subject", "sorted"), default="subject"),
+                 ("chunk", "subject", "sorted"), default="chunk"),
     Param.int("SPLIT", "blast_scan: residues per diagonal bucket -- a subject of L residues is "
                        "scanned by min(255, ceil(L / SPLIT)) work-items, each keeping the diagonals "
                        "d with d mod buckets = its bucket (0 = one work-item per subject)",
@@ -39,3 +44,53 @@ BLAST_UNGAPPED = ParamSet("blast_ungapped", with_simd=False, params=(
     Param.bool("MATRIX_LOCAL", "copy the 28 x 28 score matrix to local memory in the two-hit "
                                "kernel (else read it from global memory)", default=True),
 ))
+
+
+
+def chunk_qbits(wg: int) -> int:
+    """Query-offset bits of a blast_chunk hit-buffer entry, (position in chunk) << QBITS | q:
+    the position takes log2(WG) of the 32 bits."""
+    return 32 - (wg.bit_length() - 1)
+
+
+BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group = positions per chunk = diagonal bins per chunk "
+                    "(a power of two: bin = diagonal mod WG)", values=(32, 64, 128, 256, 512),
+              default=256),
+    Param.int("WORD", "word size W (letters per lookup word)", values=(3,), default=3),
+    Param.int("CHARSIZE", "bits per letter in a word code", values=(CHARSIZE,), default=CHARSIZE),
+    Param.int("SEPARATOR", "code written between subjects", values=(SEPARATOR,), default=SEPARATOR),
+    Param.int("QBITS", "query-offset bits of a hit-buffer entry (chunk_qbits(WG); queries are "
+                       "shorter than 2**QBITS)", lo=23, hi=27, default=24),
+    Param.bool("STATE_LOCAL", "diagonal state in local memory (else a per-work-group slice of "
+                              "global memory); chosen per query from its length (STATE)",
+               default=True),
+    Param.bool("PV_LOCAL", "copy the lookup table's presence bits (32**W bits) to local memory "
+                           "(else read them through the global cache); chosen from their size "
+                           "against the device's local memory", default=True),
+    Param.bool("BALANCE", "stage each round's hits in position order and bin them WG at a time "
+                          "(a second hit buffer; else every work-item bins its own position's "
+                          "hits)", default=True),
+    Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
+                          "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
+                          "'global'", ("auto", "local", "global"), default="auto"),
+    Param.int("CAP_MAX", "host: most hits binned per round (local hit buffer entries; fewer when "
+                         "local memory is short)", lo=32, hi=1 << 16, default=4096),
+    Param.int("MIN_CAP", "host: least hit buffer entries for the state to stay in local memory "
+                         "(default CAP_MAX's: a state that would shrink the hit buffer goes to "
+                         "global memory -- on the H100 the longest queries ran 10-13 % faster so)",
+              lo=32, hi=1 << 16, default=4096),
+    Param.int("TASK", "host: residues per task (runs of consecutive subjects; a longer subject is "
+                      "a task by itself); tasks run longest first", lo=256, hi=1 << 24,
+              default=4096),
+    Param.int("GROUPS", "host: work-groups launched per compute unit (each loops over tasks)",
+              lo=1, hi=64, default=8),
+))
+
+# Tuned values (clalign.runtime.tuning.lookup; entries later in the list win), docs/perf/blastp.md.
+register(BLAST_UNGAPPED.family, [
+    # PoCL on the 2-core x86 VM (2026-11-23, tools/bench_blast_device.py -n 1000 and -n 5000, 20
+    # CUDASW++ queries): the subject kernel ran in about half the chunk kernel's time (the chunk
+    # kernel's barriers and local-memory bins cost more than they save on a CPU).
+    ({"is_cpu": True}, {"KERNEL": "subject"}),
+])
