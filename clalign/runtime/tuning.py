@@ -196,11 +196,11 @@ def sources(family: str, caps) -> dict:
         where = f"built-in table, {e.level} {e.match}" if e.match else "built-in table, default level"
         for k, v in e.values.items():
             out[k] = (v, where)
-    user = tuning_db.user_values(family, caps)
+    trial = (_TRIAL.get() or {}).get(family)
+    user = tuning_db.user_values(family, caps) if trial is None else None
     if user:
         for k, v in user["values"].items():
             out[k] = (v, f"user database {user['path']}")
-    trial = (_TRIAL.get() or {}).get(family)
     for k, v in (trial or {}).items():
         out[k] = (v, "candidate under trial")
     return out
@@ -215,21 +215,31 @@ def lookup(family: str, caps) -> dict:
     out: dict = {}
     for e in table_layers(family, caps):
         out.update(e.values)
-    user = tuning_db.user_values(family, caps)
-    if user:
-        out.update(user["values"])
     trial = (_TRIAL.get() or {}).get(family)
-    if trial:
+    if trial is None:
+        user = tuning_db.user_values(family, caps)
+        if user:
+            out.update(user["values"])
+    else:
         out.update(trial)
+    return out
+
+
+def table_values(family: str, caps) -> dict:
+    """Built-in parameter defaults and built-in table, without the user database."""
+    out = {p.name: p.default for p in paramset(family).all() if p.default is not None}
+    for e in table_layers(family, caps):
+        out.update(e.values)
     return out
 
 
 @contextmanager
 def trial(family: str, values: dict):
-    """Within the block, :func:`lookup` of ``family`` returns ``values`` over everything else:
-    the tuner runs a candidate through the same code path as a stored entry."""
+    """Within the block, :func:`lookup` of ``family`` returns ``values`` over the built-in table
+    (the user database is left out): the tuner runs a candidate through the same code path as a
+    stored entry, compared with the table alone."""
     cur = dict(_TRIAL.get() or {})
-    cur[family] = {**cur.get(family, {}), **paramset(family).check_partial(values)}
+    cur[family] = paramset(family).check_partial(values)
     token = _TRIAL.set(cur)
     try:
         yield
