@@ -89,7 +89,9 @@ class Tuner:
         self.log(f"{self.family.name}: {len(self.inputs)} inputs ({', '.join(i.label for i in self.inputs)}), "
                  f"reference computed in {time.perf_counter() - t0:.1f} s")
 
-    def measure(self, values: dict) -> Candidate:
+    def measure(self, values: dict, deadline: float | None = None) -> Candidate:
+        """Verify and time ``values`` on every input; past ``deadline`` (perf_counter) between
+        inputs the candidate is left unfinished (status ``budget``), never half-compared."""
         cand = Candidate(dict(values))
         if cand.key() in self.tried:
             return self.tried[cand.key()]
@@ -106,6 +108,10 @@ class Tuner:
             return cand
         ratios = []
         for inp, ref in zip(self.inputs, self.refs):
+            if deadline is not None and time.perf_counter() > deadline:
+                cand.status, cand.reason = "budget", "time budget spent before every input was measured"
+                return cand
+
             def verify(out, ref=ref):
                 bad = self.family.check(out, ref)
                 if bad is None and "all" in ref and "all" in out:
@@ -176,7 +182,7 @@ class Tuner:
                 for values in order:
                     if left() <= 0:
                         break
-                    c = self.measure(values)
+                    c = self.measure(values, t0 + max_seconds)
                     best = _better(best, c)
                     bar(time.perf_counter() - t0, best)
             else:
@@ -188,7 +194,7 @@ class Tuner:
                         if not fresh:
                             break
                         nxt = [rng.choice(fresh)]
-                    c = self.measure(nxt[0])
+                    c = self.measure(nxt[0], t0 + max_seconds)
                     best = _better(best, c)
                     temp = max(1e-3, 0.05 * left() / max_seconds)
                     if c.status == "ok" and (c.score < cur.score or rng.random() < math.exp(-(c.score - cur.score) / temp)):
