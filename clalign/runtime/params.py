@@ -196,7 +196,7 @@ class ParamSet:
             wg = values.get("WG")
             if isinstance(wg, int) and wg > int(caps.max_work_group):
                 out.append(f"WG={wg} is above {caps.name}'s work-group limit {caps.max_work_group}")
-            if self.local_memory is not None and not out:
+            if self.local_memory is not None:
                 need = int(self.local_memory(values))
                 if need > int(caps.local_mem or 0):
                     out.append(f"needs {need} bytes of local memory, {caps.name} has {caps.local_mem}")
