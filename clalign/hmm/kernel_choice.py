@@ -48,9 +48,10 @@ TUNING = {
         Entry("vendor", {"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False},
               source="H100 2026-11-22, docs/perf/hmm.md runs 1-2"),
         Entry("architecture", {"ptx_s16x2": True},
-              {"LANE": 16, "SIMD": "ptx", "PTX_S16X2": True, "PTX_SHFL": True, "RG": 4,
-               "HMAX16": ((256, 16), (512, 32), (None, 64)), "SMAX16": 32},
-              source="H100 docs/perf/hmm.md runs 3, 5, 7"),
+              {"LANE": 16, "SIMD": "ptx", "PTX_S16X2": True, "PTX_SHFL": True, "RG": 16, "WG_WAVES": 4,
+               "HMAX16": 64, "SMAX16": 32},
+              source="H100 docs/perf/hmm.md runs 3, 5, 7; RG/WG_WAVES/HMAX16/SMAX16: clalign tune "
+                     "2026-11-23, docs/perf/tuning.md"),
     ]),
     "hmm_slane.ssv": (_family("ssv"), [
         Entry("default", {}, {"HMAX": 16, "WG_WAVES": 2}),

@@ -94,9 +94,16 @@ def compare(got, want, what="scores", index=None) -> str | None:
 
 
 def _commit() -> str:
+    """The clalign checkout's commit, or '' when clalign is not its own git work tree (an
+    installed copy, or a snapshot inside another repository's tree)."""
+    here = Path(__file__).resolve().parent.parent.parent
     try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                             cwd=here, timeout=5).stdout.strip()
+        if not top or Path(top).resolve() != here:
+            return ""
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip()
+                              cwd=here, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 

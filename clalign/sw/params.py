@@ -143,8 +143,9 @@ TUNING = {
               source="PoCL x86 2026-11-22, docs/perf/sw.md (PoCL section)"),
         Entry("vendor", {"is_gpu": True}, {"WG": 128}),
         Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
-              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain", "UNROLL": 4},
-              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md"),
+              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4},
+              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; WG 256: clalign tune "
+                     "2026-11-23, docs/perf/tuning.md"),
     ]),
     VFAMILY: (SWV_PARAMS, [
         Entry("default", {}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1},
