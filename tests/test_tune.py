@@ -155,3 +155,29 @@ def test_tune_verifies_rejects_a_wrong_candidate_and_its_entry_is_picked_up(user
     assert (builtin[1].values["RG"], builtin[1].values["WG_WAVES"]) != (4, 2)
     np.testing.assert_array_equal(tuned[0], builtin[0])
     assert I.TAIL_MIN == 2000
+
+
+def test_import_takes_the_best_verified_row_of_a_results_file(userdb, tmp_path):
+    """Rows of a benchmark's clalign-results-1 file (no kernel runs): the wrong row is never
+    taken even when fastest; the best verified one is stored for the device."""
+    from click.testing import CliRunner
+
+    from clalign.cli import main
+    from clalign.runtime import Runtime
+    from clalign.runtime.harness import result_doc, write_results
+
+    caps = Runtime.get().caps
+    table = tuning.table_values("sw_vector", caps)
+    base = {k: table[k] for k in ("LANE", "VEC", "COLS", "STRIP", "WG")}
+    fast, wrong = {**base, "COLS": 1 if base["COLS"] != 1 else 2}, {**base, "STRIP": 1024}
+    rows = []
+    for values, secs, status in ((base, 2.0, "ok"), (fast, 1.5, "ok"), (wrong, 0.1, "wrong")):
+        for q in ("q1", "q2"):
+            rows.append({"family": "sw_vector", "values": values, "input": q, "status": status,
+                         "seconds": secs if status == "ok" else None, "reason": ""})
+    path = tmp_path / "bench.json"
+    write_results(path, result_doc(caps, "test", rows))
+    r = CliRunner().invoke(main, ["tune", "--import", str(path)])
+    assert r.exit_code == 0, r.output
+    assert tuning_db.user_values("sw_vector", caps)["values"] == fast
+    assert "1.33" in r.output

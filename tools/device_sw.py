@@ -35,6 +35,9 @@ from clalign.sw.reference import sw_score
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The sw_intertask parameters a variant sets: what a row's "values" hold (``clalign tune --import``).
+TUNED_KEYS = ("WIDTH", "WORDS", "ROWS", "PROFILE", "WG", "UNROLL")
+
 # name -> overrides; the first is the tuned default for the device (no override).
 VARIANTS = [
     ("tuned", {}),
@@ -192,7 +195,7 @@ def main(argv=None):
         ov = dict(VARIANTS)[name]
         if time.time() - t_start > args.budget:
             log(f"{name}: skipped (time budget)")
-            rows.append({"family": "sw", "variant": name, "values": ov, "input": None, "status": "budget",
+            rows.append({"family": "sw_intertask", "variant": name, "values": ov, "input": None, "status": "budget",
                          "seconds": None, "reason": "time budget"})
             continue
         # the variant is checked first (numpy + parasail samples, overflow set); a wrong one is never timed
@@ -204,12 +207,16 @@ def main(argv=None):
                                  repeats=0)
         if not check.ok:
             log(f"{name}: {check.status}: {check.reason}")
-            rows.append({"family": "sw", "variant": name, "values": ov, "input": None, "status": check.status,
+            rows.append({"family": "sw_intertask", "variant": name, "values": ov, "input": None, "status": check.status,
                          "seconds": None, "reason": check.reason})
             continue
         eng = engines.pop("eng")
         v = eng.values(eng.first_width, eng.profile_layout(eng.first_width, 1000), eng.schedule(db.lengths))
         values = {k: v[k] for k in v}
+        if eng.kernel == "vector":      # the CPU first pass: a sw_vector row
+            fam, tuned_values = "sw_vector", {k: eng.plan.vvalues[k] for k in ("LANE", "VEC", "COLS", "STRIP", "WG")}
+        else:
+            fam, tuned_values = "sw_intertask", {k: values[k] for k in TUNED_KEYS}
         tq = queries if name in full_names else sweep
         vrows = []
         for qid, seq in tq:
@@ -229,7 +236,8 @@ def main(argv=None):
                 return compare(sc, base_scores[qid], f"{short[qid]} full score vector vs the first verified variant")
 
             meas = verify_then_time(run, same, repeats=args.repeat)
-            row = {"family": "sw", "variant": name, "values": values, "input": short[qid], "qlen": len(seq),
+            row = {"family": fam, "variant": name, "values": tuned_values, "template_values": values,
+                   "input": short[qid], "qlen": len(seq),
                    **meas.as_dict(), "passes": eng.last_passes}
             if meas.ok:
                 w = float(np.median(walls[-args.repeat:]))

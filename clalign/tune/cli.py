@@ -44,7 +44,8 @@ def table(best, base) -> str:
     for b, c in zip(base.rows, best.rows):
         if b["status"] != "ok" or c["status"] != "ok":
             continue
-        rows.append(f"| {b['input']} | {b['seconds']:.4g} | {b['gcups']:.1f} | {c['seconds']:.4g} | {c['gcups']:.1f} | "
+        g = [f"{r['gcups']:.1f}" if r.get("gcups") else "" for r in (b, c)]
+        rows.append(f"| {b['input']} | {b['seconds']:.4g} | {g[0]} | {c['seconds']:.4g} | {g[1]} | "
                     f"{b['seconds'] / c['seconds']:.2f} |")
     return "\n".join(rows)
 
@@ -65,11 +66,14 @@ def table(best, base) -> str:
 @click.option("--export", "export", default=None, metavar="FILE",
               help="write this device's tuned entries in the built-in table's format (to contribute them)")
 @click.option("--results", default=None, metavar="FILE", help="write every measurement as JSON")
+@click.option("--import", "import_", default=None, metavar="FILE",
+              help="instead of searching, take the best verified values from a results file made on this "
+                   "device (clalign tune --results, tools/device_sw.py) and store them")
 @click.option("--no-save", is_flag=True, help="do not store the result in the user tuning database")
 @click.option("--force", is_flag=True, help="overwrite --export/--results files; replace a damaged tuning database")
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def tune(families, device, max_seconds, strategy, size, repeats, seed, show, export, results, no_save,
-         force, quiet):
+def tune(families, device, max_seconds, strategy, size, repeats, seed, show, export, results, import_,
+         no_save, force, quiet):
     """Search kernel template values on a device (every candidate verified before it is timed)."""
     from ..outfile import plan_outputs
     from ..runtime import Runtime, tuning_db
@@ -84,6 +88,9 @@ def tune(families, device, max_seconds, strategy, size, repeats, seed, show, exp
             click.echo(show_text(rt, names))
         if export:
             _export(rt, names, export, force)
+        return
+    if import_:
+        _import(rt, import_, families, force)
         return
     rows, done = [], []
     for name in names:
@@ -149,3 +156,31 @@ def _export(rt, names, path, force):
         raise click.ClickException(f"no user tuning entries for {rt.caps.name}; run 'clalign tune' first")
     write_text(path, "\n".join(out) + "\n", force=force)
     _echo(f"tune: wrote {n} entr{'y' if n == 1 else 'ies'} to {path}")
+
+
+def _import(rt, path, families, force):
+    """Store the best verified values of each family found in a results file of this device."""
+    from ..runtime import tuning, tuning_db
+    from ..runtime.harness import read_results
+    from .search import pick_from_rows
+
+    try:
+        doc = read_results(path)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"{path}: {exc}")
+    key = tuning_db.device_key(rt.caps)
+    if doc.get("device") and any(doc["device"].get(k) != key[k] for k in ("platform", "device", "driver")):
+        raise click.ClickException(f"{path} was measured on {doc['device']}, not on this device ({key})")
+    names = sorted({r.get("family") for r in doc["rows"]} & set(tuning.families()))
+    names = [n for n in names if not families or n in families]
+    if not names:
+        raise click.ClickException(f"{path}: no rows of a tuning family")
+    for name in names:
+        try:
+            best, base = pick_from_rows(doc["rows"], name, rt.caps)
+        except ValueError as exc:
+            raise click.ClickException(f"{path}: {exc}")
+        click.echo(f"[{name}] from {path}: built-in {base.values}\n  best {best.values}")
+        click.echo(table(best, base))
+        src = f"imported from {path} ({doc['meta'].get('command', '')}, {doc['meta'].get('date', '')})"
+        _echo(f"tune {name}: stored in {tuning_db.store(rt.caps, name, best.values, src, force=force)}")

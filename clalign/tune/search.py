@@ -271,3 +271,40 @@ def _bar(enabled, name, total):
         bar.set_postfix_str(f"best x{1 / best.score:.2f}" if best.score > 0 else "")
         bar.refresh()
     return update
+
+
+def pick_from_rows(rows: list, family: str, caps) -> tuple:
+    """(best, baseline) Candidates from result rows of ``family`` (``clalign tune --results``,
+    ``tools/device_sw.py``): the baseline is the row set whose values equal the built-in table
+    on their keys; the best is chosen as the search chooses (worst ratio to the baseline over
+    the inputs the baseline has, verified rows only)."""
+    table = tuning.table_values(family, caps)
+    ps = tuning.paramset(family)
+    cands: dict = {}
+    for r in rows:
+        if r.get("family") != family or not isinstance(r.get("values"), dict) or r.get("input") is None:
+            continue
+        values = ps.check_partial({k: (tuple(tuple(x) for x in v) if isinstance(v, list) else v)
+                                   for k, v in r["values"].items()})
+        c = cands.setdefault(Candidate(values).key(), Candidate(values))
+        c.rows.append(r)
+    base = next((c for c in cands.values() if all(table.get(k) == v for k, v in c.values.items())), None)
+    if base is None:
+        raise ValueError(f"no {family} rows with the built-in values {table} to compare with")
+    bsec = {r["input"]: r["seconds"] for r in base.rows if r.get("status") == "ok"}
+    if not bsec:
+        raise ValueError(f"the built-in values of {family} have no verified timing")
+    base.score = base.mean = 1.0
+    best = base
+    for c in cands.values():
+        got = {r["input"]: r["seconds"] for r in c.rows if r.get("status") == "ok"}
+        common = [i for i in bsec if i in got]       # a sweep may time a subset of the inputs
+        if c is base or any(r.get("status") != "ok" for r in c.rows) or not common:
+            continue
+        ratios = [got[i] / bsec[i] for i in common]
+        c.score, c.mean = max(ratios), float(np.exp(np.mean(np.log(ratios))))
+        best = _better(best, c)
+    common = [i for i in bsec if any(r["input"] == i for r in best.rows)]
+    for c in (best, base):     # rows of the inputs both have, in the baseline's order, for the table
+        c.rows = [next(r for r in c.rows if r["input"] == i) for i in common]
+    return best, base
