@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from clalign.data import PROTEIN, as_database
+from clalign.data import as_database
 from clalign.hmm import engine as E
 from clalign.hmm import reference as R
 from clalign.hmm.params import S_VALUES, geometry
