@@ -181,3 +181,13 @@ def test_import_takes_the_best_verified_row_of_a_results_file(userdb, tmp_path):
     assert r.exit_code == 0, r.output
     assert tuning_db.user_values("sw_vector", caps)["values"] == fast
     assert "1.33" in r.output
+
+
+def test_one_declared_entry_per_level_and_matcher_older_pairs_merge():
+    ps = ParamSet("t_dup", (Param.int("A", "a", lo=0), Param.int("B", "b", lo=0)), with_simd=False)
+    with pytest.raises(ParameterError, match="same level and matcher"):
+        tuning.register("t_dup", [Entry("vendor", {"is_gpu": True}, {"A": 1}),
+                                  Entry("vendor", {"is_gpu": True}, {"B": 2})], ps)
+    tuning.register("t_dup", [({"is_gpu": True}, {"A": 1}), ({"is_gpu": True}, {"B": 2})], ps)   # older form
+    tuning.register("t_dup", [Entry("vendor", {"is_gpu": True}, {"A": 3})])
+    assert tuning.lookup("t_dup", _caps()) == {"A": 3, "B": 2}

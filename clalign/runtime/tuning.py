@@ -98,7 +98,11 @@ def register(family: str, entries: list, params=None) -> None:
     """Add built-in entries of ``family`` (validated against ``params`` or the family's
     declared ParamSet). Entries are :class:`Entry` objects or ``(matcher, values)`` pairs
     (level taken from the matcher's keys; pairs with the same matcher are merged, later values
-    winning). Two :class:`Entry` objects with the same level and matcher are an error."""
+    winning, as they are with an entry registered by an earlier call). Two :class:`Entry`
+    objects of one call with the same level and matcher are an error (one entry per level)."""
+    declared = [(e.level, repr(sorted(e.match.items()))) for e in entries if isinstance(e, Entry)]
+    if len(declared) != len(set(declared)):
+        raise ParameterError(f"{family}: two entries with the same level and matcher")
     with _lock:
         fam = _FAMILIES.setdefault(family, _Family())
         if params is not None:
@@ -109,8 +113,6 @@ def register(family: str, entries: list, params=None) -> None:
                 fam.params.check_partial(e.values)
             for i, old in enumerate(fam.entries):
                 if old.level == e.level and old.match == e.match:
-                    if isinstance(item, Entry):
-                        raise ParameterError(f"{family}: two {e.level}-level entries for {e.match}")
                     fam.entries[i] = Entry(old.level, old.match, {**old.values, **e.values},
                                            "; ".join(s for s in (old.source, e.source) if s))
                     break

@@ -96,8 +96,8 @@ def tune(families, device, max_seconds, strategy, size, repeats, seed, show, exp
     for name in names:
         fam = FAMILIES[name]
         why = fam.applies(rt.caps)
-        if why and not families:
-            _echo(f"tune {name}: skipped: {why}")
+        if why:
+            _echo(f"tune {name}: skipped on {rt.label}: {why}")
             continue
         t0 = time.perf_counter()
         tuner = Tuner(rt, fam, size, repeats, seed, log=_echo, progress=not quiet)
