@@ -120,6 +120,7 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
     simd_vals = simd_values(caps, simd)
     tuned = lookup(FAMILY, caps)
     base = choose(SW_PARAMS, simd_vals, tuned, {k: v for k, v in override.items() if k not in ("PROFILE", "SCHEDULE")})
+    clamp_work_group(FAMILY, base["WG"], caps, "WG" in override)      # an explicit WG above the limit fails here
     # First-pass family: override, else the intertask kernel when one of its own parameters was
     # overridden (e.g. WIDTH=8), else the tuning table.
     kernel = base["KERNEL"] if ("KERNEL" in ov or not intertask_asked) else "intertask"
