@@ -191,3 +191,23 @@ def test_one_declared_entry_per_level_and_matcher_older_pairs_merge():
     tuning.register("t_dup", [({"is_gpu": True}, {"A": 1}), ({"is_gpu": True}, {"B": 2})], ps)   # older form
     tuning.register("t_dup", [Entry("vendor", {"is_gpu": True}, {"A": 3})])
     assert tuning.lookup("t_dup", _caps()) == {"A": 3, "B": 2}
+
+
+def test_sw_plans_take_user_entries_and_a_trial_over_them(userdb):
+    """The SW plan (no kernel runs) reads the user database; a tuner trial replaces it."""
+    from clalign.runtime import Runtime
+    from clalign.sw.plan import make_plan
+    from clalign.sw.scoring import Scoring
+
+    caps = Runtime.get().caps
+    sc = Scoring.make("BLOSUM62", 11, 1)
+    builtin = make_plan(caps, sc, {})
+    tuning_db.store(caps, "sw_vector", {"COLS": 1}, "test")
+    tuning_db.store(caps, "sw_intratask", {"TH": 24}, "test")
+    plan = make_plan(caps, sc, {})
+    assert plan.vvalues["COLS"] == 1 and plan.ivalues["TH"] == 24
+    assert builtin.vvalues["COLS"] != 1 or builtin.ivalues["TH"] != 24
+    with tuning.trial("sw_vector", {"COLS": 2}):
+        assert make_plan(caps, sc, {}).vvalues["COLS"] == 2
+    assert make_plan(caps, sc, {"COLS": 4}).vvalues["COLS"] == 4          # the override wins
+    assert tuning.sources("sw_vector", caps)["COLS"][1].startswith("user database")

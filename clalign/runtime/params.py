@@ -6,8 +6,9 @@ and named choices inside their documented range, so a bad value fails in Python 
 clear message instead of producing odd OpenCL C.
 
 Values are chosen in one place per family, in this order (see :func:`choose`): what the
-device limits allow, then the tuning table (:mod:`clalign.runtime.tuning`), then the
-caller's override.
+device limits allow, then the tuning values (:mod:`clalign.runtime.tuning`: built-in table,
+then the user tuning database), then the caller's override. Cross-parameter rules and the
+local memory a set of values needs are functions of the ParamSet (:meth:`ParamSet.problems`).
 """
 from __future__ import annotations
 

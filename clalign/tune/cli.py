@@ -89,6 +89,8 @@ def tune(families, device, max_seconds, strategy, size, repeats, seed, show, exp
         if export:
             _export(rt, names, export, force)
         return
+    if not no_save and not force:       # a damaged database stops us before the search, not after
+        tuning_db.read_entries(strict=True)
     if import_:
         _import(rt, import_, families, force)
         return
