@@ -211,3 +211,30 @@ def test_sw_plans_take_user_entries_and_a_trial_over_them(userdb):
         assert make_plan(caps, sc, {}).vvalues["COLS"] == 2
     assert make_plan(caps, sc, {"COLS": 4}).vvalues["COLS"] == 4          # the override wins
     assert tuning.sources("sw_vector", caps)["COLS"][1].startswith("user database")
+
+
+def test_harness_never_times_what_fails():
+    from clalign.errors import KernelBuildError
+    from clalign.runtime.harness import compare, verify_then_time
+
+    calls = []
+
+    def run(out, secs):
+        def f():
+            calls.append(1)
+            return out, secs
+        return f
+
+    def boom(exc):
+        def f():
+            raise exc
+        return f
+
+    m = verify_then_time(run(np.array([1, 2]), 0.5), lambda o: compare(o, [1, 3]), repeats=5)
+    assert m.status == "wrong" and m.seconds is None and len(calls) == 1 and "first at 1" in m.reason
+    assert verify_then_time(boom(KernelBuildError("no")), lambda o: None).status == "build"
+    assert verify_then_time(boom(ParameterError("WG too big")), lambda o: None).status == "limit"
+    calls.clear()
+    m = verify_then_time(run(np.array([1, 2]), 0.25), lambda o: compare(o, [1, 2]), repeats=3)
+    assert m.ok and m.seconds == 0.25 and len(calls) == 4 and len(m.samples) == 3
+    assert compare(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) is None
