@@ -31,9 +31,10 @@ def _family(algo: str) -> ParamSet:
 
 
 def _lane_simd(v) -> str | None:
-    """LANE 16 runs native 16x2 ops only with PTX_S16X2; elsewhere it is not offered."""
+    """A tuned LANE 16 applies only with native 16x2 ops (PTX_S16X2; choose_kernel takes LANE
+    from the table only then), so a table entry pairing it with PTX_S16X2=false is an error."""
     if v.get("LANE") == 16 and v.get("PTX_S16X2") is False:
-        return "hmm_slane: LANE=16 needs PTX_S16X2"
+        return "hmm_slane: a tuned LANE=16 needs PTX_S16X2 (choose_kernel ignores it otherwise)"
     return None
 
 

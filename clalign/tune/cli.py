@@ -56,7 +56,9 @@ def table(best, base) -> str:
 @click.option("--device", default=None, help="OpenCL device as PLATFORM:DEVICE (see 'clalign devices')")
 @click.option("--max-seconds", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="time budget per family (the built-in values are always measured)")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="annealing", show_default=True)
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="annealing", show_default=True,
+              help="full: the whole grid in order; random: the grid in a seeded random order; annealing: "
+                   "from the built-in values, one parameter at a time")
 @click.option("--inputs", "size", type=click.Choice(SIZES), default="standard", show_default=True,
               help="representative inputs: 'standard' (several query lengths / model sizes) or 'quick'")
 @click.option("--repeats", type=click.IntRange(1, 100), default=3, show_default=True,
