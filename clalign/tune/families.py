@@ -124,13 +124,13 @@ def _sw_intra_space(caps):
 
 
 def _intra_applies(caps):
-    if tuning.lookup("sw_intratask", caps).get("KIND") == "striped":
+    if tuning.table_values("sw_intratask", caps).get("KIND") == "striped":
         return "long pairs run the striped kernel here (KIND=striped), which has no tiled-kernel values"
     return ""
 
 
 def _vector_applies(caps):
-    if tuning.lookup("sw_intertask", caps).get("KERNEL") != "vector":
+    if tuning.table_values("sw_intertask", caps).get("KERNEL") != "vector":
         return "the first pass is the inter-task kernel here (KERNEL=intertask)"
     return ""
 
@@ -207,7 +207,7 @@ FAMILIES = {
                         _sw_reference, _vector_applies),
     "sw_intratask": Family("sw_intratask", "SW intra-task kernel (long subjects)", _sw_intra_space,
                            _sw_inputs(True), _sw_run_factory("sw_intratask", {"long_threshold": 0}),
-                           _sw_reference, _intra_applies),
+                           _sw_reference, _intra_applies, fixed={"KIND": "tiles"}),
     "hmm_slane.msv": Family("hmm_slane.msv", "HMMER MSV filter (S-lane kernel)", _hmm_space("msv"),
                             _hmm_inputs("msv"), _hmm_run, _hmm_reference),
     "hmm_slane.ssv": Family("hmm_slane.ssv", "HMMER SSV filter (S-lane kernel)", _hmm_space("ssv"),
