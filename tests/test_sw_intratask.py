@@ -158,7 +158,7 @@ def test_intra_profile_packing_and_limits():
     """PBITS is the narrowest lane the matrix fits (8 for BLOSUM62, 32 for scores of 10^6); a narrower
     override is refused; PROF=local falls back to global where the slices exceed local memory."""
     from clalign.errors import ParameterError
-    from clalign.sw.plan import intra_local_bytes
+    from clalign.sw.params import intra_local_bytes
     from clalign.sw.scoring import Scoring, build_row_profile
 
     assert SWEngine("BLOSUM62", 11, 1, None).workers[0].plan.ivalues["PBITS"] == 8

@@ -6,8 +6,9 @@ median of ``--repeat`` launches after one warm-up launch; block building, transf
 host-side score conversion are excluded and reported separately as ``host_s``). Models are
 random (``pyhmmer.plan7.HMM.sample``, seeded), the database is the synthetic Swiss-Prot-like
 set of ``tools/gen_protein_db.py`` (``--n`` sequences). Every kernel's scores are checked
-against pyhmmer's ``msv_filter``/``ssv_filter`` on a sample of sequences before its time is
-kept (a wrong kernel is reported as such, never timed as a success).
+against pyhmmer's ``msv_filter``/``ssv_filter`` on a sample of sequences before it is timed
+(``clalign.runtime.harness.verify_then_time``: a wrong kernel is reported, never timed).
+``bench_msv.json`` is a ``clalign-results-1`` document (rows per M, algorithm and kernel).
 
 pyhmmer runs in ``--threads`` forked worker processes (default: one per core), each with its
 own OptimizedProfile copy over a share of the sequences, on ``--pyhmmer-n`` sequences; its
@@ -15,33 +16,33 @@ GCUPS gives the speed-up column. (Until issue 15 it ran on threads of this proce
 GIL around each microsecond-long filter call left most cores idle: 3-12 GCUPS on 16 threads
 against 209-270 GCUPS with 16 processes on the H100 host.)
 
-    python3 tools/bench_msv.py --n 100000 --lengths 20,100,200,400,800,1600,2400 --out bench_msv
+    python3 -m tools.bench_msv --n 100000 --lengths 20,100,200,400,800,1600,2400 --out bench_msv
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clalign.data import PROTEIN, Database
+from clalign.hmm import engine as E
+from clalign.hmm import reference as R
+from clalign.hmm.params import H_LIMIT, S_VALUES, geometry
+from clalign.runtime.harness import compare, result_doc, verify_then_time, write_results
 
-from clalign.data import PROTEIN, Database  # noqa: E402
-from clalign.hmm import engine as E  # noqa: E402
-from clalign.hmm import reference as R  # noqa: E402
-from clalign.hmm.params import H_LIMIT, S_VALUES, geometry  # noqa: E402
+try:                                   # python3 -m tools.bench_msv (tools/ as a package)
+    from tools import gen_protein_db
+except ImportError:                    # python3 tools/bench_msv.py (tools/ is sys.path[0])
+    import gen_protein_db
 
 _EASEL = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"
 
 
 def make_db(n, seed=1):
     """The synthetic database as a clalign Database (PROTEIN codes)."""
-    import gen_protein_db
-
     lengths, ascii_res = gen_protein_db.generate(n, seed)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -196,21 +197,31 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
                     if "split" in vkw and algo == "ssv":
                         kw["split"] = vkw["split"] if vkw["split"] > 1 else bool(vkw["split"])
                     t0 = time.perf_counter()
-                    try:
+                    last = {}
+
+                    def launch(kw=kw):
                         r = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, algo, device,
-                                      repeat=repeat + 1, blocks=blocks, **kw)
-                    except Exception as exc:  # report and go on with the other kernels
-                        log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {simd or 'default'}: FAILED {exc}")
-                        rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, simd=simd,
-                                         seconds=None, gcups=None, ok=False, error=str(exc)[:300]))
+                                      repeat=1, blocks=last.get("blocks", blocks), **kw)
+                        last.update(blocks=r.blocks, run=r, host=last.get("host", time.perf_counter() - t0))
+                        return r, r.seconds
+
+                    def verify(r):
+                        raw, L = r.raw[chk_idx], db.lengths[chk_idx]
+                        got = (R.msv_from_bytes(prof, raw & 0xFF, (raw >> 8) & 1, L) if algo == "msv"
+                               else R.ssv_from_bytes(prof, raw, L))
+                        return compare(got, np.array([wmap[int(i)] for i in chk_idx], np.float32),
+                                       f"{algo} vs pyhmmer", chk_idx)
+
+                    # checked against pyhmmer first; only a right kernel is timed (median of repeat)
+                    m = verify_then_time(launch, verify, repeats=repeat)
+                    if not m.ok:
+                        log(f"M={M:5d} {algo} S={S:3d} H={H:3d} {simd or 'default'}: {m.status.upper()} {m.reason}")
+                        rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, simd=simd, variant=label,
+                                         seconds=None, gcups=None, ok=False, status=m.status, error=m.reason))
                         continue
-                    host = time.perf_counter() - t0
+                    r, host, ok = last["run"], last["host"], True
                     blocks = r.blocks
-                    raw = r.raw[chk_idx]
-                    L = db.lengths[chk_idx]
-                    got = (R.msv_from_bytes(prof, raw & 0xFF, (raw >> 8) & 1, L) if algo == "msv"
-                           else R.ssv_from_bytes(prof, raw, L))
-                    ok = np.array_equal(got, np.array([wmap[int(i)] for i in chk_idx], np.float32), equal_nan=True)
+                    r.seconds = m.seconds
                     g = M * res / r.seconds / 1e9
                     v = r.values
                     rows.append(dict(M=M, algo=algo, kernel="slane", S=S, H=H, variant=label, LANE=v["LANE"],
@@ -297,8 +308,8 @@ def main(argv=None):
                  a.threads, a.pyhmmer_n, simds=simds, log=log,
                  s_list=[int(x) for x in a.S.split(",")] if a.S else None,
                  variants=parse_variants(a.variants) if a.variants else None)
-    with open(os.path.join(a.out, "bench_msv.json"), "w") as f:
-        json.dump({"device": rt.label, "caps": rt.caps.as_dict(), "argv": sys.argv, "rows": rows}, f, indent=1)
+    write_results(os.path.join(a.out, "bench_msv.json"),
+                  result_doc(rt.caps, " ".join(sys.argv), rows, label=rt.label, capabilities=rt.caps.as_dict()))
     md = table(rows)
     with open(os.path.join(a.out, "bench_msv.md"), "w") as f:
         f.write(md + "\n")

@@ -46,11 +46,10 @@ import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
-sys.path.insert(0, _HERE)
-if _ROOT not in sys.path:
-    sys.path.insert(1, _ROOT)
-
-import gen_protein_db  # noqa: E402  (tools/ sibling)
+try:                                   # python3 -m tools.bench_sw (tools/ as a package)
+    from tools import gen_protein_db
+except ImportError:                    # python3 tools/bench_sw.py (tools/ is sys.path[0])
+    import gen_protein_db
 
 #: Where the 20 CUDASW++ queries are looked for (first existing): the team's shared data, a
 #: copy carried to a device machine (.sw_device/, git-ignored), or a shared/ in the checkout.
@@ -208,6 +207,21 @@ class ClalignRunner:
         return np.asarray(getattr(res, "scores", res)).astype(np.int64, copy=False)
 
 
+def verify_clalign(cdata, query, wdb, scores, args, n: int = 40) -> str | None:
+    """None when ``scores`` (of ``query`` against ``wdb``) equal the numpy Gotoh reference on
+    ``n`` subjects (the longest included), else the first difference."""
+    from clalign.runtime.harness import compare
+    from clalign.sw.reference import sw_score
+
+    m = cdata.get_matrix(args.matrix).scores
+    q = cdata.PROTEIN.encode(query[1])
+    lengths = np.asarray(wdb.lengths)
+    idx = np.unique(np.concatenate([np.linspace(0, len(wdb) - 1, min(n, len(wdb))).astype(np.int64),
+                                    [int(np.argmax(lengths))]]))
+    want = np.array([sw_score(q, wdb.sequence(int(i)), m, args.gapopen, args.gapextend) for i in idx])
+    return compare(np.asarray(scores)[idx], want, f"{query[0]} vs numpy", idx)
+
+
 def device_info(device):
     """(description, is_cpu) of the OpenCL device clalign will use."""
     try:
@@ -349,8 +363,10 @@ def write_outputs(outdir, rows, meta, peers):
                 w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
 
     def wjson(tmp):
+        # the clalign-results-1 layout (clalign.runtime.harness.result_doc): meta, device, rows
         with open(tmp, "w") as fh:
-            json.dump({"meta": meta, "rows": rows}, fh, indent=1)
+            json.dump({"format": "clalign-results-1", "meta": meta, "device": meta.get("device_key"),
+                       "rows": rows}, fh, indent=1)
 
     _atomic_write(os.path.join(outdir, "sw_bench.csv"), wcsv)
     _atomic_write(os.path.join(outdir, "sw_bench.json"), wjson)
@@ -438,11 +454,14 @@ def run(args) -> int:
     log = lambda msg: print(f"bench_sw: {msg}", file=sys.stderr, flush=True)  # noqa: E731
     queries = pick_queries(read_queries(args.queries or default_queries()), args.max_queries)
 
-    sw_scores = cdata = None
+    sw_scores = cdata = device_key_ = None
     devdesc, is_cpu = "none (peers only)", True
     if not args.no_clalign:
         sw_scores, cdata = import_clalign()
         devdesc, is_cpu = device_info(args.device)
+        from clalign.runtime import Runtime
+        from clalign.runtime.tuning_db import device_key
+        device_key_ = device_key(Runtime.get(args.device).caps)
         log(f"device: {devdesc}")
     use_peers = not args.no_peers and (is_cpu or args.no_clalign or args.peers)
     if not args.no_peers and not use_peers:
@@ -453,7 +472,7 @@ def run(args) -> int:
         f"generated in {db.gen_seconds:.1f} s")
     meta = {"date": datetime.date.today().isoformat(), "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
             "host": platform.node(), "cpus": os.cpu_count(), "device": devdesc,
-            "device_short": devdesc.split(" (")[0], "n": db.n, "seed": db.seed,
+            "device_short": devdesc.split(" (")[0], "device_key": device_key_, "n": db.n, "seed": db.seed,
             "residues": db.total, "matrix": args.matrix, "gapopen": args.gapopen,
             "gapextend": args.gapextend, "queries": [q[0] for q in queries]}
     rows = [{"query": name, "length": len(seq)} for name, seq in queries]
@@ -479,8 +498,12 @@ def run(args) -> int:
                 db.write(wfasta, pick)
                 wdb = open_clalign_db(cdata, wfasta)
             t = time.perf_counter()
-            run_sw(queries[0][1], wdb)
+            wsc = run_sw(queries[0][1], wdb)
             meta["clalign_first_call_s"] = time.perf_counter() - t
+            # verified before anything is timed: a wrong clalign is reported, never timed
+            bad = verify_clalign(cdata, queries[0], wdb, wsc, args)
+            if bad:
+                raise BenchError(f"clalign's scores are wrong, nothing timed: {bad}")
             t = time.perf_counter()
             for _, seq in queries[1:]:
                 run_sw(seq, wdb)

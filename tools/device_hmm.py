@@ -9,7 +9,7 @@
 2. Sweep: ``tools/bench_msv.py`` (every S-lane kernel x model lengths, pyhmmer on all host
    cores in the same run), stopping early when ``--budget-s`` is spent.
 
-    source .whl/device-env.sh && python3 tools/device_hmm.py --out $OUT
+    source .whl/device-env.sh && python3 -m tools.device_hmm --out $OUT
 """
 from __future__ import annotations
 
@@ -22,15 +22,17 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+from clalign.data import as_database
+from clalign.hmm import engine as E
+from clalign.hmm import reference as R
+from clalign.hmm.params import S_VALUES, geometry
+from clalign.runtime.harness import result_doc, write_results
 
-import bench_msv  # noqa: E402
-from clalign.data import PROTEIN, as_database  # noqa: E402
-from clalign.hmm import engine as E  # noqa: E402
-from clalign.hmm import reference as R  # noqa: E402
-from clalign.hmm.params import S_VALUES, geometry  # noqa: E402
+try:                                   # python3 -m tools.device_hmm (tools/ as a package)
+    from tools import bench_msv
+except ImportError:                    # python3 tools/device_hmm.py (tools/ is sys.path[0])
+    import bench_msv
+
 
 
 def proteome_truth(hmm, block, threads):
@@ -172,8 +174,7 @@ def main(argv=None):
                                 pyhmmer_n=a.pyhmmer_n, simds=simds, log=log,
                                 s_list=[int(x) for x in a.S.split(",")] if a.S else None,
                                 variants=bench_msv.parse_variants(a.variants) if a.variants else None)
-        with open(os.path.join(a.out, "sweep.json"), "w") as f:
-            json.dump(rows, f, indent=1)
+        write_results(os.path.join(a.out, "sweep.json"), result_doc(rt.caps, " ".join(sys.argv), rows))
     summary["sweep"] = rows
     md = bench_msv.table(rows)
     with open(os.path.join(a.out, "sweep.md"), "w") as f:

@@ -8,11 +8,12 @@ For each SIMD variant the device builds (swar, ptx, ptx+s16x2; clalign.simd.vari
   2. throughput: kernel b_<op>_<width> of kernels/simd_bench.mako (a dependent chain of
      --iters calls per work-item over random words in registers, enough work-items to fill
      the device), timed with OpenCL profiling events: median of --reps runs after 2 warm-ups.
-     The outputs of the variants are compared with each other (all must be bit-identical),
-     and a few work-items with a numpy simulation of the chain.
+     Each kernel's first run is checked against a numpy simulation of the chain on a few
+     work-items before it is timed (clalign.runtime.harness: a wrong kernel is never timed);
+     the outputs of the variants are compared with each other (all must be bit-identical).
 Prints a table and writes simd_check.json, simd_bench.json and simd_bench.md under --out.
 
-    source .whl/device-env.sh && python3 tools/device_simd.py --out $OUT
+    source .whl/device-env.sh && python3 -m tools.device_simd --out $OUT
 """
 from __future__ import annotations
 
@@ -28,11 +29,10 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from clalign.errors import KernelBuildError  # noqa: E402
-from clalign.runtime import Runtime  # noqa: E402
-from clalign.simd import harness, reference, variants  # noqa: E402
+from clalign.errors import KernelBuildError
+from clalign.runtime import Runtime
+from clalign.runtime.harness import compare, result_doc, verify_then_time, write_results
+from clalign.simd import harness, reference, variants
 
 
 def log(*a):
@@ -109,6 +109,9 @@ def bench_variants(rt, vlist, iters, items, reps, out: Path) -> dict:
         f"median of {reps} after 2 warm-ups")
     res = {"work_items": n, "iters": iters, "local_size": lsize, "reps": reps, "variants": {}}
     outputs = {}
+    m = 16      # work-items whose chain a numpy simulation checks before any kernel is timed
+    sim_inp = np.concatenate([inp[j * n:j * n + m] for j in range(5)])
+    want = {name: harness.simulate_chain(name, sim_inp, m, iters) for name in harness.bench_names()}
     for variant in vlist:
         values = harness.variant_values(caps, variant)
         t0 = time.perf_counter()
@@ -128,28 +131,37 @@ def bench_variants(rt, vlist, iters, items, reps, out: Path) -> dict:
         rows = {}
         for name in harness.bench_names():
             knl = getattr(prg, f"b_{name}")
-            times = harness.time_kernel(rt, knl, n, lsize, (din, dout), reps=reps, warmup=2)
-            o = np.empty(n, dtype=np.uint32)
-            cl.enqueue_copy(rt.queue, o, dout)
-            rt.queue.finish()
-            outputs.setdefault(name, {})[variant] = o
+
+            def once(knl=knl):
+                t = harness.time_kernel(rt, knl, n, lsize, (din, dout), reps=1, warmup=0)[0]
+                o = np.empty(n, dtype=np.uint32)
+                cl.enqueue_copy(rt.queue, o, dout)
+                rt.queue.finish()
+                return o, t
+
+            got = {}
+            meas = verify_then_time(once, lambda o, name=name: got.update(o=o) or compare(o[:m], want[name], name),
+                                    repeats=reps, warmup=1)
+            if "o" in got:
+                outputs.setdefault(name, {})[variant] = got["o"]
+            if not meas.ok:                    # wrong (or failed): never timed
+                rows[name] = {"status": meas.status, "reason": meas.reason}
+                continue
+            times = meas.samples
             t = statistics.median(times)
-            rows[name] = {"median_s": t, "min_s": min(times), "max_s": max(times),
+            rows[name] = {"status": "ok", "median_s": t, "min_s": min(times), "max_s": max(times),
                           "ns_per_op_per_item": t / iters * 1e9,
                           "gops": n * iters / t / 1e9}
         res["variants"][variant] = {"build": True, "build_s": round(build_s, 2), "ops": rows}
         log(f"[{variant}] bench built in {build_s:.1f} s, timed {len(rows)} kernels")
-    # agreement between variants, and a numpy simulation of a few work-items
-    m = 16
-    sim_inp = np.concatenate([inp[j * n:j * n + m] for j in range(5)])
+    # agreement between variants, and the numpy simulation of a few work-items
     disagree, sim_bad = [], []
     for name, per in outputs.items():
         vs = list(per)
         if any(not np.array_equal(per[vs[0]], per[v]) for v in vs[1:]):
             disagree.append(name)
-        want = harness.simulate_chain(name, sim_inp, m, iters)
         for v in vs:
-            if not np.array_equal(per[v][:m], want):
+            if not np.array_equal(per[v][:m], want[name]):
                 sim_bad.append(f"{name}[{v}]")
     res["variants_disagree"] = disagree
     res["simulation_mismatch"] = sim_bad
@@ -160,7 +172,7 @@ def bench_variants(rt, vlist, iters, items, reps, out: Path) -> dict:
 
 def table(bench: dict, caps) -> str:
     vs = [v for v, r in bench["variants"].items() if r.get("build")]
-    imad = {v: bench["variants"][v]["ops"]["imad"]["median_s"] for v in vs}
+    imad = {v: bench["variants"][v]["ops"]["imad"].get("median_s") for v in vs}
     head = "| op | " + " | ".join(f"{v} ns/op/item | {v} Gops/s | {v} xIMAD" for v in vs) + " |"
     sep = "|---|" + "---:|" * (3 * len(vs))
     lines = [head, sep]
@@ -168,12 +180,16 @@ def table(bench: dict, caps) -> str:
         cells = []
         for v in vs:
             r = bench["variants"][v]["ops"][name]
-            cells += [f"{r['ns_per_op_per_item']:.3f}", f"{r['gops']:,.0f}", f"{r['median_s'] / imad[v]:.2f}"]
+            if r["status"] != "ok":
+                cells += [r["status"], "", ""]
+                continue
+            cells += [f"{r['ns_per_op_per_item']:.3f}", f"{r['gops']:,.0f}",
+                      f"{r['median_s'] / imad[v]:.2f}" if imad[v] else ""]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for logs and JSON/markdown results")
     ap.add_argument("--device", default=None, help="P:D (default: the GPU with most compute units)")
@@ -183,7 +199,7 @@ def main():
     ap.add_argument("--reps", type=int, default=7, help="timed runs per kernel (median)")
     ap.add_argument("--variants", default="", help="comma list (default: all the device builds)")
     ap.add_argument("--skip-check", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -208,7 +224,10 @@ def main():
         if any((not r.get("build", False)) or r.get("total_bad") for r in chk.values() if isinstance(r, dict)):
             status = 1
     bench = bench_variants(rt, vlist, args.iters, args.items, args.reps, out)
-    (out / "simd_bench.json").write_text(json.dumps({"meta": meta, "bench": bench}, indent=1))
+    rows = [{"family": "simd", "variant": v, "input": op, "status": r.get("status", "ok"),
+             "seconds": r.get("median_s"), "reason": r.get("reason", ""), "gops": r.get("gops")}
+            for v, vr in bench["variants"].items() for op, r in vr.get("ops", {}).items()]
+    write_results(out / "simd_bench.json", result_doc(caps, " ".join(sys.argv), rows, info=meta, bench=bench))
     md = table(bench, caps)
     (out / "simd_bench.md").write_text(md + "\n")
     log("\n" + md)

@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
 """Device check and timing of every Smith-Waterman kernel variant, in one command.
 
-    source .whl/device-env.sh && python3 tools/device_sw.py --out $OUT
+    source .whl/device-env.sh && python3 -m tools.device_sw --out $OUT
 
 1. prints the OpenCL devices (``clalign devices``);
 2. generates the benchmark database (``tools/gen_protein_db.py -n 570000 --seed 1``);
-3. checks each variant on the device: exact agreement with the numpy Gotoh reference (and
+3. checks each variant on the device (through ``clalign.runtime.harness``: a variant is timed
+   only after it passed): exact agreement with the numpy Gotoh reference (and
    parasail's 32-bit SW when installed) on a sample of subjects plus an overflow set whose
    scores exceed 8 and 16 bits, and agreement of the full score vector with the 32-bit variant;
 4. times each variant per query (OpenCL profiling events for kernel time; wall time of the
    whole device round trip incl. rescoring passes and score read-back) and reports GCUPS
    (query length x database residues / seconds), per query and overall.
 
-Writes ``sw_device.json`` and ``sw_device.md`` to ``--out``. Queries: the 20 CUDASW++ queries
+Writes ``sw_device.json`` (``clalign-results-1`` rows, one per variant and query, which
+``clalign tune`` and the tuning table can read) and ``sw_device.md`` to ``--out``. Queries: the 20 CUDASW++ queries
 (``--queries``, default ``.sw_device/cudasw_queries.fasta`` or ``../shared/data/...``).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -27,12 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from clalign.data import PROTEIN, Database, get_matrix, read_fasta
+from clalign.runtime.harness import compare, result_doc, verify_then_time, write_results
+from clalign.sw.engine import SWEngine
+from clalign.sw.reference import sw_score
 
-from clalign.data import PROTEIN, Database, get_matrix, read_fasta  # noqa: E402
-from clalign.sw.engine import SWEngine  # noqa: E402
-from clalign.sw.reference import sw_score  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The sw_intertask parameters a variant sets: what a row's "values" hold (``clalign tune --import``).
+TUNED_KEYS = ("WIDTH", "WORDS", "ROWS", "PROFILE", "WG", "UNROLL")
 
 # name -> overrides; the first is the tuned default for the device (no override).
 VARIANTS = [
@@ -92,7 +96,21 @@ def overflow_set(rng):
     return query, subs
 
 
-def main():
+def check_variant(eng, check_q, db, ref, pref, psample, sample, oqc, odb, oref) -> str | None:
+    """None when the variant's scores equal the numpy Gotoh reference (and parasail) on the
+    samples and on the overflow set, else the first difference."""
+    for qid, seq in check_q:
+        sc = eng.search([(qid, PROTEIN.encode(seq))], db, progress=False)[0][0]
+        bad = compare(sc[sample], ref[qid], f"{qid} vs numpy", sample)
+        if bad is None and pref is not None:
+            bad = compare(sc[psample], pref[qid], f"{qid} vs parasail", psample)
+        if bad:
+            return bad
+    osc = eng.search([("ovf", oqc)], odb, progress=False)[0][0]
+    return compare(osc, oref, "overflow set vs numpy")
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("-n", type=int, default=570000)
@@ -105,19 +123,21 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--device", default=None)
     ap.add_argument("--budget", type=float, default=480, help="seconds; later variants are skipped past it")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {"date": "2026-11-22", "command": " ".join(sys.argv), "variants": {}}
 
+    from clalign.runtime import Runtime
     from clalign.runtime.cli import devices
     try:
         devices.main([], standalone_mode=False)
     except SystemExit:
         pass
+    caps = Runtime.get(args.device).caps
 
     qpath = args.queries
-    for cand in (ROOT / "tests/data/cudasw/cudasw_queries.fasta", ROOT / ".sw_device/cudasw_queries.fasta", ROOT.parent / "shared/data/cudasw_queries.fasta"):
+    for cand in (ROOT / "tests/data/cudasw/cudasw_queries.fasta", ROOT / ".sw_device/cudasw_queries.fasta",
+                 ROOT.parent / "shared/data/cudasw_queries.fasta"):
         if qpath is None and cand.exists():
             qpath = str(cand)
     queries = [(r.id, r.sequence) for r in read_fasta(qpath)]
@@ -137,11 +157,10 @@ def main():
     R = db.total_residues
     log(f"database: {len(db)} sequences, {R} residues, max length {int(db.lengths.max())}, "
         f"read in {time.time() - t:.1f} s")
-    report["database"] = {"n": len(db), "residues": int(R), "max_length": int(db.lengths.max())}
 
     rng = np.random.default_rng(7)
     m = get_matrix("BLOSUM62")
-    sample = np.unique(np.concatenate([rng.choice(len(db), 300, replace=False), db.order[-3:]]))
+    sample = np.unique(np.concatenate([rng.choice(len(db), min(300, len(db)), replace=False), db.order[-3:]]))
     check_q = [queries[0], queries[9]]
     ref = {}
     t = time.time()
@@ -149,17 +168,16 @@ def main():
         qc = PROTEIN.encode(seq)
         ref[qid] = np.array([sw_score(qc, db.sequence(int(i)), m.scores, 11, 1) for i in sample])
     log(f"numpy reference on {len(sample)} subjects x {len(check_q)} queries in {time.time() - t:.1f} s")
+    psample = pref = None
     try:
         import parasail
 
-        psample = rng.choice(len(db), 3000, replace=False)
-        pref = {}
-        for qid, seq in check_q:
-            pref[qid] = np.array([parasail.sw_striped_32(seq, PROTEIN.decode(db.sequence(int(i))), 12, 1,
-                                                         parasail.blosum62).score for i in psample])
+        psample = rng.choice(len(db), min(3000, len(db)), replace=False)
+        pref = {qid: np.array([parasail.sw_striped_32(seq, PROTEIN.decode(db.sequence(int(i))), 12, 1,
+                                                      parasail.blosum62).score for i in psample])
+                for qid, seq in check_q}
         log(f"parasail reference on {len(psample)} subjects")
     except ImportError:
-        pref = None
         log("parasail not installed: numpy reference only")
     oq, osubs = overflow_set(rng)
     odb = Database.from_sequences(osubs)
@@ -170,75 +188,88 @@ def main():
     names = [n for n, _ in VARIANTS] if args.variants == "all" else args.variants.split(",")
     full_names = set(args.full.split(","))
     sweep = [q for q in queries if short[q[0]] in set(args.sweep_queries.split(","))]
-    base_scores = {}
+    base_scores: dict = {}      # query -> full score vector of the first verified variant
+    rows, summary, engines = [], {}, {}     # engines: the variant that passed its check
     t_start = time.time()
     for name in names:
         ov = dict(VARIANTS)[name]
         if time.time() - t_start > args.budget:
             log(f"{name}: skipped (time budget)")
+            rows.append({"family": "sw_intertask", "variant": name, "values": ov, "input": None, "status": "budget",
+                         "seconds": None, "reason": "time budget"})
             continue
-        res = {"overrides": ov}
-        try:
-            eng = SWEngine("BLOSUM62", 11, 1, args.device, **ov)
-            v = eng.values(eng.first_width, eng.profile_layout(eng.first_width, 1000), eng.schedule(db.lengths))
-            res["values"] = {k: v[k] for k in v}
-            ok = True
-            for qid, seq in check_q:
-                sc, _ = eng.search([(qid, PROTEIN.encode(seq))], db, progress=False)
-                sc = sc[0]
-                if not np.array_equal(sc[sample], ref[qid]):
-                    ok = False
-                    log(f"  {name}: MISMATCH vs numpy on {qid}")
-                if pref is not None and not np.array_equal(sc[psample], pref[qid]):
-                    ok = False
-                    log(f"  {name}: MISMATCH vs parasail on {qid}")
-                if qid in base_scores and not np.array_equal(sc, base_scores[qid]):
-                    ok = False
-                    log(f"  {name}: full score vector differs from the first variant on {qid}")
-                base_scores.setdefault(qid, sc)
-            osc, _ = eng.search([("ovf", oqc)], odb, progress=False)
-            if not np.array_equal(osc[0], oref):
-                ok = False
-                log(f"  {name}: MISMATCH on the overflow set")
-            res["correct"] = ok
-            tq = queries if name in full_names else sweep
-            rows = []
-            for qid, seq in tq:
-                qc = PROTEIN.encode(seq)
-                walls, kerns = [], []
-                for _ in range(args.repeat):
-                    k0 = eng.kernel_seconds
-                    _, secs = eng.search([(qid, qc)], db, progress=False)
-                    walls.append(secs[0])
-                    kerns.append(eng.kernel_seconds - k0)
-                w, k = float(np.median(walls)), float(np.median(kerns))
-                rows.append({"query": short[qid], "qlen": len(seq), "wall_s": w, "kernel_s": k,
-                             "gcups_wall": len(seq) * R / w / 1e9, "gcups_kernel": len(seq) * R / k / 1e9,
-                             "passes": eng.last_passes})
-                log(f"  {name:24s} {short[qid]:8s} {len(seq):5d} aa  wall {w * 1e3:8.1f} ms "
-                    f"{rows[-1]['gcups_wall']:8.1f} GCUPS  kernel {rows[-1]['gcups_kernel']:8.1f} GCUPS "
-                    f"passes {eng.last_passes}")
-            cells = sum(r["qlen"] for r in rows) * R
-            res["per_query"] = rows
-            res["overall_gcups_wall"] = cells / sum(r["wall_s"] for r in rows) / 1e9
-            res["overall_gcups_kernel"] = cells / sum(r["kernel_s"] for r in rows) / 1e9
-            res["queries_timed"] = len(rows)
-            log(f"{name}: correct={ok} overall {res['overall_gcups_wall']:.1f} GCUPS wall, "
-                f"{res['overall_gcups_kernel']:.1f} GCUPS kernel over {len(rows)} queries; values {res['values']}")
-        except Exception as exc:  # report and go on to the next variant
-            res["error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
-            log(f"{name}: ERROR {res['error']}")
-        report["variants"][name] = res
-        (out / "sw_device.json").write_text(json.dumps(report, indent=1, default=str))
+        # the variant is checked first (numpy + parasail samples, overflow set); a wrong one is never timed
+        def gate(e):
+            engines["eng"] = e
+            return check_variant(e, check_q, db, ref, pref, psample, sample, oqc, odb, oref)
 
-    lines = [f"# SW device run {report['date']}", "", f"command: `{report['command']}`", "",
-             "| variant | correct | queries | GCUPS wall | GCUPS kernel |", "|---|---|---|---|---|"]
-    for name, r in report["variants"].items():
-        if "error" in r:
-            lines.append(f"| {name} | error | | | |")
+        check = verify_then_time(lambda ov=ov: (SWEngine("BLOSUM62", 11, 1, args.device, **ov), 0.0), gate,
+                                 repeats=0)
+        if not check.ok:
+            log(f"{name}: {check.status}: {check.reason}")
+            rows.append({"family": "sw_intertask", "variant": name, "values": ov, "input": None, "status": check.status,
+                         "seconds": None, "reason": check.reason})
+            continue
+        eng = engines.pop("eng")
+        v = eng.values(eng.first_width, eng.profile_layout(eng.first_width, 1000), eng.schedule(db.lengths))
+        values = {k: v[k] for k in v}
+        if eng.kernel == "vector":      # the CPU first pass: a sw_vector row
+            fam, tuned_values = "sw_vector", {k: eng.plan.vvalues[k] for k in ("LANE", "VEC", "COLS", "STRIP", "WG")}
         else:
-            lines.append(f"| {name} | {r['correct']} | {r['queries_timed']} | {r['overall_gcups_wall']:.1f} | "
-                         f"{r['overall_gcups_kernel']:.1f} |")
+            fam, tuned_values = "sw_intertask", {k: values[k] for k in TUNED_KEYS}
+        tq = queries if name in full_names else sweep
+        vrows = []
+        for qid, seq in tq:
+            qc = PROTEIN.encode(seq)
+            walls = []
+
+            def run(qid=qid, qc=qc, walls=walls):
+                k0 = eng.kernel_seconds
+                sc, secs = eng.search([(qid, qc)], db, progress=False)
+                walls.append(secs[0])
+                return sc[0], eng.kernel_seconds - k0
+
+            def same(sc, qid=qid):
+                if qid not in base_scores:
+                    base_scores[qid] = sc
+                    return None
+                return compare(sc, base_scores[qid], f"{short[qid]} full score vector vs the first verified variant")
+
+            meas = verify_then_time(run, same, repeats=args.repeat)
+            row = {"family": fam, "variant": name, "values": tuned_values, "template_values": values,
+                   "input": short[qid], "qlen": len(seq),
+                   **meas.as_dict(), "passes": eng.last_passes}
+            if meas.ok:
+                w = float(np.median(walls[-args.repeat:]))
+                row.update(wall_s=w, gcups_wall=len(seq) * R / w / 1e9, gcups_kernel=len(seq) * R / meas.seconds / 1e9)
+                log(f"  {name:24s} {short[qid]:8s} {len(seq):5d} aa  wall {w * 1e3:8.1f} ms "
+                    f"{row['gcups_wall']:8.1f} GCUPS  kernel {row['gcups_kernel']:8.1f} GCUPS passes {eng.last_passes}")
+            else:
+                log(f"  {name:24s} {short[qid]:8s}: {meas.status}: {meas.reason}")
+            vrows.append(row)
+        rows.extend(vrows)
+        ok = [r for r in vrows if r["status"] == "ok"]
+        if ok and len(ok) == len(vrows):
+            cells = sum(r["qlen"] for r in ok) * R
+            summary[name] = {"queries": len(ok), "gcups_wall": cells / sum(r["wall_s"] for r in ok) / 1e9,
+                             "gcups_kernel": cells / sum(r["seconds"] for r in ok) / 1e9}
+            log(f"{name}: verified; {summary[name]['gcups_wall']:.1f} GCUPS wall, "
+                f"{summary[name]['gcups_kernel']:.1f} GCUPS kernel over {len(ok)} queries; values {values}")
+        doc = result_doc(caps, " ".join(sys.argv), rows, database={"n": len(db), "residues": int(R),
+                                                                   "max_length": int(db.lengths.max())},
+                         summary=summary)
+        write_results(out / "sw_device.json", doc)
+
+    doc = result_doc(caps, " ".join(sys.argv), rows, summary=summary)
+    lines = [f"# SW device run {doc['meta']['date']}", "", f"command: `{doc['meta']['command']}`", "",
+             "| variant | status | queries | GCUPS wall | GCUPS kernel |", "|---|---|---|---|---|"]
+    for name in names:
+        s = summary.get(name)
+        bad = next((r for r in rows if r["variant"] == name and r["status"] != "ok"), None)
+        if s is None:
+            lines.append(f"| {name} | {bad['status'] if bad else 'not run'} | | | |")
+        else:
+            lines.append(f"| {name} | ok | {s['queries']} | {s['gcups_wall']:.1f} | {s['gcups_kernel']:.1f} |")
     (out / "sw_device.md").write_text("\n".join(lines) + "\n")
     log("\n".join(lines))
 

@@ -25,8 +25,26 @@ ENGINES = ("auto", "opencl", "pyhmmer")
 # kernels 0.96-1.12 GCUPS on the whole device at M = 178-400 (20,000 synthetic proteins);
 # pyhmmer 0.12.3 msv_filter 24.3-25.9 GCUPS on one thread (same data and models).
 # H100 (132 SMs): MSV 2.3-7.1 TCUPS at M = 100-800 (docs/perf/hmm.md, issue 15), ~17-54 per SM.
-RATES = [({}, {"DEVICE_GCUPS_PER_CU": 15.0, "PYHMMER_GCUPS_PER_CORE": 25.0}),
-         ({"is_cpu": True}, {"DEVICE_GCUPS_PER_CU": 0.5})]
+def _tuning():
+    from ..runtime import Param, ParamSet
+    from ..runtime.tuning import Entry
+
+    params = ParamSet("hmm_filter.rate", (
+        Param.real("DEVICE_GCUPS_PER_CU", "OpenCL MSV filter GCUPS per compute unit", lo=0.0),
+        Param.real("PYHMMER_GCUPS_PER_CORE", "pyhmmer msv_filter GCUPS per host thread", lo=0.0),
+    ), with_simd=False)
+    return {"hmm_filter.rate": (params, [
+        Entry("default", {}, {"DEVICE_GCUPS_PER_CU": 15.0, "PYHMMER_GCUPS_PER_CORE": 25.0},
+              source="docs/perf/hmmsearch.md"),
+        Entry("vendor", {"is_cpu": True}, {"DEVICE_GCUPS_PER_CU": 0.5}, source="docs/perf/hmmsearch.md")])}
+
+
+def __getattr__(name):
+    """``TUNING`` is built on first use (clalign.runtime.tuning.load_builtin): this module stays
+    importable without pyopencl."""
+    if name == "TUNING":
+        return _tuning()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -121,8 +139,6 @@ def choose_filter(engine: str, device, threads: int) -> FilterChoice:
 def _measure_choice(engine: str, device, threads: int) -> FilterChoice:
     from ..runtime import tuning
 
-    if "hmm_filter.rate" not in tuning.TABLE:
-        tuning.register("hmm_filter.rate", RATES)
     try:
         from ..runtime.device import device_label, select_devices
 

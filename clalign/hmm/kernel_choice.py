@@ -1,7 +1,7 @@
 """Which S-lane kernel runs a model: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
 
-The tuning table entries (per algorithm and device kind) are registered here; the choice
-follows the order device limits -> tuning table -> caller's overrides
+The tuning table entries (per algorithm and device kind) are declared here (``TUNING``); the
+choice follows the order device limits -> tuning table -> caller's overrides
 (:func:`clalign.runtime.choose`).
 """
 from __future__ import annotations
@@ -9,42 +9,59 @@ from __future__ import annotations
 import math
 
 from ..errors import ParameterError
-from ..runtime import choose, simd_values, tuning
+from ..runtime import Param, ParamSet, choose, simd_values, tuning
+from ..runtime.tuning import Entry
 from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry, profile_words
 
-#: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
-#: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
-#: docs/perf/hmm.md for the measurements behind device entries.
-tuning.register("hmm_slane.msv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
-                                  # H100, 2026-11-22: SWAR + local memory beat PTX video SIMD +
-                                  # shfl for MSV at M >= 200 (docs/perf/hmm.md, runs 1-2)
-                                  ({"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False}),
-                                  # sm_90 native 16x2 ops: exact 16-bit lanes, 2.0-2.7x LANE 8; H of
-                                  # 25-50 beats 13 by 30-60 %, so Hmax 32 (H100, docs/perf/hmm.md run 3)
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32, "SIMD": "ptx",
-                                                         "PTX_S16X2": True, "PTX_SHFL": True}),
-                                  # run 5: H ~ 50 beats 25 with balanced blocks, but one work-item per
-                                  # sequence (S = 32) does not (M = 100: 1.0-1.7 vs 1.8-2.0 TCUPS);
-                                  # residue groups of 4 rows
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 4}),
-                                  # run 7 (every S x M, capped blocks): the best H grows with M:
-                                  # Hmax 16 to M = 256, 32 to 512, 64 above (M = 200: 1.88 -> 3.68
-                                  # TCUPS); S = 32 best at M = 20
-                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 16), (512, 32), (None, 64)),
-                                                         "SMAX16": 32})])
-tuning.register("hmm_slane.ssv", [({}, {"HMAX": 16, "WG_WAVES": 2}),
-                                  ({"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
-                                  # H100 run 3: LANE 16 3-4x LANE 8 at M = 400-2400
-                                  ({"ptx_s16x2": True}, {"LANE": 16, "HMAX16": 32}),
-                                  # run 5: Hmax 64 with S <= 16 and 16-row residue groups: M = 200
-                                  # 2.41 -> 3.43 TCUPS, M = 100 2.09 -> 2.34 (docs/perf/hmm.md)
-                                  ({"ptx_s16x2": True}, {"HMAX16": 64, "SMAX16": 16, "RG": 16}),
-                                  # run 7, with long sequences in pieces: S = 32 now wins at
-                                  # M <= 100 (M = 100: 6.95 -> 9.79 TCUPS), Hmax 32 above M = 256
-                                  # (M = 800: 7.96 -> 9.52)
-                                  ({"ptx_s16x2": True}, {"HMAX16": ((256, 64), (None, 32)), "SMAX16": 32})])
+#: Knobs of the kernel choice (not rendered): Hmax of Eq. 2-5 per lane width, the largest S.
+CHOICE_PARAMS = (
+    Param.int("HMAX", "LANE 8: largest H a kernel is picked with before S is lowered (CUDAMPF++ Eq. 2-5)",
+              lo=1, hi=H_LIMIT, default=16, by_size=True),
+    Param.int("HMAX16", "LANE 16: as HMAX (default: HMAX); a ladder ((M_max, Hmax), ..., (None, Hmax)) "
+                        "picks Hmax by model length", lo=1, hi=H_LIMIT, by_size=True),
+    Param.int("SMAX", "LANE 8: largest S Eq. 2-5 may pick (default: no limit)", values=S_VALUES),
+    Param.int("SMAX16", "LANE 16: largest S Eq. 2-5 may pick (default: no limit)", values=S_VALUES),
+)
 
+
+def _family(algo: str) -> ParamSet:
+    # S and H follow from Eq. 2-5 per model; ALGO is the family itself.
+    tunable = tuple(p for p in HMM_SLANE.params if p.name not in ("ALGO", "S", "H"))
+    return ParamSet(f"hmm_slane.{algo}", tunable + CHOICE_PARAMS, constraints=(_lane_simd,))
+
+
+def _lane_simd(v) -> str | None:
+    """A tuned LANE 16 applies only with native 16x2 ops (PTX_S16X2; choose_kernel takes LANE
+    from the table only then), so a table entry pairing it with PTX_S16X2=false is an error."""
+    if v.get("LANE") == 16 and v.get("PTX_S16X2") is False:
+        return "hmm_slane: a tuned LANE=16 needs PTX_S16X2 (choose_kernel ignores it otherwise)"
+    return None
+
+
+#: Built-in tuning table (loaded by clalign.runtime.tuning.load_builtin): Hmax and friends per
+#: algorithm and device kind. The defaults keep the unrolled row within the registers of a
+#: 32-bit-register GPU thread; the measurements behind device entries: docs/perf/tuning.md,
+#: which points to the runs of docs/perf/hmm.md.
+TUNING = {
+    "hmm_slane.msv": (_family("msv"), [
+        Entry("default", {}, {"HMAX": 16, "WG_WAVES": 2}),
+        Entry("vendor", {"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+        Entry("vendor", {"is_nvidia": True}, {"SIMD": "swar", "PTX_SHFL": False, "PTX_S16X2": False},
+              source="H100 2026-11-22, docs/perf/hmm.md runs 1-2"),
+        Entry("architecture", {"ptx_s16x2": True},
+              {"LANE": 16, "SIMD": "ptx", "PTX_S16X2": True, "PTX_SHFL": True, "RG": 16, "WG_WAVES": 4,
+               "HMAX16": 64, "SMAX16": 32},
+              source="H100 docs/perf/hmm.md runs 3, 5, 7; RG/WG_WAVES/HMAX16/SMAX16: clalign tune "
+                     "2026-11-23, docs/perf/tuning.md"),
+    ]),
+    "hmm_slane.ssv": (_family("ssv"), [
+        Entry("default", {}, {"HMAX": 16, "WG_WAVES": 2}),
+        Entry("vendor", {"is_cpu": True}, {"HMAX": 32, "WG_WAVES": 1}),
+        Entry("architecture", {"ptx_s16x2": True},
+              {"LANE": 16, "RG": 16, "HMAX16": ((256, 64), (None, 32)), "SMAX16": 32},
+              source="H100 docs/perf/hmm.md runs 3, 5, 7"),
+    ]),
+}
 
 
 def _prof_local_bytes(algo: str, S: int, H: int, wave: int, lane: int, wg_waves: int, shfl: bool) -> int:

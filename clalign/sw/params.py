@@ -13,7 +13,7 @@ which family runs the first pass.
 from __future__ import annotations
 
 from ..runtime import Param, ParamSet
-from ..runtime.tuning import register
+from ..runtime.tuning import Entry
 
 # Constants shared by the host and every SW kernel (passed to the templates as parameters).
 ALPHA = 32          # profile rows per residue code (28 codes + sentinels), power of 2 for pair indices
@@ -56,6 +56,27 @@ SW_PARAMS = ParamSet(FAMILY, (
 
 VFAMILY = "sw_vector"
 
+
+def vector_lanes(v) -> str | None:
+    """sw_vector: VEC must be a vector width of the chosen LANE type."""
+    if v.get("LANE") is None or v.get("VEC") is None:
+        return None
+    legal = (16, 32) if v["LANE"] == "u8" else (8, 16)
+    if v["VEC"] not in legal:
+        return (f"sw_vector: VEC={v['VEC']} is not available with LANE={v['LANE']} "
+                f"(s16: 8 or 16; u8: 16 or 32)")
+    return None
+
+
+def intra_local_bytes(v) -> int:
+    """Local memory of one sw_intratask work-group (kernels/sw_intratask.mako): the H/F border
+    exchange (4 x WG x TW ints), the WG-int reduction and, with PROF=local, every work-item's
+    profile slice ((SENTINEL + 1) x TH scores of PBITS bits)."""
+    words = 4 * v["WG"] * v["TW"] + v["WG"]
+    if v.get("PROF") == "local":
+        words += (v["SENTINEL"] + 1) * v["WG"] * v["TH"] * v["PBITS"] // 32
+    return 4 * words
+
 SWV_PARAMS = ParamSet(VFAMILY, (
     Param.choice("LANE", "score lanes: 's16' = signed 16-bit short{VEC} (VEC 8 or 16; saturated lanes rescored "
                          "at 32 bits); 'u8' = unsigned biased 8-bit with saturating add/sub (VEC 16 = uchar16, or "
@@ -69,7 +90,7 @@ SWV_PARAMS = ParamSet(VFAMILY, (
                        "stay in the CPU cache; longer queries go strip by strip with a per-column boundary",
               lo=16, hi=65536, default=1024),
     Param.int("WG", "work-items per work-group", lo=1, hi=1024, default=1),
-) + _SHARED, with_simd=False)
+) + _SHARED, with_simd=False, constraints=(vector_lanes,))
 
 INTRA_FAMILY = "sw_intratask"
 
@@ -91,7 +112,7 @@ INTRA_PARAMS = ParamSet(INTRA_FAMILY, (
     Param.choice("KIND", "long-pair kernel: 'tiles' = this tiled wavefront kernel (GPUs); 'striped' = the "
                          "striped SIMD kernel sw_striped.mako, one work-item per pair (CPUs). Not rendered",
                  ("tiles", "striped"), default="tiles"),
-) + _SHARED, with_simd=False)
+) + _SHARED, with_simd=False, local_memory=intra_local_bytes)
 
 STRIPED_FAMILY = "sw_striped"
 
@@ -109,6 +130,12 @@ STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
 # intra-task kernel on long pairs. Absent entries are measured at first use.
 RATES_FAMILY = "sw_rates"
 
+RATES_PARAMS = ParamSet(RATES_FAMILY, (
+    Param.real("inter", "GCUPS of the first-pass kernel over the whole device on normal subjects", lo=0.0),
+    Param.real("lane", "GCUPS per lane of one work-group running alone (a long subject's pace)", lo=0.0),
+    Param.real("intra", "GCUPS of the intra-task kernel over the whole device on long pairs", lo=0.0),
+), with_simd=False)
+
 # Non-template knobs the engine also accepts as overrides (not rendered into kernels).
 ENGINE_KNOBS = {
     "long_threshold": "subjects longer than this go to the intra-task kernel (default: from the measured rates; "
@@ -122,50 +149,36 @@ ENGINE_KNOBS = {
 # for the inter-task first pass (e.g. WIDTH=8), whatever the tuning table says.
 INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "first_width")
 
-# Tuned values: entries later in the list win (see clalign.runtime.tuning.lookup).
-register(FAMILY, [
-    ({}, {"WIDTH": 8, "WORDS": 1, "ROWS": 16, "WG": 64}),
-    # PoCL on x86 (2026-11-22, tools/device_sw.py on 3,000 subjects): 32-bit lanes vectorised across
-    # work-items ran 0.8 GCUPS, 8-bit SWAR 0.2, 16-bit SWAR 0.1.
-    ({"is_cpu": True}, {"WIDTH": 32, "WORDS": 2, "ROWS": 32, "WG": 8}),
-    # PoCL on x86: the short16 vector kernel (sw_vector), see docs/perf/sw.md (PoCL section).
-    ({"is_cpu": True}, {"KERNEL": "vector"}),
-    ({"is_gpu": True}, {"WG": 128}),
-    # H100 (sm_90), tools/device_sw.py 2026-11-22, docs/perf/sw.md: 16-bit lanes with DPX (PTX_S16X2)
-    # beat 8-bit video SIMD 7x (1.0 vs 0.14 TCUPS) and 16-bit SWAR 4.5x; the plain profile beat the
-    # pair variant (0.99 vs 0.90 at ROWS=32); ROWS=48 beat 32 and 64; WORDS=2 and WG 64/256 were slower.
-    # Re-measured after the residue-minor profile, interleaved residues and t = h + (-goe) (runs 4-5 in
-    # docs/perf/sw.md): 16-bit ROWS=48 WG=256 1.73 TCUPS kernel, 32-bit ROWS=64 WG=128 1.77.
-    # Run 6 (docs/perf/sw.md): four columns per iteration (UNROLL=4) let ptxas overlap the columns' dependency
-    # chains: 32-bit ROWS=64 WG=128 2.80 TCUPS kernel (1.76 with UNROLL=1), 16-bit ROWS=64 WG=128 2.53,
-    # 16-bit ROWS=48 WG=256 2.26. 32-bit lanes also never need a rescoring pass.
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain",
-                                             "UNROLL": 4}),
-])
-
-# PoCL, 2-core AMD EPYC (Zen 3, AVX2), 2026-11-22, docs/perf/sw.md (PoCL section): s16 VEC=16 COLS=4
-# ran ~19 GCUPS (COLS=1: 6), u8 with 32 lanes ~35 GCUPS (u8 on uchar16: ~18, as s16); STRIP 4096-8192
-# beat 1024 (boundary traffic, profile rebuilt per strip).
-register(VFAMILY, [
-    ({}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1}),
-    # 32 x 8-bit lanes need Clang's ext_vector_type (probe: clang_vectors; PoCL compiles with Clang).
-    ({"is_cpu": True, "clang_vectors": True}, {"LANE": "u8", "VEC": 32}),
-])
-
-# Intra-task kernel (kernels/sw_intratask.mako): defaults until measured per device.
-register(INTRA_FAMILY, [
-    ({}, {"TH": 8, "TW": 4, "WG": 64}),
-    # PoCL (2-core EPYC, 2026-11-23): the tiled kernel ran 0.12-0.23 GCUPS (a barrier loop per
-    # work-item), so CPUs use the striped kernel for long pairs (u8 lanes first, then s16, s32:
-    # clalign.sw.intratask.striped_lanes; u8 ran 1.7-2.4x s16, docs/perf/sw.md).
-    ({"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"}),
-    ({"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
-    # H100, tools/bench_sw_tail.py runs 9-10 (docs/perf/sw.md, issue 14): kernel seconds on the 2,748
-    # subjects > 2,000 aa x 20 queries: TH=12 TW=4 WG=64 0.94 (run 10; 0.90 at WG=128 in run 9) vs
-    # 1.02 for TH=8 TW=4 WG=128; one-warp work-groups (WG=32) 1.4-3.8, TH or TW 16 slower.
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 12, "TW": 4, "WG": 64}),
-    # H100, runs 12-13 (docs/perf/sw.md): 8-bit profile, idle padding work-items skip their steps, conflict-free
-    # border exchange: TH=16 TW=8 WG=128 1.56 TCUPS kernel (run 13; WG=64 1.47, WG=64 PROF=local 1.52, one-warp
-    # groups 0.73-0.89; TH=12 TW=4 WG=64 with the 32-bit profile 1.24).
-    ({"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 16, "TW": 8, "WG": 128}),
-])
+# Built-in tuning table (loaded by clalign.runtime.tuning.load_builtin; the measurements behind
+# each entry: docs/perf/tuning.md, which points to the runs in docs/perf/sw.md).
+TUNING = {
+    FAMILY: (SW_PARAMS, [
+        Entry("default", {}, {"WIDTH": 8, "WORDS": 1, "ROWS": 16, "WG": 64}),
+        Entry("vendor", {"is_cpu": True}, {"WIDTH": 32, "WORDS": 2, "ROWS": 32, "WG": 8, "KERNEL": "vector"},
+              source="PoCL x86 2026-11-22, docs/perf/sw.md (PoCL section)"),
+        Entry("vendor", {"is_gpu": True}, {"WG": 128}),
+        Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
+              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4},
+              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; WG 256: clalign tune "
+                     "2026-11-23, docs/perf/tuning.md"),
+    ]),
+    VFAMILY: (SWV_PARAMS, [
+        Entry("default", {}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1},
+              source="PoCL 2-core EPYC 2026-11-22, docs/perf/sw.md (PoCL section)"),
+        # 32 x 8-bit lanes need Clang's ext_vector_type (probe: clang_vectors; PoCL compiles with Clang).
+        Entry("architecture", {"is_cpu": True, "clang_vectors": True}, {"LANE": "u8", "VEC": 32},
+              source="PoCL 2-core EPYC 2026-11-22, docs/perf/sw.md (PoCL section)"),
+    ]),
+    INTRA_FAMILY: (INTRA_PARAMS, [
+        Entry("default", {}, {"TH": 8, "TW": 4, "WG": 64}),
+        Entry("vendor", {"is_cpu": True}, {"TH": 16, "TW": 8, "WG": 8, "KIND": "striped"},
+              source="PoCL 2-core EPYC 2026-11-23: tiled kernel 0.12-0.23 GCUPS, so CPUs use the striped "
+                     "kernel (u8 lanes, then s16, s32; u8 1.7-2.4x s16), docs/perf/sw.md"),
+        Entry("vendor", {"is_gpu": True}, {"TH": 8, "TW": 4, "WG": 128}),
+        Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)}, {"TH": 16, "TW": 8, "WG": 128},
+              source="H100 tools/bench_sw_tail.py run 13 (8-bit profile, conflict-free border exchange): "
+                     "1.56 TCUPS kernel; runs 9-13 in docs/perf/sw.md (issue 14)"),
+    ]),
+    STRIPED_FAMILY: (STRIPED_PARAMS, []),
+    RATES_FAMILY: (RATES_PARAMS, []),
+}

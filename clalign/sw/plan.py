@@ -12,8 +12,10 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..runtime import choose, simd_values
+from ..runtime.params import clamp_work_group
 from ..runtime.tuning import lookup
 from .params import (ALPHA, ENGINE_KNOBS, FAMILY, INTERTASK_ONLY, INTRA_FAMILY, INTRA_PARAMS, SW_PARAMS,
+                     intra_local_bytes,
                      SWV_PARAMS, VFAMILY)
 from .scoring import Scoring
 
@@ -38,7 +40,7 @@ class KernelPlan:
 
     @property
     def wg(self) -> int:
-        return min(self.base["WG"], self.caps.max_work_group)
+        return clamp_work_group(FAMILY, self.base["WG"], self.caps, "WG" in self.override)
 
     @property
     def lanes_per_block(self) -> int:
@@ -119,6 +121,7 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
     simd_vals = simd_values(caps, simd)
     tuned = lookup(FAMILY, caps)
     base = choose(SW_PARAMS, simd_vals, tuned, {k: v for k, v in override.items() if k not in ("PROFILE", "SCHEDULE")})
+    clamp_work_group(FAMILY, base["WG"], caps, "WG" in override)      # an explicit WG above the limit fails here
     # First-pass family: override, else the intertask kernel when one of its own parameters was
     # overridden (e.g. WIDTH=8), else the tuning table.
     kernel = base["KERNEL"] if ("KERNEL" in ov or not intertask_asked) else "intertask"
@@ -126,24 +129,12 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
         kernel = "intertask"      # scores too wide for 16-bit lanes: the 32-bit pass does all
     vvalues = _vector_values(caps, {k: v for k, v in ov.items() if k in SWV_PARAMS.names()})
     ivalues = choose(INTRA_PARAMS, {}, lookup(INTRA_FAMILY, caps), iov)
-    if ivalues["WG"] > caps.max_work_group:
-        if "WG" in iov:
-            raise ParameterError(f"INTRA_WG={ivalues['WG']} is above {caps.name}'s work-group limit "
-                                 f"{caps.max_work_group}")
-        ivalues["WG"] = caps.max_work_group
+    ivalues["WG"] = clamp_work_group(INTRA_FAMILY, ivalues["WG"], caps, "WG" in iov, "INTRA_WG")
     _intra_profile(caps, scoring, ivalues, iov)
     if long_threshold is not None and int(long_threshold) < 0:
         raise ParameterError(f"long_threshold must be >= 0 (got {long_threshold})")
     return KernelPlan(caps, scoring, kernel, base["WIDTH"], override, simd_vals, tuned, base, vvalues, ivalues,
                       batch_residues, groups_per_cu, None if long_threshold is None else int(long_threshold))
-
-
-def intra_local_bytes(v: dict) -> int:
-    """Local memory of one sw_intratask work-group: border exchange, reduction, profile slices."""
-    words = 4 * v["WG"] * v["TW"] + v["WG"]
-    if v["PROF"] == "local":
-        words += (v["SENTINEL"] + 1) * v["WG"] * v["TH"] * v["PBITS"] // 32
-    return 4 * words
 
 
 def _intra_profile(caps, scoring, ivalues: dict, iov: dict):
@@ -168,13 +159,12 @@ def _vector_values(caps, vov: dict) -> dict:
     if "LANE" in vov and "VEC" not in vov:
         vt = {**vt, "VEC": 16}        # the tuned VEC belongs to the tuned LANE
     vals = choose(SWV_PARAMS, {}, vt, vov)
-    lane, vec = vals["LANE"], vals["VEC"]
-    if vec not in ((16, 32) if lane == "u8" else (8, 16)):
-        raise ParameterError(f"sw_vector: VEC={vec} is not available with LANE={lane} "
-                             f"(s16: 8 or 16; u8: 16 or 32)")
+    vec = vals["VEC"]
+    bad = SWV_PARAMS.problems(vals)
+    if bad:
+        raise ParameterError(bad[0])
     if vec == 32 and not caps.clang_vectors:
         raise ParameterError(f"sw_vector: VEC=32 needs Clang vector extensions, which {caps.name} "
                              "does not build (probe: clang_vectors); use VEC=16")
-    if vals["WG"] > caps.max_work_group:
-        vals["WG"] = caps.max_work_group
+    vals["WG"] = clamp_work_group(VFAMILY, vals["WG"], caps, "WG" in vov)
     return vals
