@@ -15,8 +15,7 @@ from ..runtime import choose, simd_values
 from ..runtime.params import clamp_work_group
 from ..runtime.tuning import lookup
 from .params import (ALPHA, ENGINE_KNOBS, FAMILY, INTERTASK_ONLY, INTRA_FAMILY, INTRA_PARAMS, SW_PARAMS,
-                     intra_local_bytes,
-                     SWV_PARAMS, VFAMILY)
+                     SWV_PARAMS, VFAMILY, intra_local_bytes)
 from .scoring import Scoring
 
 
