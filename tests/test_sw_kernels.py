@@ -27,9 +27,15 @@ FIRST_PASS = 10 ** 9
 # (UNROLL=4, the GPU choice) only with 4 rows: large unrolled bodies take PoCL tens of seconds to
 # build. PROFILE means nothing at 32 bits (always plain).
 VARIANTS = variants(SW_PARAMS, {"WIDTH": None, "PROFILE": None, "ROWS": (4, 12, 24), "WORDS": (1, 2, 3),
-                                "SCHEDULE": None, "WG": (1, 3, 8), "UNROLL": None},
+                                "SCHEDULE": None, "WG": (1, 3, 8), "UNROLL": (1, 4)},
                     valid=lambda v: not (v["WIDTH"] == 32 and v["PROFILE"] == "pairs")
                     and (v["UNROLL"] == 1 or v["ROWS"] == 4) and v["ROWS"] * v["WORDS"] <= 36)
+# Two columns per iteration and the short-chain 32-bit cell: an 8-bit first pass whose overflow
+# query is rescored at 16 and 32 bits with the same values (UNROLL=2 at every width, CHAIN=x at 32).
+VARIANTS += [{"WIDTH": 8, "PROFILE": "plain", "ROWS": 4, "WORDS": 1, "SCHEDULE": "dynamic", "WG": 3, "UNROLL": 2,
+              "CHAIN": "x"},
+             {"WIDTH": 32, "PROFILE": "plain", "ROWS": 12, "WORDS": 1, "SCHEDULE": "static", "WG": 8, "UNROLL": 1,
+              "CHAIN": "x"}]
 pytestmark = pytest.mark.usefixtures("each_device")
 
 
@@ -56,7 +62,8 @@ def case():
     return db, queries, ref
 
 
-@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}".format(**{"UNROLL": 1, **v}))
+@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}-{CHAIN}".format(
+    **{"UNROLL": 1, "CHAIN": "h", **v}))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, **ov)

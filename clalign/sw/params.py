@@ -47,7 +47,11 @@ SW_PARAMS = ParamSet(FAMILY, (
     Param.int("WG", "work-items per work-group (one block = WG groups of subjects)", lo=1, hi=1024, default=64),
     Param.int("UNROLL", "subject columns per loop iteration: 4 = straight-line code over a chunk of four "
                         "residues (independent dependency chains the GPU compiler can overlap; 4x the code, "
-                        "slow to build on CPU OpenCL), 1 = one column per iteration", values=(1, 4), default=1),
+                        "slow to build: ~25 s for ROWS=64 on NVIDIA's OpenCL), 2 = two columns, 1 = one column per iteration",
+              values=(1, 2, 4), default=1),
+    Param.choice("CHAIN", "32-bit cell form (other widths ignore it): 'h' = f' from h - goe; 'x' = the same value "
+                          "from x - goe, x = max(dg + p, e, 0) (exact since gap_open >= 0), which halves the "
+                          "dependent operations per row of a column", ("h", "x"), default="h"),
     Param.choice("KERNEL", "first-pass kernel family: 'intertask' = packed-word lanes (sw_intertask, 8/16/32-bit "
                            "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
                            "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
@@ -109,7 +113,7 @@ ENGINE_KNOBS = {
 
 # Template parameters only the inter-task kernel has: overriding one of them without KERNEL asks
 # for the inter-task first pass (e.g. WIDTH=8), whatever the tuning table says.
-INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "first_width")
+INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "UNROLL", "CHAIN", "first_width")
 
 # Tuned values: entries later in the list win (see clalign.runtime.tuning.lookup).
 register(FAMILY, [
