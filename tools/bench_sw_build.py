@@ -137,6 +137,13 @@ def speed_all(args, specs, built) -> list:
     return rows
 
 
+def choose_best(report, max_build) -> str:
+    """The fastest first pass (scores equal) among the variants built within ``max_build`` s."""
+    built = {r["variant"]: r["build_s"] for r in report.get("builds", []) if r["kernel"] == "inter" and "error" not in r}
+    ok = [r for r in report["speed"] if r["scores_equal_first"] and built.get(r["variant"], 0) <= max_build]
+    return max(ok, key=lambda r: r["tcups_first_pass"])["variant"]
+
+
 def cli_profile(args, out: Path, env) -> dict:
     res = {}
     cmd = ["-m", "clalign", "sw", "-query", args.queries, "-db", args.db, "-out", str(out / "hits.tsv"), "--force"]
@@ -185,6 +192,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--cli-profile", action="store_true")
     ap.add_argument("--skip-build", action="store_true")
+    ap.add_argument("--cli-best", action="store_true",
+                    help="then whole clalign sw runs (tools/bench_build.py --cli) with the fastest variant that "
+                         "built within --best-max-build seconds, as a tuning entry")
+    ap.add_argument("--best-max-build", type=float, default=4.0)
+    ap.add_argument("--cli-runs", default="", help="as bench_build.py --cli-runs")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -202,6 +214,15 @@ def main(argv=None):
         else:
             built = set(specs)
         report["speed"] = speed_all(args, specs, built)
+        if args.cli_best:
+            best = choose_best(report, args.best_max_build)
+            report["cli_variant"] = best
+            log(f"CLI runs with the variant {best!r}")
+            sys.path.insert(0, str(ROOT / "tools"))
+            from bench_build import run_cli
+
+            args.cache_dir, args.device, args.cli_runs = None, None, args.cli_runs or "fresh-all,fresh,repeated,repeated"
+            run_cli(args, report, tune=parse_spec(best))
         if args.cli_profile:
             report["cli"] = cli_profile(args, out, {k: v for k, v in env.items() if k != "CUDA_CACHE_DISABLE"})
     finally:

@@ -49,6 +49,10 @@ SW_PARAMS = ParamSet(FAMILY, (
                         "residues (independent dependency chains the GPU compiler can overlap; 4x the code, "
                         "slow to build: ~25 s for ROWS=64 on NVIDIA's OpenCL), 2 = two columns, 1 = one column per iteration",
               values=(1, 2, 4), default=1),
+    Param.choice("CELL", "32-bit cell: 'c' = OpenCL C; 'ptx' = one inline PTX block per cell (NVIDIA, SIMD=ptx; "
+                         "other widths ignore it), which NVIDIA's front end builds far faster than the same "
+                         "operations in C once UNROLL x ROWS cells form one straight-line body", ("c", "ptx"),
+                 default="c"),
     Param.choice("CHAIN", "32-bit cell form (other widths ignore it): 'h' = f' from h - goe; 'x' = the same value "
                           "from x - goe, x = max(dg + p, e, 0) (exact since gap_open >= 0), which halves the "
                           "dependent operations per row of a column", ("h", "x"), default="h"),
@@ -113,7 +117,7 @@ ENGINE_KNOBS = {
 
 # Template parameters only the inter-task kernel has: overriding one of them without KERNEL asks
 # for the inter-task first pass (e.g. WIDTH=8), whatever the tuning table says.
-INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "UNROLL", "CHAIN", "first_width")
+INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "UNROLL", "CHAIN", "CELL", "first_width")
 
 # Tuned values: entries later in the list win (see clalign.runtime.tuning.lookup).
 register(FAMILY, [
