@@ -137,6 +137,43 @@ def speed_all(args, specs, built) -> list:
     return rows
 
 
+def devices(args) -> list:
+    """Every query against the whole database on each ``--devices`` spec (``;``-separated, e.g.
+    ``0:0;0:0,0:1``): wall seconds of the search (after a warm-up search that builds, measures
+    the rates and uploads), TCUPS, the per-device report, and whether the scores equal the first
+    spec's."""
+    import numpy as np
+
+    from clalign.data import PROTEIN, Database, read_fasta
+    from clalign.sw.engine import SWEngine
+
+    db = Database.open(args.db) if os.path.isdir(args.db) else Database.from_fasta(args.db)
+    queries = [(r.id, PROTEIN.encode(r.sequence)) for r in read_fasta(args.queries)]
+    cells = sum(len(c) for _, c in queries) * int(db.total_residues)
+    rows, ref = [], None
+    for spec in filter(None, args.devices.split(";")):
+        eng = SWEngine(device=spec)
+        notes = []
+        eng.search(queries, db, progress=False, verbose=notes.append)
+        walls = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            scores, _ = eng.search(queries, db, progress=False)
+            walls.append(time.perf_counter() - t)
+        wall = float(np.median(walls))
+        same = ref is None or all(np.array_equal(a, b) for a, b in zip(scores, ref))
+        ref = scores if ref is None else ref
+        row = {"devices": spec, "wall_s": round(wall, 3), "tcups": round(cells / wall / 1e12, 3),
+               "identical_to_first": bool(same), "verbose": notes,
+               "per_device": [{"device": lab, "subjects": n, "tcups": round(c / max(sec, 1e-12) / 1e12, 3),
+                               "busy_s": round(sec, 3)} for lab, n, c, sec in eng.device_report]}
+        rows.append(row)
+        log(f"devices [{spec}]: {row}")
+    if len(rows) > 1:
+        log(f"speed-up of {rows[-1]['devices']} over {rows[0]['devices']}: {rows[0]['wall_s'] / rows[-1]['wall_s']:.2f}x")
+    return rows
+
+
 def choose_best(report, max_build) -> str:
     """The fastest first pass (scores equal) among the variants built within ``max_build`` s."""
     built = {r["variant"]: r["build_s"] for r in report.get("builds", []) if r["kernel"] == "inter" and "error" not in r}
@@ -196,11 +233,12 @@ def main(argv=None):
                     help="then whole clalign sw runs (tools/bench_build.py --cli) with the fastest variant that "
                          "built within --best-max-build seconds, as a tuning entry")
     ap.add_argument("--best-max-build", type=float, default=4.0)
+    ap.add_argument("--devices", default="", help="';'-separated --device specs to compare (e.g. '0:0;0:0,0:1')")
     ap.add_argument("--cli-runs", default="", help="as bench_build.py --cli-runs")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    specs = [s.strip() for s in args.variants.split(";") if s.strip()]
+    specs = [s.strip() for s in args.variants.split(";") if s.strip()]   # "" with --skip-build: none
     kc = tempfile.mkdtemp(prefix="clalign-kc-")
     env = {**os.environ, "CLALIGN_CACHE_DIR": kc, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
     os.environ["CLALIGN_CACHE_DIR"] = kc
@@ -223,6 +261,8 @@ def main(argv=None):
 
             args.cache_dir, args.device, args.cli_runs = None, None, args.cli_runs or "fresh-all,fresh,repeated,repeated"
             run_cli(args, report, tune=parse_spec(best))
+        if args.devices:
+            report["devices"] = devices(args)
         if args.cli_profile:
             report["cli"] = cli_profile(args, out, {k: v for k, v in env.items() if k != "CUDA_CACHE_DISABLE"})
     finally:
