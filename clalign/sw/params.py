@@ -47,7 +47,8 @@ SW_PARAMS = ParamSet(FAMILY, (
     Param.int("WG", "work-items per work-group (one block = WG groups of subjects)", lo=1, hi=1024, default=64),
     Param.int("UNROLL", "subject columns per loop iteration: 4 = straight-line code over a chunk of four "
                         "residues (independent dependency chains the GPU compiler can overlap; 4x the code, "
-                        "slow to build: ~25 s for ROWS=64 on NVIDIA's OpenCL), 2 = two columns, 1 = one column per iteration",
+                        "slow to build: 22.5 s for ROWS=64 on NVIDIA's OpenCL with CELL=c, 1 s with CELL=ptx), "
+                        "2 = two columns, 1 = one column per iteration",
               values=(1, 2, 4), default=1),
     Param.choice("CELL", "32-bit cell: 'c' = OpenCL C; 'ptx' = one inline PTX block per cell (NVIDIA, SIMD=ptx; "
                          "other widths ignore it), which NVIDIA's front end builds far faster than the same "
@@ -136,8 +137,12 @@ register(FAMILY, [
     # Run 6 (docs/perf/sw.md): four columns per iteration (UNROLL=4) let ptxas overlap the columns' dependency
     # chains: 32-bit ROWS=64 WG=128 2.80 TCUPS kernel (1.76 with UNROLL=1), 16-bit ROWS=64 WG=128 2.53,
     # 16-bit ROWS=48 WG=256 2.26. 32-bit lanes also never need a rescoring pass.
+    # Issue 14 (docs/perf/cache.md runs 4-5): that body took NVIDIA's front end 22.5 s to build from source (a fresh
+    # machine's first run); the same cells as inline PTX blocks (CELL=ptx) build in 0.97 s with identical scores
+    # and ran 1.25x the C body with UNROLL=1 (0.76 vs 0.60 TCUPS on 150,000 long-tail sequences, same command).
+    # Not measured: the PTX cells against the C four-column body on the 570,000 database in one command.
     ({"is_nvidia": True, "cc_min": (9, 0)}, {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain",
-                                             "UNROLL": 4}),
+                                             "UNROLL": 4, "CELL": "ptx"}),
 ])
 
 # PoCL, 2-core AMD EPYC (Zen 3, AVX2), 2026-11-22, docs/perf/sw.md (PoCL section): s16 VEC=16 COLS=4
