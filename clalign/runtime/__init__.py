@@ -104,8 +104,8 @@ class Runtime:
     def is_ready(self, template: str, paramset: ParamSet, values: dict, options=(), extra_dirs=()) -> bool:
         """Whether :meth:`program` would return without compiling: the program is in this
         process or has an entry in the persistent cache. Lets an engine prefer a variant that
-        builds fast on a cold cache (on the H100 the tuned SW kernel takes 25 s to build and its
-        UNROLL=1 form 0.9 s, docs/perf/cache.md)."""
+        builds fast on a cold cache (on the H100 the SW kernel's four-column body with C cells took
+        22.5 s to build, its UNROLL=1 form 0.9 s, with PTX cells 1 s: docs/perf/cache.md)."""
         src = _source(template, paramset, values, extra_dirs)
         opts = tuple(options)
         with self._build_lock:
