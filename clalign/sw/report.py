@@ -75,6 +75,7 @@ class Reporter:
         self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
         # one core stays with the thread that drives the device
         self.pool = ThreadPoolExecutor(max_workers=threads or max(1, (os.cpu_count() or 2) - 1))
+        self.pool.submit(_import_traceback)     # numba's import overlaps the device set-up and first query
 
     def close(self):
         self.pool.shutdown(wait=True)
@@ -140,6 +141,10 @@ class Reporter:
                                st[a:b].tobytes().decode("ascii"), nident, positive, gaps, opens,
                                subject_index=i, subject_title=_title(self.db, i))
         return out, time.thread_time() - t0
+
+
+def _import_traceback():
+    from . import align, lanes  # noqa: F401
 
 
 def _title(db, i) -> str:
