@@ -10,7 +10,13 @@ Parameters (defined once in clalign/sw/params.py, SW_PARAMS):
   PROFILE  plain|pairs  query profile layout (pairs = residue-pair variant, K = 2; 8/16 bits)
   SCHEDULE static|dynamic
   WG       work-items per work-group
-  UNROLL   1 | 4        subject columns per loop iteration (4: straight-line body over a residue chunk)
+  UNROLL   1 | 2 | 4    subject columns per loop iteration (straight-line body over UNROLL columns
+                        of a residue chunk: independent chains for the GPU scheduler, but NVIDIA's
+                        front end takes ~25 s for ROWS=64 UNROLL=4, docs/perf/cache.md)
+  CELL     c | ptx      32-bit cell in OpenCL C or as one inline PTX block (SIMD=ptx only)
+  CHAIN    h | x        32-bit cell form: 'h' f' = max(f - ext, h - goe); 'x' the same value as
+                        max(f - ext, x - goe) with x = max(dg + p, e, 0), h = max(x, f) (exact as
+                        goe >= ext): two dependent operations per row instead of four
 Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
 
 Matrix layout: query rows i (strips of ROWS rows), subject columns j. Per strip the work-item
@@ -46,7 +52,7 @@ CH = RPW * VW                 # rows per fetch group
 # one vector load then touches ALPHA * VW * 4 contiguous bytes instead of ALPHA scattered rows.
 TRANSPOSED = PROFILE == "plain" or WIDTH == 32
 %>
-/* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} */
+/* sw_intertask: WIDTH=${WIDTH} WORDS=${WORDS} ROWS=${ROWS} PROFILE=${PROFILE} SCHEDULE=${SCHEDULE} WG=${WG} UNROLL=${UNROLL} CHAIN=${CHAIN} CELL=${CELL} */
 #define SW_SENTINEL ${SENTINEL}u
 
 /* Byte/half-word shuffles used to assemble lane words from profile words.
@@ -83,6 +89,31 @@ inline uint sw_hi16(uint a, uint b) { return (a >> 16) | (b & 0xffff0000u); }
           e${r}_${w} = cla_addmaxs_16x2(e${r}_${w}, vnext, t);
           f${w} = cla_addmaxs_16x2(f${w}, vnext, t);
           mx${w} = cla_maxs_16x2(mx${w}, h);
+          dg${w} = h${r}_${w}; h${r}_${w} = h; }
+% elif CELL == "ptx":
+## One inline PTX block per cell: NVIDIA's OpenCL front end optimises it as one opaque statement
+## (the four-column C body took it ~23 s to build); ptxas still schedules the instructions.
+<% fx = CHAIN == "x" %>\
+        { const int dgo = dg${w};
+          dg${w} = h${r}_${w};
+          asm("{\n\t.reg .s32 x, t, hh;\n\t"
+            "add.s32 x, %4, %5;\n\tmax.s32 x, x, %1;\n\t"
+%  if fx:
+            "max.s32 x, x, 0;\n\tmax.s32 hh, x, %2;\n\tsub.s32 t, x, %6;\n\t"
+            "sub.s32 %2, %2, %7;\n\tmax.s32 %2, %2, t;\n\tsub.s32 t, hh, %6;\n\t"
+%  else:
+            "max.s32 t, %2, 0;\n\tmax.s32 hh, x, t;\n\tsub.s32 t, hh, %6;\n\t"
+            "sub.s32 %2, %2, %7;\n\tmax.s32 %2, %2, t;\n\t"
+%  endif
+            "sub.s32 %1, %1, %7;\n\tmax.s32 %1, %1, t;\n\tmax.s32 %3, %3, hh;\n\tmov.s32 %0, hh;\n\t}"
+            : "=r"(h${r}_${w}), "+r"(e${r}_${w}), "+r"(f${w}), "+r"(mx${w})
+            : "r"(dgo), "r"(p${r}_${w}), "r"(goe), "r"(ext)); }
+% elif CHAIN == "x":
+        { const int x = max(max(dg${w} + p${r}_${w}, e${r}_${w}), 0);
+          const int h = max(x, f${w});
+          f${w} = max(f${w} - ext, x - goe);
+          e${r}_${w} = max(e${r}_${w} - ext, h - goe);
+          mx${w} = max(mx${w}, h);
           dg${w} = h${r}_${w}; h${r}_${w} = h; }
 % else:
         { int h = max(max(dg${w} + p${r}_${w}, e${r}_${w}), max(f${w}, 0));
@@ -241,7 +272,7 @@ void sw_intertask(__global const uint *restrict ires,   /* interleaved residues 
                     ${T} dg${w} = dgb${w};
                     dgb${w} = (${T})hf${u}_${w}.x;
 %   for k in range(L):
-                    const uint c${w}_${k} = (rw${w}_${k} >> ${("%du" % (8 * u)) if UNROLL == 4 else "sh"}) & 0xffu;
+                    const uint c${w}_${k} = (rw${w}_${k} >> ${("%du" % (8 * u)) if UNROLL == 4 else ("sh" if u == 0 else "(sh + %du)" % (8 * u))}) & 0xffu;
 %   endfor
 %   if PROFILE == "pairs" and PK:
 %    for k in range(0, L, 2):

@@ -27,9 +27,15 @@ FIRST_PASS = 10 ** 9
 # (UNROLL=4, the GPU choice) only with 4 rows: large unrolled bodies take PoCL tens of seconds to
 # build. PROFILE means nothing at 32 bits (always plain).
 VARIANTS = variants(SW_PARAMS, {"WIDTH": None, "PROFILE": None, "ROWS": (4, 12, 24), "WORDS": (1, 2, 3),
-                                "SCHEDULE": None, "WG": (1, 3, 8), "UNROLL": None},
+                                "SCHEDULE": None, "WG": (1, 3, 8), "UNROLL": (1, 4)},
                     valid=lambda v: not (v["WIDTH"] == 32 and v["PROFILE"] == "pairs")
                     and (v["UNROLL"] == 1 or v["ROWS"] == 4) and v["ROWS"] * v["WORDS"] <= 36)
+# Two columns per iteration and the short-chain 32-bit cell: an 8-bit first pass whose overflow
+# query is rescored at 16 and 32 bits with the same values (UNROLL=2 at every width, CHAIN=x at 32).
+VARIANTS += [{"WIDTH": 8, "PROFILE": "plain", "ROWS": 4, "WORDS": 1, "SCHEDULE": "dynamic", "WG": 3, "UNROLL": 2,
+              "CHAIN": "x"},
+             {"WIDTH": 32, "PROFILE": "plain", "ROWS": 12, "WORDS": 1, "SCHEDULE": "static", "WG": 8, "UNROLL": 1,
+              "CHAIN": "x"}]
 pytestmark = pytest.mark.usefixtures("each_device")
 
 
@@ -56,7 +62,8 @@ def case():
     return db, queries, ref
 
 
-@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}".format(**{"UNROLL": 1, **v}))
+@pytest.mark.parametrize("ov", VARIANTS, ids=lambda v: "w{WIDTH}-{PROFILE}-r{ROWS}-x{WORDS}-{SCHEDULE}-wg{WG}-u{UNROLL}-{CHAIN}".format(
+    **{"UNROLL": 1, "CHAIN": "h", **v}))
 def test_variant_matches_reference(case, ov):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, **ov)
@@ -156,3 +163,43 @@ def test_lengths_up_to_20000(ov):
         np.testing.assert_array_equal(got, want)
         best = max(best, int(got.max()))
     assert best > 32767 and max(map(len, subs)) == 20000
+
+
+@pytest.mark.parametrize("chain", ["h", "x"])
+def test_ptx_cell_against_reference(chain):
+    """CELL=ptx (NVIDIA only, PoCL cannot build inline PTX): the rendered cell's instructions,
+    interpreted here, give the Gotoh recurrence's H, E, F and running max for random inputs."""
+    import random
+    import re
+
+    from clalign.runtime import render
+
+    vals = SW_PARAMS.validate({"SIMD": "ptx", "PTX_S16X2": True, "PTX_SHFL": True, "WIDTH": 32, "WORDS": 1,
+                               "ROWS": 4, "PROFILE": "plain", "SCHEDULE": "dynamic", "WG": 32, "UNROLL": 4,
+                               "KERNEL": "intertask", "CHAIN": chain, "CELL": "ptx"})
+    src = render("sw_intertask.mako", vals)
+    cells = re.findall(r'asm\("(\{.*?\})"\s*:\s*"=r"', src, re.S)
+    assert len(cells) == 4 * 4
+    text = re.sub(r'"\s*\n\s*"', "", cells[0]).replace("\\n", "").replace("\\t", "")
+    ins = [x.strip() for x in text.strip("{}").split(";") if x.strip() and not x.strip().startswith(".reg")]
+    ops = {"add.s32": lambda a: a[0] + a[1], "sub.s32": lambda a: a[0] - a[1], "max.s32": max, "mov.s32": lambda a: a[0]}
+    rng = random.Random(5)
+    for _ in range(20000):
+        dg, e, f, mx = (rng.randint(-60, 300) for _ in range(4))
+        p, ext = rng.randint(-4, 11), rng.randint(0, 5)
+        goe = ext + rng.randint(0, 12)
+        reg = {"%1": e, "%2": f, "%3": mx, "%4": dg, "%5": p, "%6": goe, "%7": ext}
+        for i in ins:
+            op, args = i.split(None, 1)
+            d, *a = [x.strip() for x in args.split(",")]
+            reg[d] = ops[op]([reg[x] if x in reg else int(x) for x in a])
+        h = max(dg + p, e, f, 0)
+        assert (reg["%0"], reg["%1"], reg["%2"], reg["%3"]) == (h, max(e - ext, h - goe), max(f - ext, h - goe),
+                                                                 max(mx, h)), (chain, dg, p, e, f, mx, goe, ext)
+
+
+def test_ptx_cell_needs_ptx():
+    from clalign.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="CELL=ptx"):
+        SWEngine("BLOSUM62", 11, 1, None, CELL="ptx", SIMD="swar")

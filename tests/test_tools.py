@@ -176,3 +176,19 @@ def test_peers_agree_on_tiny_run(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "score check parasail vs pyopal: identical" in proc.stdout
     assert (out / "sw_bench.csv").read_text().startswith("query,length,")
+
+
+def test_bench_sw_build_choice():
+    import bench_sw_build as bsb
+
+    assert bsb.parse_spec("tuned") == {}
+    assert bsb.parse_spec("CELL=ptx,ROWS=48") == {"CELL": "ptx", "ROWS": 48}
+    report = {"builds": [{"variant": "a", "kernel": "inter", "build_s": 22.0}, {"variant": "b", "kernel": "inter",
+                                                                                "build_s": 1.0},
+                         {"variant": "c", "kernel": "inter", "build_s": 0.9}, {"variant": "d", "kernel": "inter",
+                                                                                "error": "timeout"}],
+              "speed": [{"variant": "a", "tcups_first_pass": 2.5, "scores_equal_first": True},
+                        {"variant": "b", "tcups_first_pass": 2.0, "scores_equal_first": True},
+                        {"variant": "c", "tcups_first_pass": 2.4, "scores_equal_first": False}]}
+    assert bsb.choose_best(report, 4.0) == "b"       # a builds too slowly, c's scores differ
+    assert bsb.choose_best(report, 40.0) == "a"

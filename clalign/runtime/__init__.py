@@ -29,9 +29,25 @@ __all__ = ["Runtime", "Param", "ParamSet", "SIMD_PARAMS", "choose", "simd_values
            "probe", "select_devices", "all_devices", "device_label", "render", "kernel_dir"]
 
 
+_SOURCES: dict = {}
+_SOURCES_MAX = 256
+
+
 def _source(template: str, paramset: ParamSet, values: dict, extra_dirs=()) -> str:
-    """OpenCL source of ``kernels/<template>`` for ``values``, validated before rendering."""
-    return render(template, paramset.validate(values), extra_dirs)
+    """OpenCL source of ``kernels/<template>`` for ``values``, validated before rendering.
+
+    Rendered once per process and values: engines ask for their program on every pass, and
+    rendering the tuned SW kernel (3,000 lines) took ~30 ms each time, ~0.6 s of a 20-query
+    ``clalign sw`` run on the H100 (docs/perf/cache.md)."""
+    checked = paramset.validate(values)
+    key = (template, paramset.family, tuple(sorted(checked.items())), tuple(str(d) for d in extra_dirs))
+    src = _SOURCES.get(key)
+    if src is None:
+        src = render(template, checked, extra_dirs)
+        if len(_SOURCES) >= _SOURCES_MAX:
+            _SOURCES.clear()
+        _SOURCES[key] = src
+    return src
 
 
 class Runtime:
@@ -88,8 +104,8 @@ class Runtime:
     def is_ready(self, template: str, paramset: ParamSet, values: dict, options=(), extra_dirs=()) -> bool:
         """Whether :meth:`program` would return without compiling: the program is in this
         process or has an entry in the persistent cache. Lets an engine prefer a variant that
-        builds fast on a cold cache (on the H100 the tuned SW kernel takes 25 s to build and its
-        UNROLL=1 form 0.9 s, docs/perf/cache.md)."""
+        builds fast on a cold cache (on the H100 the SW kernel's four-column body with C cells took
+        22.5 s to build, its UNROLL=1 form 0.9 s, with PTX cells 1 s: docs/perf/cache.md)."""
         src = _source(template, paramset, values, extra_dirs)
         opts = tuple(options)
         with self._build_lock:

@@ -47,7 +47,16 @@ SW_PARAMS = ParamSet(FAMILY, (
     Param.int("WG", "work-items per work-group (one block = WG groups of subjects)", lo=1, hi=1024, default=64),
     Param.int("UNROLL", "subject columns per loop iteration: 4 = straight-line code over a chunk of four "
                         "residues (independent dependency chains the GPU compiler can overlap; 4x the code, "
-                        "slow to build on CPU OpenCL), 1 = one column per iteration", values=(1, 4), default=1),
+                        "slow to build: 22.5 s for ROWS=64 on NVIDIA's OpenCL with CELL=c, 1 s with CELL=ptx), "
+                        "2 = two columns, 1 = one column per iteration",
+              values=(1, 2, 4), default=1),
+    Param.choice("CELL", "32-bit cell: 'c' = OpenCL C; 'ptx' = one inline PTX block per cell (NVIDIA, SIMD=ptx; "
+                         "other widths ignore it), which NVIDIA's front end builds far faster than the same "
+                         "operations in C once UNROLL x ROWS cells form one straight-line body", ("c", "ptx"),
+                 default="c"),
+    Param.choice("CHAIN", "32-bit cell form (other widths ignore it): 'h' = f' from h - goe; 'x' = the same value "
+                          "from x - goe, x = max(dg + p, e, 0) (exact since gap_open >= 0), which halves the "
+                          "dependent operations per row of a column", ("h", "x"), default="h"),
     Param.choice("KERNEL", "first-pass kernel family: 'intertask' = packed-word lanes (sw_intertask, 8/16/32-bit "
                            "passes); 'vector' = short{VEC} vector lanes (sw_vector, 16-bit, then saturated subjects "
                            "rescored by the 32-bit sw_intertask pass). Not rendered into templates",
@@ -147,7 +156,7 @@ ENGINE_KNOBS = {
 
 # Template parameters only the inter-task kernel has: overriding one of them without KERNEL asks
 # for the inter-task first pass (e.g. WIDTH=8), whatever the tuning table says.
-INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "first_width")
+INTERTASK_ONLY = ("WIDTH", "WORDS", "ROWS", "PROFILE", "SCHEDULE", "UNROLL", "CHAIN", "CELL", "first_width")
 
 # Built-in tuning table (loaded by clalign.runtime.tuning.load_builtin; the measurements behind
 # each entry: docs/perf/tuning.md, which points to the runs in docs/perf/sw.md).
@@ -158,9 +167,11 @@ TUNING = {
               source="PoCL x86 2026-11-22, docs/perf/sw.md (PoCL section)"),
         Entry("vendor", {"is_gpu": True}, {"WG": 128}),
         Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
-              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4},
+              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4,
+               "CELL": "ptx"},
               source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; WG 256: clalign tune "
-                     "2026-11-23, docs/perf/tuning.md"),
+                     "2026-11-23, docs/perf/tuning.md; CELL=ptx (the cells as inline PTX: 0.97 s to "
+                     "build instead of 22.5 s, identical scores): docs/perf/cache.md runs 4-5"),
     ]),
     VFAMILY: (SWV_PARAMS, [
         Entry("default", {}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1},
@@ -182,3 +193,4 @@ TUNING = {
     STRIPED_FAMILY: (STRIPED_PARAMS, []),
     RATES_FAMILY: (RATES_PARAMS, []),
 }
+

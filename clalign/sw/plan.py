@@ -119,6 +119,11 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
     override = {k: v for k, v in ov.items() if k in SW_PARAMS.names()}
     simd_vals = simd_values(caps, simd)
     tuned = lookup(FAMILY, caps)
+    if simd_vals["SIMD"] != "ptx":
+        if override.get("CELL") == "ptx":
+            raise ParameterError(f"CELL=ptx needs inline PTX (SIMD=ptx), which {caps.name} does not build")
+        if tuned.get("CELL") == "ptx":
+            tuned = {**tuned, "CELL": "c"}      # e.g. SIMD=swar forced on an NVIDIA device
     base = choose(SW_PARAMS, simd_vals, tuned, {k: v for k, v in override.items() if k not in ("PROFILE", "SCHEDULE")})
     clamp_work_group(FAMILY, base["WG"], caps, "WG" in override)      # an explicit WG above the limit fails here
     # First-pass family: override, else the intertask kernel when one of its own parameters was

@@ -20,8 +20,6 @@ from ..data import PROTEIN, as_database
 from ..errors import InputError, ParameterError
 from ..output import Alignment
 from ..stats import SearchStatistics, gapped_params
-from .align import CELL_BUDGET
-from .lanes import GROUP, trace_group
 
 _EPS = 1.0e-180
 
@@ -77,6 +75,7 @@ class Reporter:
         self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
         # one core stays with the thread that drives the device
         self.pool = ThreadPoolExecutor(max_workers=threads or max(1, (os.cpu_count() or 2) - 1))
+        self.pool.submit(_import_traceback)     # numba's import overlaps the device set-up and first query
 
     def close(self):
         self.pool.shutdown(wait=True)
@@ -100,7 +99,11 @@ class Reporter:
 
     def _select(self, qid, q, scores):
         """E-values of every subject, the reported ones, and their traceback jobs (groups of
-        GROUP subjects of similar length: the lane kernel runs to the longest of a group)."""
+        GROUP subjects of similar length: the lane kernel runs to the longest of a group).
+        The traceback modules (numba) are imported here, in a pool thread, so a search's device
+        work starts without waiting for them."""
+        from .lanes import GROUP
+
         ev = self.stats.evalues(scores, len(q), self.lengths)
         idx = select_hits(scores, ev, self.max_targets, self.evalue)
         order = idx[np.argsort(self.lengths[idx], kind="stable")]
@@ -109,6 +112,9 @@ class Reporter:
 
     def _align_group(self, qid, q, group, scores, ev):
         """Records of up to GROUP subjects (one compiled call, then the Alignment objects)."""
+        from .align import CELL_BUDGET
+        from .lanes import GROUP, trace_group
+
         t0 = time.thread_time()
         n = len(group)
         lens = np.zeros(GROUP, dtype=np.int64)
@@ -135,6 +141,10 @@ class Reporter:
                                st[a:b].tobytes().decode("ascii"), nident, positive, gaps, opens,
                                subject_index=i, subject_title=_title(self.db, i))
         return out, time.thread_time() - t0
+
+
+def _import_traceback():
+    from . import align, lanes  # noqa: F401
 
 
 def _title(db, i) -> str:
