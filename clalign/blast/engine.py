@@ -27,14 +27,12 @@ import numpy as np
 from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
-from .gapped import HSP_MAX_WINDOW, extend_all
-from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
-from .itree import IntervalTree
+from .hsp import EVALUE_EPSILON, HSP, evalue_key
 from .lookup import build_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
-from .traceback import gapped_traceback
+from .stages_nb import prelim_chunk, traceback_chunk
 from .ungapped_nb import sort_init_hsps, two_hit_db
 
 LN2 = math.log(2.0)
@@ -156,152 +154,122 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     return sort_init_hsps(np.concatenate(parts))
 
 
-def _extend(qs, subjects, rows, restricted):
-    flags = np.full(len(rows), bool(restricted), dtype=np.bool_) if np.isscalar(restricted) \
-        else np.asarray(restricted, dtype=np.bool_)
-    return extend_all(qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows, flags,
-                      qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
+def _chunks(starts, n_rows, parts):
+    """Cut points (indices into ``starts``, subject-group starts) for ~``parts`` equal row runs."""
+    if parts <= 1 or len(starts) < 2 * parts:
+        return [0, len(starts)]
+    cuts = np.searchsorted(starts, np.linspace(0, n_rows, parts + 1)[1:-1])
+    return sorted(set(cuts.tolist()) | {0, len(starts)})
 
 
-def _gapped_pass(qs, slen, rows, res, restricted):
-    """Replay ``BLAST_GetGappedScore`` for one subject over precomputed extensions ``res``:
-    the interval tree decides which initial HSPs are extended; None = redo unrestricted."""
-    kept = []
-    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
-    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-    for r, x in zip(rows.tolist(), res.tolist()):
-        score, q0, s0, length = r[1], r[2], r[3], r[4]
-        if tree.contains(HSP(score, q0, q0 + length, s0, s0 + length)):
-            continue
-        g = x[0]
-        if restricted and r_cut <= g < qs.cutoff_gapped:
-            return None
-        if g >= qs.cutoff_gapped:
-            kept.append(HSP(g, x[1], x[2], x[3], x[4], x[5], x[6]))
-            tree.add(kept[-1])
-    return kept
+def _map(fn, items, pool):
+    return list(pool.map(fn, items)) if pool is not None and len(items) > 1 else [fn(x) for x in items]
 
 
-def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarray, res=None):
-    """Preliminary gapped HSPs of one subject (score order, E-values set), maybe empty;
-    ``res``: its rows' extensions under the subject's restricted choice, if computed already."""
-    slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
-    restricted = qs.restricted_ok and int(rows[0, 1]) < int(RESTRICTED_MULT * qs.cutoff_gapped)
-    if res is None:
-        res = _extend(qs, subjects, rows, restricted)
-    kept = _gapped_pass(qs, slen, rows, res, restricted)
-    if kept is None:
-        kept = _gapped_pass(qs, slen, rows, _extend(qs, subjects, rows, False), False)
-    hsps = sorted(purge_common_endpoints(kept), key=score_key)
-    return _evalues(qs, hsps, slen)
-
-
-def _evalues(qs, hsps, slen):
-    out = []
-    for h in hsps:
-        h.evalue = qs.stats.evalue(h.score, len(qs.codes), slen)
-        if h.evalue <= qs.opts.evalue:
-            out.append(h)
-    return out
-
-
-def _offsets_for_gapped(m, q, s, h):
-    """``BlastGetOffsetsForGappedAlignment`` (used when the saved start is (0, 0))."""
-    q_len, s_len = h.q_end - h.q_start, h.s_end - h.s_start
-    if q_len <= HSP_MAX_WINDOW:
-        return h.q_start + q_len // 2, h.s_start + q_len // 2
-    score = sum(int(m[q[h.q_start + i], s[h.s_start + i]]) for i in range(HSP_MAX_WINDOW))
-    best, best_off = score, h.q_start + HSP_MAX_WINDOW - 1
-    for i in range(HSP_MAX_WINDOW, min(q_len, s_len)):
-        score += int(m[q[h.q_start + i], s[h.s_start + i]]) - int(
-            m[q[h.q_start + i - HSP_MAX_WINDOW], s[h.s_start + i - HSP_MAX_WINDOW]])
-        if score > best:
-            best, best_off = score, h.q_start + i
-    if best > 0:
-        return best_off, best_off - h.q_start + h.s_start
-    tail = sum(int(m[q[h.q_end - HSP_MAX_WINDOW + i], s[h.s_end - HSP_MAX_WINDOW + i]])
-               for i in range(HSP_MAX_WINDOW))
-    if tail > 0:
-        return h.q_end - HSP_MAX_WINDOW // 2, h.s_end - HSP_MAX_WINDOW // 2
-    return None
-
-
-def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
-    """Final HSPs of one subject (score order, E-values and bit scores set)."""
-    base = int(subjects.offsets[oid])
-    slen = int(subjects.offsets[oid + 1]) - base
-    s = subjects.residues
-    sub = s[base:base + slen]
-    kept = []
-    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
-    ext = np.zeros(4, dtype=np.int32)
-    for h in hsps:
-        if tree.contains(h):
-            continue
-        q0, s0 = h.q_gapped_start, h.s_gapped_start
-        if q0 == 0 and s0 == 0:
-            start = _offsets_for_gapped(qs.matrix, qs.codes, sub, h)
-            if start is None:
-                continue
-            q0, s0 = start
-        score, ops = gapped_traceback(qs.matrix, qs.codes, s, base, slen, q0, s0, qs.opts.gap_open,
-                                      qs.opts.gap_extend, qs.xdrop_final, ext)
-        kept.append(HSP(int(score), int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q0, s0,
-                        ops=ops))
-        tree.add(kept[-1])
-    final = []
-    tree.reset()
-    for h in sorted(purge_common_endpoints(kept), key=score_key):
-        if not tree.contains(h):
-            final.append(h)
-            tree.add(h)
-    final = _evalues(qs, final, slen)
-    for h in final:
-        h.bit_score = qs.stats.bitscore(h.score)
-    return final
-
-
-def prelim_stage(qs: QuerySetup, subjects: Subjects, rows: np.ndarray):
-    """[(hitlist key, oid, HSPs)] of every subject with preliminary HSPs. Every initial HSP's
-    extension is computed in one compiled call (restricted per subject as BLAST+ chooses); the
-    interval-tree replay, purge and E-values follow per subject (subjects with one initial HSP,
-    most of them, without a tree)."""
-    starts = np.flatnonzero(np.r_[True, np.diff(rows[:, 0]) != 0])
-    sizes = np.diff(np.r_[starts, len(rows)])
-    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-    restricted = np.repeat(qs.restricted_ok & (rows[starts, 1] < r_cut), sizes)
-    res = _extend(qs, subjects, rows, restricted)
-    # a restricted score in [0.68 cutoff, cutoff) means "redo exactly" (single-HSP subjects here)
-    redo = np.flatnonzero(restricted & (res[:, 0] >= r_cut) & (res[:, 0] < qs.cutoff_gapped)
-                          & np.repeat(sizes == 1, sizes))
-    if len(redo):
-        res[redo] = _extend(qs, subjects, rows[redo], False)
-    out = []
+def _evalue_array(qs: QuerySetup, scores, slens) -> np.ndarray:
+    """E-values as ``SearchStatistics.evalue`` gives them (the array form is bit-equal for
+    Spouge's; the rarely used plain Karlin-Altschul form stays scalar)."""
     qlen = len(qs.codes)
-    for i, (a, n) in enumerate(zip(starts.tolist(), sizes.tolist())):
-        oid = int(rows[a, 0])
-        if n == 1:
-            x = res[a]
-            if x[0] < qs.cutoff_gapped:
-                continue
-            slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
-            e = qs.stats.evalue(int(x[0]), qlen, slen)
-            if e <= qs.opts.evalue:
-                h = HSP(int(x[0]), int(x[1]), int(x[2]), int(x[3]), int(x[4]), int(x[5]), int(x[6]),
-                        evalue=e)
-                out.append((hitlist_key(e, h.score, oid), oid, [h]))
-            continue
-        hsps = prelim_subject(qs, subjects, oid, rows[a:a + n], res[a:a + n])
-        if hsps:
-            out.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
-    return out
+    if qs.stats.spouge:
+        return qs.stats.evalues(scores, qlen, slens)
+    return np.array([qs.stats.evalue(int(s), qlen, int(n)) for s, n in zip(scores, slens)],
+                    dtype=np.float64)
+
+
+def _best_per_subject(qs, subjects, P):
+    """Rows of P (subject groups, each in score order) with E-value <= -evalue, their E-values,
+    group starts and the groups' order by ``hitlist_key`` (best E-value, best score, higher OID)."""
+    oids = P[:, 0]
+    slens = subjects.offsets[oids + 1] - subjects.offsets[oids]
+    e = _evalue_array(qs, P[:, 1], slens)
+    keep = e <= qs.opts.evalue
+    P, e = P[keep], e[keep]
+    if len(P) == 0:
+        return P, e, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, P[1:, 0] != P[:-1, 0]])
+    best_e = np.minimum.reduceat(e, starts)
+    rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
+    order = np.lexsort((-P[starts, 0], -P[starts, 1], rank))
+    return P, e, starts, order
+
+
+def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1):
+    """Preliminary stage of one query (``stages_nb.prelim_chunk`` over ``parts`` subject chunks
+    on ``pool``): (rows of the kept subjects in hit-list order, cut to ``prelim_hitlist_size``,
+    each subject's HSPs in score order; their group starts, with the end appended)."""
+    starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]])
+    cuts = _chunks(starts, len(rows), parts)
+    bounds = [(int(starts[a]), int(starts[b]) if b < len(starts) else len(rows))
+              for a, b in zip(cuts[:-1], cuts[1:])]
+    args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows)
+    tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
+            qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
+    parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool)
+    P = np.concatenate(parts_out) if len(parts_out) > 1 else parts_out[0]
+    P, _, gstarts, order = _best_per_subject(qs, subjects, P)
+    order = order[:qs.opts.prelim_hitlist_size]
+    gends = np.r_[gstarts[1:], len(P)]
+    sizes = gends[order] - gstarts[order]
+    idx = np.repeat(gstarts[order] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
+    return P[idx], np.r_[0, np.cumsum(sizes)].astype(np.int64)
+
+
+def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, parts=1):
+    """Traceback stage of one query: [(oid, [HSP, ...])] in BLAST+'s output order, cut to
+    ``hitlist_size``, each subject's HSPs in E-value order, at most ``max_hsps``."""
+    cuts = _chunks(pstarts[:-1], len(P), parts)
+    args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets)
+    tail = (qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_final)
+
+    def run(ab):
+        a, b = ab
+        sub = pstarts[a:b + 1]
+        return traceback_chunk(*args, P[sub[0]:sub[-1]], sub - sub[0], *tail)
+
+    outs = _map(run, list(zip(cuts[:-1], cuts[1:])), pool)
+    T = np.concatenate([o[0] for o in outs])
+    ops, ops_off, base = [], [], 0
+    for _, o, off in outs:
+        ops.append(o)
+        ops_off.append(off[:-1] + base)
+        base += len(o)
+    ops = np.concatenate(ops)
+    ops_off = np.r_[np.concatenate(ops_off), base].astype(np.int64)
+    index = np.arange(len(T))
+    oids = T[:, 0]
+    slens = subjects.offsets[oids + 1] - subjects.offsets[oids]
+    e_all = _evalue_array(qs, T[:, 1], slens)
+    keep = e_all <= qs.opts.evalue
+    T, e, index = T[keep], e_all[keep], index[keep]
+    if len(T) == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, T[1:, 0] != T[:-1, 0]])
+    best_e = np.minimum.reduceat(e, starts)
+    rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
+    order = np.lexsort((-T[starts, 0], -T[starts, 1], rank))[:qs.opts.hitlist_size]
+    ends = np.r_[starts[1:], len(T)]
+    bits = qs.stats.bitscore(T[:, 1])
+    result = []
+    for g in order.tolist():
+        hsps = []
+        for k in range(int(starts[g]), int(ends[g])):
+            r = T[k].tolist()
+            j = int(index[k])
+            hsps.append(HSP(r[1], r[2], r[3], r[4], r[5], r[6], r[7], evalue=float(e[k]),
+                            bit_score=float(bits[k]), ops=ops[ops_off[j]:ops_off[j + 1]]))
+        hsps.sort(key=evalue_key)
+        if qs.opts.max_hsps > 0:
+            hsps = hsps[:qs.opts.max_hsps]
+        result.append((int(T[starts[g], 0]), hsps))
+    return result
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
                  device=None, threads=1, times=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
     ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path on ``threads``);
-    ``times``: a dict that collects seconds per stage."""
+    ``threads`` > 1 also splits the gapped stages over subject chunks; ``times``: a dict that
+    collects seconds per stage."""
     t0 = time.perf_counter()
     qs = setup_query(codes, subjects, opts, stats)
     t1 = time.perf_counter()
@@ -310,25 +278,24 @@ def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, sta
     else:
         rows = initial_hsps(qs, subjects, threads=threads)
     t2 = time.perf_counter()
-    if len(rows) == 0:
-        return []
-    prelim = prelim_stage(qs, subjects, rows)
-    prelim.sort(key=lambda t: t[0])
-    t3 = time.perf_counter()
-    final = []
-    for _, oid, hsps in prelim[:opts.prelim_hitlist_size]:
-        out = traceback_subject(qs, subjects, oid, hsps)
-        if out:
-            final.append((hitlist_key(min(h.evalue for h in out), out[0].score, oid), oid, out))
-    final.sort(key=lambda t: t[0])
+    result = []
+    if len(rows):
+        pool = None
+        if threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            pool = ThreadPoolExecutor(max_workers=threads)
+        try:
+            P, pstarts = prelim_hits(qs, subjects, rows, pool, 4 * threads if pool else 1)
+            t3 = time.perf_counter()
+            if len(P):
+                result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+    else:
+        t3 = t2
     if times is not None:
         for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
                      ("traceback", time.perf_counter() - t3)):
             times[k] = times.get(k, 0.0) + v
-    result = []
-    for _, oid, hsps in final[:opts.hitlist_size]:
-        hsps = sorted(hsps, key=evalue_key)
-        if opts.max_hsps > 0:
-            hsps = hsps[:opts.max_hsps]
-        result.append((oid, hsps))
     return result
