@@ -28,7 +28,7 @@ from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
 from .hsp import EVALUE_EPSILON, HSP, evalue_key
-from .lookup import build_lookup
+from .lookup import build_lookup_fast
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
@@ -123,7 +123,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.lam)
     return QuerySetup(
         codes=np.asarray(codes, dtype=np.uint8), matrix=m,
-        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
+        lookup=build_lookup_fast(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
         xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.lam)),
         cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
         xdrop_gapped=xdrop_g,
