@@ -127,7 +127,8 @@ def _flat(result):
 
 @pytest.mark.parametrize("seed,opts", [(1, {}), (2, dict(evalue=1e-3, max_target_seqs=7)),
                                        (3, dict(max_hsps=2, max_target_seqs=30)),
-                                       (4, dict(searchsp=10 ** 9))])
+                                       (4, dict(searchsp=10 ** 9)),
+                                       (5, dict(dbsize=10 ** 10))])   # restricted DP and redo
 def test_search_query_equals_reference(seed, opts):
     query, subjects = _planted(seed)
     o = blastp_options(**opts)
