@@ -19,7 +19,9 @@ X-drop, then purge, containment, E-values and the final hit list.
 from __future__ import annotations
 
 import math
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,27 +133,31 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
         restricted_ok=opts.evalue <= RESTRICTED_WORST_EVALUE)
 
 
-def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1) -> np.ndarray:
+def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1,
+                 pool=None) -> np.ndarray:
     """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order); with
-    ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned by
-    a thread each (the compiled scan releases the GIL)."""
+    ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned on
+    ``pool`` (or a pool of ``threads`` made here; the compiled scan releases the GIL)."""
     last = len(subjects.ids) if last is None else last
 
-    def scan(a, b):
+    def scan(ab):
         return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
-                          subjects.offsets, a, b, qs.opts.window, qs.opts.word_size,
+                          subjects.offsets, ab[0], ab[1], qs.opts.window, qs.opts.word_size,
                           qs.xdrop_ungapped, qs.cutoff_ungapped)
 
     if threads <= 1 or last - first < 2 * threads:
-        return sort_init_hsps(scan(first, last))
-    from concurrent.futures import ThreadPoolExecutor
-
+        return sort_init_hsps(scan((first, last)))
     cuts = np.searchsorted(subjects.offsets[first:last + 1],
                            np.linspace(subjects.offsets[first], subjects.offsets[last], 4 * threads + 1))
     bounds = sorted(set(int(c) + first for c in cuts) | {first, last})
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        parts = list(pool.map(lambda ab: scan(*ab), zip(bounds[:-1], bounds[1:])))
-    return sort_init_hsps(np.concatenate(parts))
+    items = list(zip(bounds[:-1], bounds[1:]))
+    if pool is not None:
+        return sort_init_hsps(np.concatenate(_map(scan, items, pool)))
+    with ThreadPoolExecutor(max_workers=threads) as own:
+        return sort_init_hsps(np.concatenate(_map(scan, items, own)))
+
+
+ROWS_PER_CHUNK = 4096   # initial HSPs per preliminary-stage task (a few ms of extensions)
 
 
 def _chunks(starts, n_rows, parts):
@@ -265,37 +271,44 @@ def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, pa
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
-                 device=None, threads=1, times=None):
+                 device=None, threads=1, times=None, pool=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
-    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path on ``threads``);
-    ``threads`` > 1 also splits the gapped stages over subject chunks; ``times``: a dict that
-    collects seconds per stage."""
+    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path); with ``threads`` > 1
+    the CPU phases are split over subject chunks run on ``pool`` (a thread pool shared by
+    concurrent queries; one of ``threads`` workers is made here when None); ``times``: a dict
+    that collects seconds per stage."""
+    own = None
+    if threads > 1 and pool is None:
+        own = pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        return _search(codes, subjects, opts, stats, device, threads, times, pool)
+    finally:
+        if own is not None:
+            own.shutdown()
+
+
+_TIMES_LOCK = threading.Lock()
+
+
+def _search(codes, subjects, opts, stats, device, threads, times, pool):
     t0 = time.perf_counter()
     qs = setup_query(codes, subjects, opts, stats)
     t1 = time.perf_counter()
     if device is not None:
         rows = device.initial_hsps(qs)
     else:
-        rows = initial_hsps(qs, subjects, threads=threads)
-    t2 = time.perf_counter()
+        rows = initial_hsps(qs, subjects, threads=threads, pool=pool)
+    t2 = t3 = time.perf_counter()
     result = []
     if len(rows):
-        pool = None
-        if threads > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            pool = ThreadPoolExecutor(max_workers=threads)
-        try:
-            P, pstarts = prelim_hits(qs, subjects, rows, pool, 4 * threads if pool else 1)
-            t3 = time.perf_counter()
-            if len(P):
-                result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1)
-        finally:
-            if pool is not None:
-                pool.shutdown()
-    else:
-        t3 = t2
+        parts = min(4 * threads, 1 + len(rows) // ROWS_PER_CHUNK) if pool is not None else 1
+        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts)
+        t3 = time.perf_counter()
+        if len(P):
+            result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1)
     if times is not None:
-        for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
-                     ("traceback", time.perf_counter() - t3)):
-            times[k] = times.get(k, 0.0) + v
+        with _TIMES_LOCK:
+            for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
+                         ("traceback", time.perf_counter() - t3)):
+                times[k] = times.get(k, 0.0) + v
     return result
