@@ -105,8 +105,11 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
     per stage."""
+    t_read = time.perf_counter()
     database = as_database(db, "protein")
     subjects = Subjects.from_database(database)
+    if times is not None:
+        times["read_db"] = time.perf_counter() - t_read
     dev = None
     if device is not None:
         from .device import DeviceUngapped

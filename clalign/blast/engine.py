@@ -134,7 +134,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
 
 
 def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1,
-                 pool=None) -> np.ndarray:
+                 pool=None, times=None) -> np.ndarray:
     """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order); with
     ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned on
     ``pool`` (or a pool of ``threads`` made here; the compiled scan releases the GIL)."""
@@ -146,15 +146,15 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
                           qs.xdrop_ungapped, qs.cutoff_ungapped)
 
     if threads <= 1 or last - first < 2 * threads:
-        return sort_init_hsps(scan((first, last)))
+        return sort_init_hsps(_map(scan, [(first, last)], None, times, "scan_cpu")[0])
     cuts = np.searchsorted(subjects.offsets[first:last + 1],
                            np.linspace(subjects.offsets[first], subjects.offsets[last], 4 * threads + 1))
     bounds = sorted(set(int(c) + first for c in cuts) | {first, last})
     items = list(zip(bounds[:-1], bounds[1:]))
     if pool is not None:
-        return sort_init_hsps(np.concatenate(_map(scan, items, pool)))
+        return sort_init_hsps(np.concatenate(_map(scan, items, pool, times, "scan_cpu")))
     with ThreadPoolExecutor(max_workers=threads) as own:
-        return sort_init_hsps(np.concatenate(_map(scan, items, own)))
+        return sort_init_hsps(np.concatenate(_map(scan, items, own, times, "scan_cpu")))
 
 
 ROWS_PER_CHUNK = 4096   # initial HSPs per preliminary-stage task (a few ms of extensions)
@@ -168,7 +168,27 @@ def _chunks(starts, n_rows, parts):
     return sorted(set(cuts.tolist()) | {0, len(starts)})
 
 
-def _map(fn, items, pool):
+_TIMES_LOCK = threading.Lock()
+
+
+def _add_times(times, pairs):
+    if times is not None:
+        with _TIMES_LOCK:
+            for k, v in pairs:
+                times[k] = times.get(k, 0.0) + v
+
+
+def _map(fn, items, pool, times=None, key=None):
+    """[fn(x) for x in items], on ``pool`` when there are several; with ``times``, the CPU
+    seconds of the calls' threads are added under ``key`` (waits excluded)."""
+    if times is not None:
+        work = fn
+
+        def fn(x):
+            t = time.thread_time()
+            r = work(x)
+            _add_times(times, ((key, time.thread_time() - t),))
+            return r
     return list(pool.map(fn, items)) if pool is not None and len(items) > 1 else [fn(x) for x in items]
 
 
@@ -199,7 +219,8 @@ def _best_per_subject(qs, subjects, P):
     return P, e, starts, order
 
 
-def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1):
+def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1,
+                times=None):
     """Preliminary stage of one query (``stages_nb.prelim_chunk`` over ``parts`` subject chunks
     on ``pool``): (rows of the kept subjects in hit-list order, cut to ``prelim_hitlist_size``,
     each subject's HSPs in score order; their group starts, with the end appended)."""
@@ -210,7 +231,8 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows)
     tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
-    parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool)
+    parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
+                     "gapped_cpu")
     P = np.concatenate(parts_out) if len(parts_out) > 1 else parts_out[0]
     P, _, gstarts, order = _best_per_subject(qs, subjects, P)
     order = order[:qs.opts.prelim_hitlist_size]
@@ -220,7 +242,8 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     return P[idx], np.r_[0, np.cumsum(sizes)].astype(np.int64)
 
 
-def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, parts=1):
+def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, parts=1,
+                   times=None):
     """Traceback stage of one query: [(oid, [HSP, ...])] in BLAST+'s output order, cut to
     ``hitlist_size``, each subject's HSPs in E-value order, at most ``max_hsps``."""
     cuts = _chunks(pstarts[:-1], len(P), parts)
@@ -232,7 +255,7 @@ def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, pa
         sub = pstarts[a:b + 1]
         return traceback_chunk(*args, P[sub[0]:sub[-1]], sub - sub[0], *tail)
 
-    outs = _map(run, list(zip(cuts[:-1], cuts[1:])), pool)
+    outs = _map(run, list(zip(cuts[:-1], cuts[1:])), pool, times, "traceback_cpu")
     T = np.concatenate([o[0] for o in outs])
     ops, ops_off, base = [], [], 0
     for _, o, off in outs:
@@ -287,8 +310,6 @@ def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, sta
             own.shutdown()
 
 
-_TIMES_LOCK = threading.Lock()
-
 
 def _search(codes, subjects, opts, stats, device, threads, times, pool):
     t0 = time.perf_counter()
@@ -297,18 +318,15 @@ def _search(codes, subjects, opts, stats, device, threads, times, pool):
     if device is not None:
         rows = device.initial_hsps(qs)
     else:
-        rows = initial_hsps(qs, subjects, threads=threads, pool=pool)
+        rows = initial_hsps(qs, subjects, threads=threads, pool=pool, times=times)
     t2 = t3 = time.perf_counter()
     result = []
     if len(rows):
         parts = min(4 * threads, 1 + len(rows) // ROWS_PER_CHUNK) if pool is not None else 1
-        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts)
+        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times)
         t3 = time.perf_counter()
         if len(P):
-            result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1)
-    if times is not None:
-        with _TIMES_LOCK:
-            for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
-                         ("traceback", time.perf_counter() - t3)):
-                times[k] = times.get(k, 0.0) + v
+            result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1, times)
+    _add_times(times, (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
+                       ("traceback", time.perf_counter() - t3)))
     return result
