@@ -15,6 +15,10 @@ when a restricted score falls between 0.68 x cutoff and cutoff); then common-end
 order, Spouge E-values, E-value cut. The best ``prelim_hitlist_size`` subjects (best E-value,
 best score, OID) go to the traceback stage (``Blast_TracebackFromHSPList``) with the final
 X-drop, then purge, containment, E-values and the final hit list.
+
+Both gapped stages run compiled (``stages_nb``, no GIL) on whole runs of subjects, cut into
+chunks for a thread pool shared by the concurrent queries; E-values, cuts and the hit-list order
+are vectorised here. The plain per-subject forms, the spec, are in ``reference``.
 """
 from __future__ import annotations
 
@@ -203,20 +207,21 @@ def _evalue_array(qs: QuerySetup, scores, slens) -> np.ndarray:
 
 
 def _best_per_subject(qs, subjects, P):
-    """Rows of P (subject groups, each in score order) with E-value <= -evalue, their E-values,
-    group starts and the groups' order by ``hitlist_key`` (best E-value, best score, higher OID)."""
+    """Of rows P (subject groups, each in score order): which have E-value <= -evalue, those
+    rows, their E-values, group starts and the groups' order by ``hitlist_key`` (best E-value,
+    best score, then the higher OID)."""
     oids = P[:, 0]
     slens = subjects.offsets[oids + 1] - subjects.offsets[oids]
     e = _evalue_array(qs, P[:, 1], slens)
     keep = e <= qs.opts.evalue
     P, e = P[keep], e[keep]
     if len(P) == 0:
-        return P, e, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return keep, P, e, np.zeros(0, np.int64), np.zeros(0, np.int64)
     starts = np.flatnonzero(np.r_[True, P[1:, 0] != P[:-1, 0]])
     best_e = np.minimum.reduceat(e, starts)
     rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
     order = np.lexsort((-P[starts, 0], -P[starts, 1], rank))
-    return P, e, starts, order
+    return keep, P, e, starts, order
 
 
 def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1,
@@ -234,7 +239,7 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
                      "gapped_cpu")
     P = np.concatenate(parts_out) if len(parts_out) > 1 else parts_out[0]
-    P, _, gstarts, order = _best_per_subject(qs, subjects, P)
+    _, P, _, gstarts, order = _best_per_subject(qs, subjects, P)
     order = order[:qs.opts.prelim_hitlist_size]
     gends = np.r_[gstarts[1:], len(P)]
     sizes = gends[order] - gstarts[order]
@@ -264,18 +269,11 @@ def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, pa
         base += len(o)
     ops = np.concatenate(ops)
     ops_off = np.r_[np.concatenate(ops_off), base].astype(np.int64)
-    index = np.arange(len(T))
-    oids = T[:, 0]
-    slens = subjects.offsets[oids + 1] - subjects.offsets[oids]
-    e_all = _evalue_array(qs, T[:, 1], slens)
-    keep = e_all <= qs.opts.evalue
-    T, e, index = T[keep], e_all[keep], index[keep]
+    keep, T, e, starts, order = _best_per_subject(qs, subjects, T)
     if len(T) == 0:
         return []
-    starts = np.flatnonzero(np.r_[True, T[1:, 0] != T[:-1, 0]])
-    best_e = np.minimum.reduceat(e, starts)
-    rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
-    order = np.lexsort((-T[starts, 0], -T[starts, 1], rank))[:qs.opts.hitlist_size]
+    index = np.flatnonzero(keep)
+    order = order[:qs.opts.hitlist_size]
     ends = np.r_[starts[1:], len(T)]
     bits = qs.stats.bitscore(T[:, 1])
     result = []
