@@ -74,10 +74,9 @@ class Subjects:
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         out = np.full(int(offsets[-1]), 25, dtype=np.uint8)  # '*'
-        src = np.asarray(db.residues, dtype=np.uint8)
-        for i in range(len(lengths)):
-            a, b = int(db.offsets[i]), int(db.offsets[i + 1])
-            out[offsets[i]:offsets[i] + (b - a)] = src[a:b]
+        old = np.asarray(db.offsets, dtype=np.int64)
+        src = np.asarray(db.residues, dtype=np.uint8)[:old[-1]]
+        out[np.arange(len(src)) + np.repeat(offsets[:-1] - old[:-1], np.diff(old))] = src
         return cls(out, offsets, db.ids.tolist())
 
 
