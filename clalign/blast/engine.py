@@ -51,7 +51,7 @@ class Subjects:
 
     residues: np.ndarray  # uint8 NCBIstdaa, concatenated
     offsets: np.ndarray   # int64 (n + 1,)
-    ids: list
+    ids: object           # a sequence of ids (a list, or the database's lazily decoded table)
 
     @property
     def total_length(self) -> int:
@@ -65,11 +65,12 @@ class Subjects:
 
     @classmethod
     def from_database(cls, db) -> "Subjects":
-        """From a clalign Database, appending the trailing stops its reader stripped."""
+        """From a clalign Database, appending the trailing stops its reader stripped; the ids stay
+        the database's table (BLAST databases decode a defline only when a hit prints it)."""
         stops = np.asarray(db.stops, dtype=np.int64)
         if not stops.any():
             return cls(np.asarray(db.residues, dtype=np.uint8), np.asarray(db.offsets, dtype=np.int64),
-                       db.ids.tolist())
+                       db.ids)
         lengths = np.diff(np.asarray(db.offsets, dtype=np.int64)) + stops
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -77,7 +78,7 @@ class Subjects:
         old = np.asarray(db.offsets, dtype=np.int64)
         src = np.asarray(db.residues, dtype=np.uint8)[:old[-1]]
         out[np.arange(len(src)) + np.repeat(offsets[:-1] - old[:-1], np.diff(old))] = src
-        return cls(out, offsets, db.ids.tolist())
+        return cls(out, offsets, db.ids)
 
 
 @dataclass
