@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from clalign.blast import itree_nb
+from clalign.blast import engine, itree_nb
 from clalign.blast.engine import Subjects, search_query
 from clalign.blast.hsp import HSP, purge_common_endpoints, score_key
 from clalign.blast.itree import IntervalTree
@@ -129,10 +129,11 @@ def _flat(result):
                                        (3, dict(max_hsps=2, max_target_seqs=30)),
                                        (4, dict(searchsp=10 ** 9)),
                                        (5, dict(dbsize=10 ** 10))])   # restricted DP and redo
-def test_search_query_equals_reference(seed, opts):
+def test_search_query_equals_reference(seed, opts, monkeypatch):
     query, subjects = _planted(seed)
     o = blastp_options(**opts)
     want = _flat(search_query_reference(query, subjects, o))
     assert len(want) > 10
     assert _flat(search_query(query, subjects, o)) == want
+    monkeypatch.setattr(engine, "ROWS_PER_CHUNK", 50)   # several preliminary chunks too
     assert _flat(search_query(query, subjects, o, threads=3)) == want
