@@ -233,6 +233,7 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     cuts = _chunks(starts, len(rows), parts)
     bounds = [(int(starts[a]), int(starts[b]) if b < len(starts) else len(rows))
               for a, b in zip(cuts[:-1], cuts[1:])]
+    rows = np.ascontiguousarray(rows, dtype=np.int64)   # one compiled signature for every caller
     args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows)
     tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)

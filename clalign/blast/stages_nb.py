@@ -203,6 +203,7 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
     st = np.zeros(3, dtype=np.int64)
     ext = np.zeros(4, dtype=np.int32)
     start = np.zeros(2, dtype=np.int64)
+    tmp_ops = np.empty(1 << 12, dtype=np.uint8)
     for g in range(starts.shape[0] - 1):
         a, b = starts[g], starts[g + 1]
         if b - a > H.shape[0]:
@@ -211,7 +212,7 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
         base = offsets[oid]
         slen = offsets[oid + 1] - base
         it.init(nodes, st, q.shape[0] + 1, slen + 1)
-        ops_list = []
+        tmp_off = np.zeros(b - a + 1, dtype=np.int64)   # ops of kept HSP i: tmp_ops[tmp_off[i]:]
         n = 0
         for k in range(a, b):
             if n > 0 and it.contains(nodes, H, P[k, 1], P[k, 2], P[k, 3], P[k, 4], P[k, 5]):
@@ -231,7 +232,12 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
             H[n, 4] = ext[3]
             H[n, 5] = q0
             H[n, 6] = s0
-            ops_list.append(ops)
+            if tmp_off[n] + ops.shape[0] > tmp_ops.shape[0]:
+                bigger_tmp = np.empty(2 * (tmp_off[n] + ops.shape[0]), dtype=np.uint8)
+                bigger_tmp[:tmp_off[n]] = tmp_ops[:tmp_off[n]]
+                tmp_ops = bigger_tmp
+            tmp_ops[tmp_off[n]:tmp_off[n] + ops.shape[0]] = ops
+            tmp_off[n + 1] = tmp_off[n] + ops.shape[0]
             nodes = it.reserve(nodes, st)
             it.add(nodes, st, H, n)
             n += 1
@@ -254,13 +260,13 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
             out[n_out, 0] = oid
             for c in range(7):
                 out[n_out, 1 + c] = H[i, c]
-            ops = ops_list[i]
-            if n_ops + ops.shape[0] > ops_all.shape[0]:
-                bigger_ops = np.empty(2 * (n_ops + ops.shape[0]), dtype=np.uint8)
+            n_i = tmp_off[i + 1] - tmp_off[i]
+            if n_ops + n_i > ops_all.shape[0]:
+                bigger_ops = np.empty(2 * (n_ops + n_i), dtype=np.uint8)
                 bigger_ops[:n_ops] = ops_all[:n_ops]
                 ops_all = bigger_ops
-            ops_all[n_ops:n_ops + ops.shape[0]] = ops
-            n_ops += ops.shape[0]
+            ops_all[n_ops:n_ops + n_i] = tmp_ops[tmp_off[i]:tmp_off[i + 1]]
+            n_ops += n_i
             n_out += 1
             ops_off[n_out] = n_ops
     return out[:n_out].copy(), ops_all[:n_ops].copy(), ops_off[:n_out + 1].copy()
