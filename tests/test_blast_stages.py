@@ -137,3 +137,30 @@ def test_search_query_equals_reference(seed, opts, monkeypatch):
     assert _flat(search_query(query, subjects, o)) == want
     monkeypatch.setattr(engine, "ROWS_PER_CHUNK", 50)   # several preliminary chunks too
     assert _flat(search_query(query, subjects, o, threads=3)) == want
+
+
+def test_offsets_for_gapped_equals_reference():
+    """The start point used when a preliminary HSP has none saved (both offsets 0)."""
+    from clalign.blast.reference import _offsets_for_gapped
+    from clalign.blast.stages_nb import offsets_for_gapped
+
+    rng = np.random.default_rng(13)
+    m = blast_matrix("BLOSUM62")
+    out = np.zeros(2, dtype=np.int64)
+    seen = set()
+    for _ in range(300):
+        q = rng.choice(AA, int(rng.integers(12, 120)))
+        s = rng.choice(AA, int(rng.integers(12, 120)))
+        if rng.random() < 0.5:   # a shared stretch, so some windows score above 0
+            n = int(rng.integers(5, min(len(q), len(s))))
+            s[:n] = q[:n]
+        qs, ss = int(rng.integers(0, len(q) - 11)), int(rng.integers(0, len(s) - 11))
+        qe, se = int(rng.integers(qs + 1, len(q) + 1)), int(rng.integers(ss + 11, len(s) + 1))
+        qe = max(qe, qs + 11) if rng.random() < 0.8 else qe
+        base = int(rng.integers(0, 5))
+        padded = np.concatenate([rng.choice(AA, base), s])
+        want = _offsets_for_gapped(m, q, s, HSP(0, qs, min(qe, len(q)), ss, se))
+        ok = offsets_for_gapped(m, q, padded, base, qs, min(qe, len(q)), ss, se, out)
+        assert (tuple(out.tolist()) if ok else None) == want
+        seen.add(want is None)
+    assert seen == {True, False}
