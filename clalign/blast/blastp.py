@@ -4,8 +4,9 @@
 :class:`clalign.output.Alignment` records (the one output module writes them: ``-outfmt 6/7``
 with any columns). Queries and subjects keep trailing ``*`` as BLAST+ does (the FASTA reader
 strips and counts them, we put them back), so lengths and statistics match ``makeblastdb``
-databases of the same file. Queries run on ``num_threads`` threads (the compiled phases release
-the GIL).
+databases of the same file. With ``num_threads`` > 1 queries are driven concurrently and their
+compiled work (scan, gapped and traceback stages, all releasing the GIL) runs in subject chunks on
+``num_threads`` shared workers, so the CPU extends some queries while the device scans others.
 """
 from __future__ import annotations
 
