@@ -26,16 +26,46 @@ NCOL = 8
 
 
 @numba.njit(cache=True, nogil=True)
+def _before(keys, i, j):
+    """Whether column i of ``keys`` sorts strictly before column j (row 0 most significant)."""
+    for r in range(keys.shape[0]):
+        if keys[r, i] != keys[r, j]:
+            return keys[r, i] < keys[r, j]
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
 def _lexorder(keys, idx):
-    """``idx`` stably ordered by the rows of ``keys`` (row 0 most significant), as Python's
-    ``sorted`` with a tuple key orders them."""
-    order = idx.copy()
-    for j in range(keys.shape[0] - 1, -1, -1):
-        col = np.empty(order.shape[0], dtype=np.int64)
-        for i in range(order.shape[0]):
-            col[i] = keys[j, order[i]]
-        order = order[np.argsort(col, kind="mergesort")]
-    return order
+    """``idx`` stably ordered by the columns of ``keys`` (row 0 most significant), as Python's
+    ``sorted`` with a tuple key orders them (bottom-up merge sort)."""
+    n = idx.shape[0]
+    a = idx.copy()
+    b = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(keys, a[j], a[i]):   # ties keep the left run first
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                b[k] = a[j]
+                j += 1
+                k += 1
+        a, b = b, a
+        width *= 2
+    return a
 
 
 @numba.njit(cache=True, nogil=True)
