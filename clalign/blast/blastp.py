@@ -4,8 +4,9 @@
 :class:`clalign.output.Alignment` records (the one output module writes them: ``-outfmt 6/7``
 with any columns). Queries and subjects keep trailing ``*`` as BLAST+ does (the FASTA reader
 strips and counts them, we put them back), so lengths and statistics match ``makeblastdb``
-databases of the same file. Queries run on ``num_threads`` threads (the compiled phases release
-the GIL).
+databases of the same file. With ``num_threads`` > 1 queries are driven concurrently and their
+compiled work (scan, gapped and traceback stages, all releasing the GIL) runs in subject chunks on
+``num_threads`` shared workers, so the CPU extends some queries while the device scans others.
 """
 from __future__ import annotations
 
@@ -85,10 +86,10 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1):
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None):
     try:
         return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
-                            times=times)
+                            times=times, pool=pool)
     except QuerySkipped as exc:
         warn(qid, str(exc))
         return []
@@ -101,10 +102,15 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
     ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
     and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU.
-    Queries run on ``num_threads`` threads, so with a device the CPU's gapped work on some queries
-    overlaps the device's work on others. ``times``: dict collecting seconds per stage."""
+    With ``num_threads`` > 1, queries are driven concurrently and their compiled CPU work is cut
+    into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
+    work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
+    per stage."""
+    t_read = time.perf_counter()
     database = as_database(db, "protein")
     subjects = Subjects.from_database(database)
+    if times is not None:
+        times["read_db"] = time.perf_counter() - t_read
     dev = None
     if device is not None:
         from .device import DeviceUngapped
@@ -127,12 +133,19 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
-    inner = max(1, num_threads // max(1, len(queries)))   # few queries: split subjects too
-    with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn, inner)
-                   for qid, _, codes in queries]
+    # query drivers (setup, the device's phases, vectorised bookkeeping) on one pool; the
+    # compiled CPU work of every query (scan, gapped and traceback chunks) on another, shared, so
+    # all cores stay busy while the device works on other queries
+    cpu = ThreadPoolExecutor(max_workers=num_threads)
+    drivers = ThreadPoolExecutor(max_workers=num_threads)
+    try:
+        futures = [drivers.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn,
+                                  num_threads, cpu) for qid, _, codes in queries]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
+    finally:
+        drivers.shutdown(cancel_futures=True)
+        cpu.shutdown(cancel_futures=True)
 
 
 def tabular_lines(results, **kw):

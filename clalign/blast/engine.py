@@ -15,11 +15,17 @@ when a restricted score falls between 0.68 x cutoff and cutoff); then common-end
 order, Spouge E-values, E-value cut. The best ``prelim_hitlist_size`` subjects (best E-value,
 best score, OID) go to the traceback stage (``Blast_TracebackFromHSPList``) with the final
 X-drop, then purge, containment, E-values and the final hit list.
+
+Both gapped stages run compiled (``stages_nb``, no GIL) on whole runs of subjects, cut into
+chunks for a thread pool shared by the concurrent queries; E-values, cuts and the hit-list order
+are vectorised here. The plain per-subject forms, the spec, are in ``reference``.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,14 +33,12 @@ import numpy as np
 from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
-from .gapped import HSP_MAX_WINDOW, extend_all
-from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
-from .itree import IntervalTree
-from .lookup import build_lookup
+from .hsp import EVALUE_EPSILON, HSP, evalue_key
+from .lookup import build_lookup_fast
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
-from .traceback import gapped_traceback
+from .stages_nb import prelim_chunk, traceback_chunk
 from .ungapped_nb import sort_init_hsps, two_hit_db
 
 LN2 = math.log(2.0)
@@ -47,7 +51,7 @@ class Subjects:
 
     residues: np.ndarray  # uint8 NCBIstdaa, concatenated
     offsets: np.ndarray   # int64 (n + 1,)
-    ids: list
+    ids: object           # a sequence of ids (a list, or the database's lazily decoded table)
 
     @property
     def total_length(self) -> int:
@@ -61,20 +65,20 @@ class Subjects:
 
     @classmethod
     def from_database(cls, db) -> "Subjects":
-        """From a clalign Database, appending the trailing stops its reader stripped."""
+        """From a clalign Database, appending the trailing stops its reader stripped; the ids stay
+        the database's table (BLAST databases decode a defline only when a hit prints it)."""
         stops = np.asarray(db.stops, dtype=np.int64)
         if not stops.any():
             return cls(np.asarray(db.residues, dtype=np.uint8), np.asarray(db.offsets, dtype=np.int64),
-                       db.ids.tolist())
+                       db.ids)
         lengths = np.diff(np.asarray(db.offsets, dtype=np.int64)) + stops
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         out = np.full(int(offsets[-1]), 25, dtype=np.uint8)  # '*'
-        src = np.asarray(db.residues, dtype=np.uint8)
-        for i in range(len(lengths)):
-            a, b = int(db.offsets[i]), int(db.offsets[i + 1])
-            out[offsets[i]:offsets[i] + (b - a)] = src[a:b]
-        return cls(out, offsets, db.ids.tolist())
+        old = np.asarray(db.offsets, dtype=np.int64)
+        src = np.asarray(db.residues, dtype=np.uint8)[:old[-1]]
+        out[np.arange(len(src)) + np.repeat(offsets[:-1] - old[:-1], np.diff(old))] = src
+        return cls(out, offsets, db.ids)
 
 
 @dataclass
@@ -125,7 +129,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.lam)
     return QuerySetup(
         codes=np.asarray(codes, dtype=np.uint8), matrix=m,
-        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
+        lookup=build_lookup_fast(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
         xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.lam)),
         cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
         xdrop_gapped=xdrop_g,
@@ -133,202 +137,195 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
         restricted_ok=opts.evalue <= RESTRICTED_WORST_EVALUE)
 
 
-def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1) -> np.ndarray:
+def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads=1,
+                 pool=None, times=None) -> np.ndarray:
     """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order); with
-    ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned by
-    a thread each (the compiled scan releases the GIL)."""
+    ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned on
+    ``pool`` (or a pool of ``threads`` made here; the compiled scan releases the GIL)."""
     last = len(subjects.ids) if last is None else last
 
-    def scan(a, b):
+    def scan(ab):
         return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
-                          subjects.offsets, a, b, qs.opts.window, qs.opts.word_size,
+                          subjects.offsets, ab[0], ab[1], qs.opts.window, qs.opts.word_size,
                           qs.xdrop_ungapped, qs.cutoff_ungapped)
 
     if threads <= 1 or last - first < 2 * threads:
-        return sort_init_hsps(scan(first, last))
-    from concurrent.futures import ThreadPoolExecutor
-
+        return sort_init_hsps(_map(scan, [(first, last)], None, times, "scan_cpu")[0])
     cuts = np.searchsorted(subjects.offsets[first:last + 1],
                            np.linspace(subjects.offsets[first], subjects.offsets[last], 4 * threads + 1))
     bounds = sorted(set(int(c) + first for c in cuts) | {first, last})
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        parts = list(pool.map(lambda ab: scan(*ab), zip(bounds[:-1], bounds[1:])))
-    return sort_init_hsps(np.concatenate(parts))
+    items = list(zip(bounds[:-1], bounds[1:]))
+    if pool is not None:
+        return sort_init_hsps(np.concatenate(_map(scan, items, pool, times, "scan_cpu")))
+    with ThreadPoolExecutor(max_workers=threads) as own:
+        return sort_init_hsps(np.concatenate(_map(scan, items, own, times, "scan_cpu")))
 
 
-def _extend(qs, subjects, rows, restricted):
-    flags = np.full(len(rows), bool(restricted), dtype=np.bool_) if np.isscalar(restricted) \
-        else np.asarray(restricted, dtype=np.bool_)
-    return extend_all(qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows, flags,
-                      qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
+ROWS_PER_CHUNK = 4096   # initial HSPs per preliminary-stage task (a few ms of extensions)
 
 
-def _gapped_pass(qs, slen, rows, res, restricted):
-    """Replay ``BLAST_GetGappedScore`` for one subject over precomputed extensions ``res``:
-    the interval tree decides which initial HSPs are extended; None = redo unrestricted."""
-    kept = []
-    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
-    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-    for r, x in zip(rows.tolist(), res.tolist()):
-        score, q0, s0, length = r[1], r[2], r[3], r[4]
-        if tree.contains(HSP(score, q0, q0 + length, s0, s0 + length)):
-            continue
-        g = x[0]
-        if restricted and r_cut <= g < qs.cutoff_gapped:
-            return None
-        if g >= qs.cutoff_gapped:
-            kept.append(HSP(g, x[1], x[2], x[3], x[4], x[5], x[6]))
-            tree.add(kept[-1])
-    return kept
+def _chunks(starts, n_rows, parts):
+    """Cut points (indices into ``starts``, subject-group starts) for ~``parts`` equal row runs."""
+    if parts <= 1 or len(starts) < 2 * parts:
+        return [0, len(starts)]
+    cuts = np.searchsorted(starts, np.linspace(0, n_rows, parts + 1)[1:-1])
+    return sorted(set(cuts.tolist()) | {0, len(starts)})
 
 
-def prelim_subject(qs: QuerySetup, subjects: Subjects, oid: int, rows: np.ndarray, res=None):
-    """Preliminary gapped HSPs of one subject (score order, E-values set), maybe empty;
-    ``res``: its rows' extensions under the subject's restricted choice, if computed already."""
-    slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
-    restricted = qs.restricted_ok and int(rows[0, 1]) < int(RESTRICTED_MULT * qs.cutoff_gapped)
-    if res is None:
-        res = _extend(qs, subjects, rows, restricted)
-    kept = _gapped_pass(qs, slen, rows, res, restricted)
-    if kept is None:
-        kept = _gapped_pass(qs, slen, rows, _extend(qs, subjects, rows, False), False)
-    hsps = sorted(purge_common_endpoints(kept), key=score_key)
-    return _evalues(qs, hsps, slen)
+_TIMES_LOCK = threading.Lock()
 
 
-def _evalues(qs, hsps, slen):
-    out = []
-    for h in hsps:
-        h.evalue = qs.stats.evalue(h.score, len(qs.codes), slen)
-        if h.evalue <= qs.opts.evalue:
-            out.append(h)
-    return out
+def _add_times(times, pairs):
+    if times is not None:
+        with _TIMES_LOCK:
+            for k, v in pairs:
+                times[k] = times.get(k, 0.0) + v
 
 
-def _offsets_for_gapped(m, q, s, h):
-    """``BlastGetOffsetsForGappedAlignment`` (used when the saved start is (0, 0))."""
-    q_len, s_len = h.q_end - h.q_start, h.s_end - h.s_start
-    if q_len <= HSP_MAX_WINDOW:
-        return h.q_start + q_len // 2, h.s_start + q_len // 2
-    score = sum(int(m[q[h.q_start + i], s[h.s_start + i]]) for i in range(HSP_MAX_WINDOW))
-    best, best_off = score, h.q_start + HSP_MAX_WINDOW - 1
-    for i in range(HSP_MAX_WINDOW, min(q_len, s_len)):
-        score += int(m[q[h.q_start + i], s[h.s_start + i]]) - int(
-            m[q[h.q_start + i - HSP_MAX_WINDOW], s[h.s_start + i - HSP_MAX_WINDOW]])
-        if score > best:
-            best, best_off = score, h.q_start + i
-    if best > 0:
-        return best_off, best_off - h.q_start + h.s_start
-    tail = sum(int(m[q[h.q_end - HSP_MAX_WINDOW + i], s[h.s_end - HSP_MAX_WINDOW + i]])
-               for i in range(HSP_MAX_WINDOW))
-    if tail > 0:
-        return h.q_end - HSP_MAX_WINDOW // 2, h.s_end - HSP_MAX_WINDOW // 2
-    return None
+def _map(fn, items, pool, times=None, key=None):
+    """[fn(x) for x in items], on ``pool`` when there are several; with ``times``, the CPU
+    seconds of the calls' threads are added under ``key`` (waits excluded)."""
+    if times is not None:
+        work = fn
+
+        def fn(x):
+            t = time.thread_time()
+            r = work(x)
+            _add_times(times, ((key, time.thread_time() - t),))
+            return r
+    return list(pool.map(fn, items)) if pool is not None and len(items) > 1 else [fn(x) for x in items]
 
 
-def traceback_subject(qs: QuerySetup, subjects: Subjects, oid: int, hsps):
-    """Final HSPs of one subject (score order, E-values and bit scores set)."""
-    base = int(subjects.offsets[oid])
-    slen = int(subjects.offsets[oid + 1]) - base
-    s = subjects.residues
-    sub = s[base:base + slen]
-    kept = []
-    tree = IntervalTree(len(qs.codes) + 1, slen + 1)
-    ext = np.zeros(4, dtype=np.int32)
-    for h in hsps:
-        if tree.contains(h):
-            continue
-        q0, s0 = h.q_gapped_start, h.s_gapped_start
-        if q0 == 0 and s0 == 0:
-            start = _offsets_for_gapped(qs.matrix, qs.codes, sub, h)
-            if start is None:
-                continue
-            q0, s0 = start
-        score, ops = gapped_traceback(qs.matrix, qs.codes, s, base, slen, q0, s0, qs.opts.gap_open,
-                                      qs.opts.gap_extend, qs.xdrop_final, ext)
-        kept.append(HSP(int(score), int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]), q0, s0,
-                        ops=ops))
-        tree.add(kept[-1])
-    final = []
-    tree.reset()
-    for h in sorted(purge_common_endpoints(kept), key=score_key):
-        if not tree.contains(h):
-            final.append(h)
-            tree.add(h)
-    final = _evalues(qs, final, slen)
-    for h in final:
-        h.bit_score = qs.stats.bitscore(h.score)
-    return final
-
-
-def prelim_stage(qs: QuerySetup, subjects: Subjects, rows: np.ndarray):
-    """[(hitlist key, oid, HSPs)] of every subject with preliminary HSPs. Every initial HSP's
-    extension is computed in one compiled call (restricted per subject as BLAST+ chooses); the
-    interval-tree replay, purge and E-values follow per subject (subjects with one initial HSP,
-    most of them, without a tree)."""
-    starts = np.flatnonzero(np.r_[True, np.diff(rows[:, 0]) != 0])
-    sizes = np.diff(np.r_[starts, len(rows)])
-    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
-    restricted = np.repeat(qs.restricted_ok & (rows[starts, 1] < r_cut), sizes)
-    res = _extend(qs, subjects, rows, restricted)
-    # a restricted score in [0.68 cutoff, cutoff) means "redo exactly" (single-HSP subjects here)
-    redo = np.flatnonzero(restricted & (res[:, 0] >= r_cut) & (res[:, 0] < qs.cutoff_gapped)
-                          & np.repeat(sizes == 1, sizes))
-    if len(redo):
-        res[redo] = _extend(qs, subjects, rows[redo], False)
-    out = []
+def _evalue_array(qs: QuerySetup, scores, slens) -> np.ndarray:
+    """E-values as ``SearchStatistics.evalue`` gives them (the array form is bit-equal for
+    Spouge's; the rarely used plain Karlin-Altschul form stays scalar)."""
     qlen = len(qs.codes)
-    for i, (a, n) in enumerate(zip(starts.tolist(), sizes.tolist())):
-        oid = int(rows[a, 0])
-        if n == 1:
-            x = res[a]
-            if x[0] < qs.cutoff_gapped:
-                continue
-            slen = int(subjects.offsets[oid + 1] - subjects.offsets[oid])
-            e = qs.stats.evalue(int(x[0]), qlen, slen)
-            if e <= qs.opts.evalue:
-                h = HSP(int(x[0]), int(x[1]), int(x[2]), int(x[3]), int(x[4]), int(x[5]), int(x[6]),
-                        evalue=e)
-                out.append((hitlist_key(e, h.score, oid), oid, [h]))
-            continue
-        hsps = prelim_subject(qs, subjects, oid, rows[a:a + n], res[a:a + n])
-        if hsps:
-            out.append((hitlist_key(min(h.evalue for h in hsps), hsps[0].score, oid), oid, hsps))
-    return out
+    if qs.stats.spouge:
+        return qs.stats.evalues(scores, qlen, slens)
+    return np.array([qs.stats.evalue(int(s), qlen, int(n)) for s, n in zip(scores, slens)],
+                    dtype=np.float64)
+
+
+def _best_per_subject(qs, subjects, P):
+    """Of rows P (subject groups, each in score order): which have E-value <= -evalue, those
+    rows, their E-values, group starts and the groups' order by ``hitlist_key`` (best E-value,
+    best score, then the higher OID)."""
+    oids = P[:, 0]
+    slens = subjects.offsets[oids + 1] - subjects.offsets[oids]
+    e = _evalue_array(qs, P[:, 1], slens)
+    keep = e <= qs.opts.evalue
+    P, e = P[keep], e[keep]
+    if len(P) == 0:
+        return keep, P, e, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, P[1:, 0] != P[:-1, 0]])
+    best_e = np.minimum.reduceat(e, starts)
+    rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
+    order = np.lexsort((-P[starts, 0], -P[starts, 1], rank))
+    return keep, P, e, starts, order
+
+
+def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1,
+                times=None):
+    """Preliminary stage of one query (``stages_nb.prelim_chunk`` over ``parts`` subject chunks
+    on ``pool``): (rows of the kept subjects in hit-list order, cut to ``prelim_hitlist_size``,
+    each subject's HSPs in score order; their group starts, with the end appended)."""
+    starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]])
+    cuts = _chunks(starts, len(rows), parts)
+    bounds = [(int(starts[a]), int(starts[b]) if b < len(starts) else len(rows))
+              for a, b in zip(cuts[:-1], cuts[1:])]
+    rows = np.ascontiguousarray(rows, dtype=np.int64)   # one compiled signature for every caller
+    args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows)
+    tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
+            qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
+    parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
+                     "gapped_cpu")
+    P = np.concatenate(parts_out) if len(parts_out) > 1 else parts_out[0]
+    _, P, _, gstarts, order = _best_per_subject(qs, subjects, P)
+    order = order[:qs.opts.prelim_hitlist_size]
+    gends = np.r_[gstarts[1:], len(P)]
+    sizes = gends[order] - gstarts[order]
+    idx = np.repeat(gstarts[order] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
+    return P[idx], np.r_[0, np.cumsum(sizes)].astype(np.int64)
+
+
+def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, parts=1,
+                   times=None):
+    """Traceback stage of one query: [(oid, [HSP, ...])] in BLAST+'s output order, cut to
+    ``hitlist_size``, each subject's HSPs in E-value order, at most ``max_hsps``."""
+    cuts = _chunks(pstarts[:-1], len(P), parts)
+    args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets)
+    tail = (qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_final)
+
+    def run(ab):
+        a, b = ab
+        sub = pstarts[a:b + 1]
+        return traceback_chunk(*args, P[sub[0]:sub[-1]], sub - sub[0], *tail)
+
+    outs = _map(run, list(zip(cuts[:-1], cuts[1:])), pool, times, "traceback_cpu")
+    T = np.concatenate([o[0] for o in outs])
+    ops, ops_off, base = [], [], 0
+    for _, o, off in outs:
+        ops.append(o)
+        ops_off.append(off[:-1] + base)
+        base += len(o)
+    ops = np.concatenate(ops)
+    ops_off = np.r_[np.concatenate(ops_off), base].astype(np.int64)
+    keep, T, e, starts, order = _best_per_subject(qs, subjects, T)
+    if len(T) == 0:
+        return []
+    index = np.flatnonzero(keep)
+    order = order[:qs.opts.hitlist_size]
+    ends = np.r_[starts[1:], len(T)]
+    bits = qs.stats.bitscore(T[:, 1])
+    result = []
+    for g in order.tolist():
+        hsps = []
+        for k in range(int(starts[g]), int(ends[g])):
+            r = T[k].tolist()
+            j = int(index[k])
+            hsps.append(HSP(r[1], r[2], r[3], r[4], r[5], r[6], r[7], evalue=float(e[k]),
+                            bit_score=float(bits[k]), ops=ops[ops_off[j]:ops_off[j + 1]]))
+        hsps.sort(key=evalue_key)
+        if qs.opts.max_hsps > 0:
+            hsps = hsps[:qs.opts.max_hsps]
+        result.append((int(T[starts[g], 0]), hsps))
+    return result
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
-                 device=None, threads=1, times=None):
+                 device=None, threads=1, times=None, pool=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
-    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path on ``threads``);
-    ``times``: a dict that collects seconds per stage."""
+    ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path); with ``threads`` > 1
+    the CPU phases are split over subject chunks run on ``pool`` (a thread pool shared by
+    concurrent queries; one of ``threads`` workers is made here when None); ``times``: a dict
+    that collects seconds per stage."""
+    own = None
+    if threads > 1 and pool is None:
+        own = pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        return _search(codes, subjects, opts, stats, device, threads, times, pool)
+    finally:
+        if own is not None:
+            own.shutdown()
+
+
+
+def _search(codes, subjects, opts, stats, device, threads, times, pool):
     t0 = time.perf_counter()
     qs = setup_query(codes, subjects, opts, stats)
     t1 = time.perf_counter()
     if device is not None:
         rows = device.initial_hsps(qs)
     else:
-        rows = initial_hsps(qs, subjects, threads=threads)
-    t2 = time.perf_counter()
-    if len(rows) == 0:
-        return []
-    prelim = prelim_stage(qs, subjects, rows)
-    prelim.sort(key=lambda t: t[0])
-    t3 = time.perf_counter()
-    final = []
-    for _, oid, hsps in prelim[:opts.prelim_hitlist_size]:
-        out = traceback_subject(qs, subjects, oid, hsps)
-        if out:
-            final.append((hitlist_key(min(h.evalue for h in out), out[0].score, oid), oid, out))
-    final.sort(key=lambda t: t[0])
-    if times is not None:
-        for k, v in (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
-                     ("traceback", time.perf_counter() - t3)):
-            times[k] = times.get(k, 0.0) + v
+        rows = initial_hsps(qs, subjects, threads=threads, pool=pool, times=times)
+    t2 = t3 = time.perf_counter()
     result = []
-    for _, oid, hsps in final[:opts.hitlist_size]:
-        hsps = sorted(hsps, key=evalue_key)
-        if opts.max_hsps > 0:
-            hsps = hsps[:opts.max_hsps]
-        result.append((oid, hsps))
+    if len(rows):
+        parts = min(4 * threads, 1 + len(rows) // ROWS_PER_CHUNK) if pool is not None else 1
+        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times)
+        t3 = time.perf_counter()
+        if len(P):
+            result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1, times)
+    _add_times(times, (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
+                       ("traceback", time.perf_counter() - t3)))
     return result
