@@ -30,7 +30,8 @@ from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_freq
 from .gapped import HSP_MAX_WINDOW, extend_all
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
-from .lookup import build_lookup
+from .lookup_compressed import two_hit_db_compressed
+from .lookup_query import mask_query, query_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
@@ -109,6 +110,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
                 stats: SearchStatistics = None) -> QuerySetup:
     m = blast_matrix(opts.matrix)
     stats = stats or search_statistics(subjects, opts)
+    codes, mask = mask_query(codes, opts)
     kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
                             robinson_frequencies(PROTEIN.letters))
     if kbp_u is None:
@@ -125,7 +127,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.lam)
     return QuerySetup(
         codes=np.asarray(codes, dtype=np.uint8), matrix=m,
-        lookup=build_lookup(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
+        lookup=query_lookup(codes, m, opts, mask), opts=opts, stats=stats,
         xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.lam)),
         cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
         xdrop_gapped=xdrop_g,
@@ -140,6 +142,12 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     last = len(subjects.ids) if last is None else last
 
     def scan(a, b):
+        if qs.opts.compressed:
+            lk = qs.lookup
+            return two_hit_db_compressed(qs.codes, qs.matrix, lk.starts, lk.qoffs, lk.alphabet.table,
+                                         lk.alphabet.size, subjects.residues, subjects.offsets, a, b,
+                                         qs.opts.window, qs.opts.word_size, qs.xdrop_ungapped,
+                                         qs.cutoff_ungapped)
         return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
                           subjects.offsets, a, b, qs.opts.window, qs.opts.word_size,
                           qs.xdrop_ungapped, qs.cutoff_ungapped)

@@ -55,11 +55,19 @@ def _dense_codes(w: int) -> np.ndarray:
     return codes
 
 
-def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_size: int = 3) -> LookupTable:
-    """Neighbourhood lookup table of one query (NCBIstdaa codes), BLAST+'s rule."""
+def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_size: int = 3,
+                 mask=None) -> LookupTable:
+    """Neighbourhood lookup table of one query (NCBIstdaa codes), BLAST+'s rule; ``mask``
+    (bool per residue, e.g. SEG's): words touching a masked residue are not indexed."""
     q = np.asarray(query, dtype=np.int32)
     size = 1 << (CHARSIZE * word_size)
     codes = word_codes(q, word_size)
+    kept = None
+    if mask is not None and len(codes):
+        touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
+                              "valid") > 0
+        kept = np.flatnonzero(~touched).astype(np.int32)
+        codes = codes[kept]
     dense = _dense_codes(word_size)
     uniq, inverse = np.unique(codes, return_inverse=True)
     m = matrix[:ALPHABET, :ALPHABET].astype(np.int32)
@@ -93,6 +101,8 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     pos = np.repeat(first[index_u], reps) + (np.arange(int(reps.sum())) -
                                              np.repeat(np.cumsum(reps) - reps, reps))
     qs = by_word[pos] if len(pos) else np.zeros(0, dtype=np.int32)
+    if kept is not None:
+        qs = kept[qs]
     order = np.lexsort((qs, words))
     words, qs = words[order], qs[order].astype(np.int32)
     counts = np.bincount(words, minlength=size)
