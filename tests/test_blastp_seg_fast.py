@@ -1,0 +1,169 @@
+"""SEG (``-seg``, ``-soft_masking``), ``-task blastp-fast`` (compressed-alphabet lookup, word
+sizes 6 and 7) and other word sizes/thresholds/windows against BLAST+ 2.12's own output (golden
+files made by ``data/blastp/make_seg_fast.sh``, provenance in ``data/blastp/README.md``):
+rows identical and in order. The SEG rule itself against ``segmasker`` 2.12 on synthetic
+low-complexity sequences; the lookup tables against brute-force references."""
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clalign.blast.blastp import run_blastp, tabular_lines
+from clalign.blast.lookup import build_lookup
+from clalign.blast.lookup_compressed import build_compressed_lookup, compressed_alphabet
+from clalign.blast.matrix import blast_matrix
+from clalign.blast.options import blastp_options
+from clalign.blast.seg import SegParams, parse_seg, seg_segments
+from clalign.data.alphabet import PROTEIN
+from clalign.data.database import Database
+from clalign.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLD = ROOT / "tests" / "data" / "blastp"
+FIELDS = ("qseqid sseqid pident length mismatch gapopen nident positive ppos gaps btop qseq sseq "
+          "evalue bitscore score").split()
+CODE = {c: i for i, c in enumerate(PROTEIN.letters)}
+
+
+@pytest.fixture(scope="module")
+def proteome():
+    db = Database.from_fasta(ROOT / "data" / "proteome.faa.gz", "protein")
+    return Database(db.residues, db.offsets, db.ids, db.descriptions, "protein")
+
+
+SYNTH = "tests/data/blastp/synth_db.faa.gz"
+CASES = {   # golden -> (query, database (None: the proteome without stops), options, columns)
+    "seg_hard_fields": ("seg_queries.faa", None, dict(seg=SegParams()), FIELDS),
+    "seg_soft": ("seg_queries.faa", None, dict(seg=SegParams(), soft_masking=True), None),
+    "seg_10_1.8_2.1": ("seg_queries.faa", None, dict(seg=SegParams(10, 1.8, 2.1)), None),
+    "fast_proteome": ("fast_queries.faa", None, dict(task="blastp-fast"), None),
+    "fast_synth": ("synth_queries.faa", SYNTH, dict(task="blastp-fast"), None),
+    "fast_w7_blosum45_seg": ("synth_queries.faa", SYNTH,
+                             dict(task="blastp-fast", word_size=7, matrix="BLOSUM45",
+                                  seg=SegParams()), None),
+    "ws2_synth": ("synth_queries.faa", SYNTH, dict(word_size=2), None),
+    "t13.5_a25_synth": ("synth_queries.faa", SYNTH, dict(threshold=13.5, window=25), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_equals_blast_plus(name, proteome):
+    query, db, kw, cols = CASES[name]
+    opts = blastp_options(max_target_seqs=500, **kw)
+    res = run_blastp(GOLD / query, proteome if db is None else ROOT / db, opts)
+    got = list(tabular_lines(res, columns=cols) if cols else tabular_lines(res))
+    assert got == (GOLD / f"{name}.tsv").read_text().splitlines()
+
+
+def _fasta(path):
+    name, out = None, []
+    for line in Path(path).read_text().splitlines():
+        if line.startswith(">"):
+            name = line[1:].split()[0]
+            out.append([name, ""])
+        else:
+            out[-1][1] += line.strip()
+    return out
+
+
+def _union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+@pytest.mark.parametrize("params", ["12_2.2_2.5", "10_2.0_2.3", "8_1.5_1.9", "45_3.4_3.75"])
+def test_seg_equals_segmasker(params):
+    """Every record of the synthetic set (repeats, biased and X/U/B/* rich stretches) masked as
+    segmasker masks it; window 10 exercises BLAST+'s tabulated logarithms."""
+    w, lo, hi = params.split("_")
+    gold, cur = {}, None
+    for line in (GOLD / f"segmasker_{w}_{lo}_{hi}.txt").read_text().splitlines():
+        if line.startswith(">"):
+            cur = line[1:].split()[0]
+            gold[cur] = []
+        elif line.strip():
+            a, b = line.split(" - ")
+            gold[cur].append((int(a), int(b)))
+    p = SegParams(int(w), float(lo), float(hi))
+    for name, seq in _fasta(GOLD / "seg_synthetic.faa"):
+        codes = np.array([CODE[c] for c in seq], dtype=np.uint8)
+        assert seg_segments(codes, p) == _union(gold.get(name, [])), name
+
+
+def test_seg_edges():
+    assert seg_segments(np.zeros(0, dtype=np.uint8)) == []
+    assert seg_segments(np.full(11, CODE["Q"], dtype=np.uint8)) == []      # shorter than a window
+    assert seg_segments(np.full(12, CODE["Q"], dtype=np.uint8)) == [(0, 11)]
+    assert seg_segments(np.full(40, CODE["X"], dtype=np.uint8)) == []      # all bogus: no entropy
+    assert parse_seg("no") is None and parse_seg("yes") == SegParams()
+    assert parse_seg("10 1.8 2.1") == SegParams(10, 1.8, 2.1)
+    assert SegParams(12, 2.5, 2.2).checked().hicut == 2.5                  # hicut raised to locut
+    with pytest.raises(InputError):
+        parse_seg("12 2.2")
+
+
+def _brute_standard(q, m, t, w):
+    """Threshold 0: exact words only (BLAST+ builds no neighbourhood then)."""
+    out = set()
+    for off in range(len(q) - w + 1):
+        word = q[off:off + w]
+        for cand in itertools.product(range(28), repeat=w):
+            if (t > 0 and sum(int(m[a, b]) for a, b in zip(word, cand)) >= t) or tuple(word) == cand:
+                out.add((sum(c << (5 * (w - 1 - i)) for i, c in enumerate(cand)), off))
+    return out
+
+
+def test_standard_lookup_mask_and_word_size_2():
+    rng = np.random.default_rng(3)
+    m = blast_matrix("BLOSUM62")
+    q = rng.integers(1, 23, size=30).astype(np.uint8)
+    mask = np.zeros(30, dtype=bool)
+    mask[7:12] = True
+    for w, t in ((2, 8), (2, 0)):
+        lk = build_lookup(q, m, t, w, mask=mask)
+        got = {(c, int(o)) for c in np.flatnonzero(lk.present) for o in lk.offsets(c)}
+        want = {(c, o) for c, o in _brute_standard(q.tolist(), m, t, w)
+                if not mask[o:o + w].any()}
+        assert got == want
+
+
+def test_compressed_lookup_against_brute_force():
+    """Neighbours of 6-letter words over 15 groups, scores x100, with X/U words skipped."""
+    alpha = compressed_alphabet("BLOSUM62", 6)
+    assert alpha.size == 15 and alpha.table[CODE["X"]] < 0 and alpha.table[CODE["B"]] >= 0
+    rng = np.random.default_rng(5)
+    q = rng.integers(1, 23, size=12).astype(np.uint8)
+    q[9] = CODE["X"]
+    lk = build_compressed_lookup(q, "BLOSUM62", 21.0, 6)
+    cm = alpha.matrix.astype(np.int32)
+    nz = np.flatnonzero(np.diff(lk.starts))
+    got = {(int(c), int(o)) for c in nz for o in lk.offsets(c)}
+    want = set()
+    for off in range(len(q) - 5):
+        word = q[off:off + 6]
+        g = alpha.table[word].astype(np.int64)
+        if (g < 0).any():
+            continue
+        score = np.zeros((15,) * 6, dtype=np.int32)
+        for p in range(6):   # axis p is the group of letter p
+            score += cm[word[p]].reshape([15 if k == p else 1 for k in range(6)])
+        hits = np.nonzero(score >= 2100)
+        index = sum(hits[p].astype(np.int64) * 15 ** p for p in range(6))
+        want |= {(int(c), off) for c in index} | {(int((g * 15 ** np.arange(6)).sum()), off)}
+    assert got == want
+
+
+def test_option_rules():
+    fast = blastp_options(task="blastp-fast")
+    assert (fast.word_size, fast.threshold, fast.compressed, fast.window) == (6, 21, True, 40)
+    assert blastp_options(task="blastp-fast", matrix="BLOSUM45").threshold == 21   # not the matrix's 14
+    assert blastp_options(word_size=7).compressed and blastp_options(word_size=7).threshold == 11
+    for bad in (dict(task="blastp-fast", word_size=3), dict(word_size=4), dict(word_size=8)):
+        with pytest.raises(InputError):
+            blastp_options(**bad)
