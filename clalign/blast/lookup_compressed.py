@@ -216,12 +216,28 @@ def build_compressed_lookup(query, matrix_name: str, threshold: float, word_size
         offs = offs[~bad]
     t = int(MATRIX_SCALE * threshold)
     idx, qo = _neighbours(q, alpha.table, alpha.matrix, word_size, t, offs)
-    size = alpha.size ** word_size
-    order = np.lexsort((qo, idx))
-    idx, qo = idx[order], qo[order]
-    starts = np.zeros(size + 1, dtype=np.int32)
-    np.cumsum(np.bincount(idx, minlength=size), out=starts[1:])
-    return CompressedLookup(word_size, t, alpha, starts, qo.astype(np.int32))
+    starts, qoffs = _csr(idx, qo, alpha.size ** word_size)
+    return CompressedLookup(word_size, t, alpha, starts, qoffs)
+
+
+@numba.njit(cache=True, nogil=True)
+def _csr(idx, qo, size):
+    """(index, offset) pairs into CSR, offsets ascending within an index; one pass over the
+    dense ``starts`` array after a stable sort of the pairs."""
+    order = np.argsort(idx, kind="mergesort")
+    starts = np.empty(size + 1, dtype=np.int32)
+    out = np.empty(len(idx), dtype=np.int32)
+    c = 0
+    for k in range(len(order)):
+        i = idx[order[k]]
+        while c <= i:
+            starts[c] = k
+            c += 1
+        out[k] = qo[order[k]]
+    while c <= size:
+        starts[c] = len(order)
+        c += 1
+    return starts, out
 
 
 @numba.njit(cache=True, nogil=True)
