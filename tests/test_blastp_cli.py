@@ -37,7 +37,7 @@ def test_cli_fast_task_runs_on_cpu_with_device(tmp_path):
     (["-comp_based_stats", "2"], "-comp_based_stats 2 is not implemented yet"),
     (["-seg", "12 2.2"], "-seg 12 2.2: expected 'yes', 'no' or 'window locut hicut'"),
     (["-soft_masking", "maybe"], "-soft_masking maybe: expected true or false"),
-    (["-word_size", "4"], "-word_size 4: word sizes 2, 3"),
+    (["-word_size", "1"], "Invalid value for '-word_size'"),
     (["-task", "blastp-fast", "-word_size", "5"], "requires word size 6 or 7"),
     (["-window_size", "0"], "-window_size 0 is not implemented yet"),
     (["-outfmt", "6 qseqid nosuch"], "unknown column 'nosuch'"),

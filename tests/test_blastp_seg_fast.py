@@ -11,7 +11,8 @@ import pytest
 
 from clalign.blast.blastp import run_blastp, tabular_lines
 from clalign.blast.lookup import build_lookup
-from clalign.blast.lookup_compressed import build_compressed_lookup, compressed_alphabet
+from clalign.blast.lookup_compressed import (build_compressed_lookup, build_word_lookup,
+                                             compressed_alphabet)
 from clalign.blast.matrix import blast_matrix
 from clalign.blast.options import blastp_options
 from clalign.blast.seg import SegParams, parse_seg, seg_segments
@@ -35,14 +36,15 @@ def proteome():
 SYNTH = "tests/data/blastp/synth_db.faa.gz"
 CASES = {   # golden -> (query, database (None: the proteome without stops), options, columns)
     "seg_hard_fields": ("seg_queries.faa", None, dict(seg=SegParams()), FIELDS),
-    "seg_soft": ("seg_queries.faa", None, dict(seg=SegParams(), soft_masking=True), None),
-    "seg_10_1.8_2.1": ("seg_queries.faa", None, dict(seg=SegParams(10, 1.8, 2.1)), None),
+    "seg_10_1.8_2.1_soft": ("seg_queries.faa", None,
+                            dict(seg=SegParams(10, 1.8, 2.1), soft_masking=True), None),
     "fast_proteome": ("fast_queries.faa", None, dict(task="blastp-fast"), None),
     "fast_synth": ("synth_queries.faa", SYNTH, dict(task="blastp-fast"), None),
     "fast_w7_blosum45_seg": ("synth_queries.faa", SYNTH,
                              dict(task="blastp-fast", word_size=7, matrix="BLOSUM45",
                                   seg=SegParams()), None),
     "ws2_synth": ("synth_queries.faa", SYNTH, dict(word_size=2), None),
+    "ws4_synth": ("synth_queries.faa", SYNTH, dict(word_size=4), None),
     "t13.5_a25_synth": ("synth_queries.faa", SYNTH, dict(threshold=13.5, window=25), None),
 }
 
@@ -77,10 +79,10 @@ def _union(iv):
     return out
 
 
-@pytest.mark.parametrize("params", ["12_2.2_2.5", "10_2.0_2.3", "8_1.5_1.9", "45_3.4_3.75"])
+@pytest.mark.parametrize("params", ["12_2.2_2.5", "10_2.0_2.3", "8_1.5_1.9"])
 def test_seg_equals_segmasker(params):
-    """Every record of the synthetic set (repeats, biased and X/U/B/* rich stretches) masked as
-    segmasker masks it; window 10 exercises BLAST+'s tabulated logarithms."""
+    """The first 200 records of the synthetic set (repeats, biased and X/U/B/* rich stretches)
+    masked as segmasker masks them; window 10 exercises BLAST+'s tabulated logarithms."""
     w, lo, hi = params.split("_")
     gold, cur = {}, None
     for line in (GOLD / f"segmasker_{w}_{lo}_{hi}.txt").read_text().splitlines():
@@ -91,7 +93,7 @@ def test_seg_equals_segmasker(params):
             a, b = line.split(" - ")
             gold[cur].append((int(a), int(b)))
     p = SegParams(int(w), float(lo), float(hi))
-    for name, seq in _fasta(GOLD / "seg_synthetic.faa"):
+    for name, seq in _fasta(GOLD / "seg_synthetic.faa")[:200]:
         codes = np.array([CODE[c] for c in seq], dtype=np.uint8)
         assert seg_segments(codes, p) == _union(gold.get(name, [])), name
 
@@ -109,28 +111,40 @@ def test_seg_edges():
 
 
 def _brute_standard(q, m, t, w):
-    """Threshold 0: exact words only (BLAST+ builds no neighbourhood then)."""
+    """Every (word code, offset) by scoring all 28**w words; threshold 0: exact words only
+    (BLAST+ builds no neighbourhood then)."""
+    m = np.asarray(m[:28, :28], dtype=np.int32)
+    grid = np.array(list(itertools.product(range(28), repeat=w)), dtype=np.int64)
+    codes = (grid << (5 * np.arange(w - 1, -1, -1))).sum(1)
     out = set()
     for off in range(len(q) - w + 1):
         word = q[off:off + w]
-        for cand in itertools.product(range(28), repeat=w):
-            if (t > 0 and sum(int(m[a, b]) for a, b in zip(word, cand)) >= t) or tuple(word) == cand:
-                out.add((sum(c << (5 * (w - 1 - i)) for i, c in enumerate(cand)), off))
+        score = sum(m[word[p]][grid[:, p]] for p in range(w))
+        hit = (score >= t) if t > 0 else np.zeros(len(grid), dtype=bool)
+        hit |= (grid == np.asarray(word)).all(1)
+        out |= {(int(c), off) for c in codes[hit]}
     return out
 
 
-def test_standard_lookup_mask_and_word_size_2():
+def test_standard_lookup_mask_and_word_sizes():
+    """build_lookup (dense, W <= 3) and build_word_lookup (pruned, W 4-5) against brute force;
+    the two agree on W = 3 with a real query and the proteome's letters."""
     rng = np.random.default_rng(3)
     m = blast_matrix("BLOSUM62")
-    q = rng.integers(1, 23, size=30).astype(np.uint8)
+    q = rng.integers(0, 28, size=30).astype(np.uint8)
     mask = np.zeros(30, dtype=bool)
     mask[7:12] = True
-    for w, t in ((2, 8), (2, 0)):
-        lk = build_lookup(q, m, t, w, mask=mask)
+    for build, w, t, n in ((build_lookup, 2, 8, 30), (build_lookup, 2, 0, 30),
+                           (build_word_lookup, 2, 9, 30), (build_word_lookup, 4, 24, 9)):
+        lk = build(q[:n], m, t, w, mask=mask[:n])
         got = {(c, int(o)) for c in np.flatnonzero(lk.present) for o in lk.offsets(c)}
-        want = {(c, o) for c, o in _brute_standard(q.tolist(), m, t, w)
+        want = {(c, o) for c, o in _brute_standard(q[:n].tolist(), m, t, w)
                 if not mask[o:o + w].any()}
         assert got == want
+    codes = np.frombuffer(b"MKVLAAGIVGLLLAAQPAMAEWQYDKSRCCHHNPPQRXBZUO*", dtype=np.uint8)
+    codes = np.array([CODE[chr(c)] for c in codes], dtype=np.uint8)
+    a, b = build_lookup(codes, m, 11, 3), build_word_lookup(codes, m, 11, 3)
+    assert np.array_equal(a.starts, b.starts) and np.array_equal(a.qoffs, b.qoffs)
 
 
 def test_compressed_lookup_against_brute_force():
@@ -164,6 +178,6 @@ def test_option_rules():
     assert (fast.word_size, fast.threshold, fast.compressed, fast.window) == (6, 21, True, 40)
     assert blastp_options(task="blastp-fast", matrix="BLOSUM45").threshold == 21   # not the matrix's 14
     assert blastp_options(word_size=7).compressed and blastp_options(word_size=7).threshold == 11
-    for bad in (dict(task="blastp-fast", word_size=3), dict(word_size=4), dict(word_size=8)):
+    for bad in (dict(task="blastp-fast", word_size=3), dict(word_size=1), dict(word_size=8)):
         with pytest.raises(InputError):
             blastp_options(**bad)

@@ -66,7 +66,7 @@ def _boolean(option, value) -> bool:
 @click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=None,
               help="Gap extension cost (default: BLAST+'s for the matrix).")
 @click.option("-word_size", "word_size", type=click.IntRange(min=2), default=None,
-              help="Word size: 2 or 3 (default 3), or 6 or 7 with the compressed-alphabet "
+              help="Word size: 2-5 (default 3), or 6 or 7 with the compressed-alphabet "
                    "lookup (default 6 for -task blastp-fast).")
 @click.option("-threshold", "threshold", type=click.FloatRange(min=0), default=None,
               help="Neighbourhood word score threshold (default: BLAST+'s for the matrix, 11 for "

@@ -122,17 +122,17 @@ class CompressedLookup:
 
 
 @numba.njit(cache=True, nogil=True)
-def _neighbours(q, table, cm, w, threshold, offsets):
-    """(word index, query offset) pairs of the words at the given query offsets."""
+def _neighbours(q, table, cm, w, threshold, offsets, power):
+    """(word index, query offset) pairs of the words at the given query offsets: every word g
+    (letters in ``table``'s alphabet, columns of ``cm``) with sum_p cm[q_p, g_p] >= threshold,
+    and the query word itself when it scores less (threshold 0: only it); a query word with a
+    letter outside the alphabet (``table`` < 0) gives none. Index = sum_p g_p * power[p]."""
     size = cm.shape[1]
     row_max = np.empty(cm.shape[0], dtype=np.int64)
     order = np.empty(cm.shape, dtype=np.int64)
     for r in range(cm.shape[0]):
         row_max[r] = cm[r].max()
         order[r] = np.argsort(-cm[r].astype(np.int64), kind="mergesort")
-    power = np.ones(w, dtype=np.int64)
-    for p in range(1, w):
-        power[p] = power[p - 1] * size
     cap = 1 << 16
     idx = np.empty(cap, dtype=np.int64)
     qo = np.empty(cap, dtype=np.int32)
@@ -183,10 +183,9 @@ def _neighbours(q, table, cm, w, threshold, offsets):
                 choice[p] = size
                 continue
             if p == w - 1:
-                code = 0
+                code = g * power[w - 1]
                 for k in range(w - 1):
                     code += order[letters[k], choice[k]] * power[k]
-                code += g * power[w - 1]
                 if n == cap:
                     idx = np.concatenate((idx, np.empty(cap, dtype=np.int64)))
                     qo = np.concatenate((qo, np.empty(cap, dtype=np.int32)))
@@ -215,9 +214,33 @@ def build_compressed_lookup(query, matrix_name: str, threshold: float, word_size
                           "valid") > 0
         offs = offs[~bad]
     t = int(MATRIX_SCALE * threshold)
-    idx, qo = _neighbours(q, alpha.table, alpha.matrix, word_size, t, offs)
+    power = alpha.size ** np.arange(word_size, dtype=np.int64)   # first letter least significant
+    idx, qo = _neighbours(q, alpha.table, alpha.matrix, word_size, t, offs, power)
     starts, qoffs = _csr(idx, qo, alpha.size ** word_size)
     return CompressedLookup(word_size, t, alpha, starts, qoffs)
+
+
+def build_word_lookup(query, matrix: np.ndarray, threshold: int, word_size: int, mask=None):
+    """The standard table (``lookup.LookupTable``: all 28 letters, 5-bit letter codes, first
+    letter highest) by the same pruned enumeration, for word sizes whose 28**W dense
+    enumeration ``lookup.build_lookup`` cannot afford (4, 5)."""
+    from .lookup import CHARSIZE, LookupTable
+
+    q = np.asarray(query, dtype=np.uint8)
+    n = len(q) - word_size + 1
+    offs = np.arange(max(n, 0), dtype=np.int64)
+    if mask is not None and n > 0:
+        bad = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
+                          "valid") > 0
+        offs = offs[~bad]
+    table = np.full(256, -1, dtype=np.int16)
+    table[:28] = np.arange(28)
+    power = np.array([1 << (CHARSIZE * (word_size - 1 - p)) for p in range(word_size)], dtype=np.int64)
+    idx, qo = _neighbours(q, table, np.ascontiguousarray(matrix[:28, :28], dtype=np.int32),
+                          word_size, int(threshold), offs, power)
+    size = 1 << (CHARSIZE * word_size)
+    starts, qoffs = _csr(idx, qo, size)
+    return LookupTable(word_size, int(threshold), starts, qoffs, np.diff(starts) > 0)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .lookup import build_lookup
-from .lookup_compressed import build_compressed_lookup
+from .lookup_compressed import build_compressed_lookup, build_word_lookup
 from .seg import X_CODE, seg_mask
 
 
@@ -30,8 +30,10 @@ def mask_query(codes: np.ndarray, opts):
 
 
 def query_lookup(codes: np.ndarray, matrix: np.ndarray, opts, mask=None):
-    """The lookup table BLAST+ builds for these options: standard (word size 2-3, threshold
+    """The lookup table BLAST+ builds for these options: standard (word size 2-5, threshold
     truncated to an integer) or compressed-alphabet (word size 6-7)."""
     if opts.compressed:
         return build_compressed_lookup(codes, opts.matrix, opts.threshold, opts.word_size, mask)
+    if opts.word_size > 3:
+        return build_word_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask)
     return build_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask=mask)

@@ -82,13 +82,12 @@ def blastp_options(matrix="BLOSUM62", word_size=None, threshold=None, window=Non
     if fast:
         t_default = FAST_THRESHOLD
     ws = (FAST_WORD_SIZE if fast else 3) if word_size is None else int(word_size)
+    if ws < 2:
+        raise InputError(f"-word_size {ws}: BLAST+ takes 2 or more")
     compressed = fast or ws > 5
     if compressed and ws not in (6, 7):
         raise InputError(f"-word_size {ws}: the compressed-alphabet lookup table of "
                          f"{'-task blastp-fast' if fast else '-word_size > 5'} requires word size 6 or 7")
-    if not compressed and ws not in (2, 3):
-        raise InputError(f"-word_size {ws}: word sizes 2, 3 (and 6, 7 with the compressed "
-                         "alphabet) are implemented; 4 and 5 are not yet")
     opts = BlastpOptions(
         matrix=m,
         word_size=ws,

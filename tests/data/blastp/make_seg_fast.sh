@@ -14,15 +14,17 @@ B="blastp -comp_based_stats 0 -max_target_seqs 500"
 F="6 qseqid sseqid pident length mismatch gapopen nident positive ppos gaps btop qseq sseq evalue bitscore score"
 cd "$here"
 $B -db "$tmp/proteome" -query seg_queries.faa -seg yes -outfmt "$F" > seg_hard_fields.tsv
-$B -db "$tmp/proteome" -query seg_queries.faa -seg yes -soft_masking true -outfmt 6 > seg_soft.tsv
-$B -db "$tmp/proteome" -query seg_queries.faa -seg "10 1.8 2.1" -outfmt 6 > seg_10_1.8_2.1.tsv
+$B -db "$tmp/proteome" -query seg_queries.faa -seg "10 1.8 2.1" -soft_masking true -outfmt 6 \
+   > seg_10_1.8_2.1_soft.tsv
 $B -db "$tmp/proteome" -query fast_queries.faa -task blastp-fast -seg no -outfmt 6 > fast_proteome.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg no -outfmt 6 > fast_synth.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg yes -word_size 7 -matrix BLOSUM45 \
    -outfmt 6 > fast_w7_blosum45_seg.tsv
-$B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -word_size 2 -outfmt 6 > ws2_synth.tsv
+for w in 2 4; do
+  $B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -word_size $w -outfmt 6 > ws${w}_synth.tsv
+done
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -threshold 13.5 -window_size 25 \
    -outfmt 6 > t13.5_a25_synth.tsv
-for p in "12 2.2 2.5" "10 2.0 2.3" "8 1.5 1.9" "45 3.4 3.75"; do set -- $p
+for p in "12 2.2 2.5" "10 2.0 2.3" "8 1.5 1.9"; do set -- $p
   segmasker -in seg_synthetic.faa -outfmt interval -window $1 -locut $2 -hicut $3 > "segmasker_$1_$2_$3.txt"
 done
