@@ -39,7 +39,6 @@ def test_cli_fast_task_runs_on_cpu_with_device(tmp_path):
     (["-soft_masking", "maybe"], "-soft_masking maybe: expected true or false"),
     (["-word_size", "1"], "Invalid value for '-word_size'"),
     (["-task", "blastp-fast", "-word_size", "5"], "requires word size 6 or 7"),
-    (["-window_size", "0"], "-window_size 0 is not implemented yet"),
     (["-outfmt", "6 qseqid nosuch"], "unknown column 'nosuch'"),
     (["-matrix", "FOO"], "-matrix FOO: BLAST+ knows"),
     (["-gapopen", "3", "-gapextend", "3"], "not supported for BLOSUM62"),

@@ -1,5 +1,5 @@
 """SEG (``-seg``, ``-soft_masking``), ``-task blastp-fast`` (compressed-alphabet lookup, word
-sizes 6 and 7) and other word sizes/thresholds/windows against BLAST+ 2.12's own output (golden
+sizes 6 and 7), other word sizes/thresholds/windows and the one-hit finder against BLAST+ 2.12's own output (golden
 files made by ``data/blastp/make_seg_fast.sh``, provenance in ``data/blastp/README.md``):
 rows identical and in order. The SEG rule itself against ``segmasker`` 2.12 on synthetic
 low-complexity sequences; the lookup tables against brute-force references."""
@@ -12,10 +12,11 @@ import pytest
 from clalign.blast.blastp import run_blastp, tabular_lines
 from clalign.blast.lookup import build_lookup
 from clalign.blast.lookup_compressed import (build_compressed_lookup, build_word_lookup,
-                                             compressed_alphabet)
+                                             compressed_alphabet, scan_db)
 from clalign.blast.matrix import blast_matrix
 from clalign.blast.options import blastp_options
 from clalign.blast.seg import SegParams, parse_seg, seg_segments
+from clalign.blast.ungapped_onehit import one_hit_reference
 from clalign.data.alphabet import PROTEIN
 from clalign.data.database import Database
 from clalign.errors import InputError
@@ -44,8 +45,10 @@ CASES = {   # golden -> (query, database (None: the proteome without stops), opt
                              dict(task="blastp-fast", word_size=7, matrix="BLOSUM45",
                                   seg=SegParams()), None),
     "ws2_synth": ("synth_queries.faa", SYNTH, dict(word_size=2), None),
-    "ws4_synth": ("synth_queries.faa", SYNTH, dict(word_size=4), None),
+    "ws4_t15_synth": ("synth_queries.faa", SYNTH, dict(word_size=4, threshold=15), None),
     "t13.5_a25_synth": ("synth_queries.faa", SYNTH, dict(threshold=13.5, window=25), None),
+    "onehit_synth": ("synth_queries.faa", SYNTH, dict(window=0), None),
+    "onehit_fast_synth": ("synth_queries.faa", SYNTH, dict(task="blastp-fast", window=0), None),
 }
 
 
@@ -181,3 +184,34 @@ def test_option_rules():
     for bad in (dict(task="blastp-fast", word_size=3), dict(word_size=1), dict(word_size=8)):
         with pytest.raises(InputError):
             blastp_options(**bad)
+
+
+def test_one_hit_scan_against_reference():
+    """The compiled one-hit finder (``scan_db`` with window 0) against the plain reference on
+    random subjects with planted query copies, word sizes 2-4 (low thresholds: many hits)."""
+    rng = np.random.default_rng(9)
+    m = blast_matrix("BLOSUM62")
+    q = rng.integers(1, 23, size=60).astype(np.uint8)
+    subjects = [rng.integers(1, 23, size=n).astype(np.uint8) for n in (1, 5, 80, 200)]
+    subjects[2][10:40] = q[5:35]
+    subjects[3][150:190] = q[20:60]
+    res = np.concatenate(subjects)
+    offsets = np.r_[0, np.cumsum([len(x) for x in subjects])].astype(np.int64)
+    ident = np.full(256, -1, dtype=np.int16)
+    ident[:28] = np.arange(28)
+    for w, t in ((2, 7), (3, 9), (4, 14)):
+        lk = build_word_lookup(q, m, t, w) if w > 3 else build_lookup(q, m, t, w)
+        rows = scan_db(q, m, lk.starts, lk.qoffs, ident, 32, False, res, offsets, 0,
+                       len(subjects), 0, w, 12, 10)
+        for k, sub in enumerate(subjects):
+            hits = []
+            for s_off in range(len(sub) - w + 1):
+                code = 0
+                for c in sub[s_off:s_off + w]:
+                    code = (code << 5) | int(c)
+                hits += [(s_off, int(o)) for o in lk.offsets(code)]
+            want = one_hit_reference(hits, m, q, sub, w, 12, 10)
+            got = sorted((tuple(r[1:]) for r in rows[rows[:, 0] == k].tolist()),
+                         key=lambda h: (-h[0], h[2], -h[3], h[1]))
+            assert got == want
+            assert k < 2 or want     # the planted copies are found

@@ -101,14 +101,14 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
     ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
     and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU. Word
-    sizes other than 3 (``-task blastp-fast``) always run on the CPU.
+    sizes other than 3 (``-task blastp-fast``) and the one-hit finder run on the CPU.
     Queries run on ``num_threads`` threads, so with a device the CPU's gapped work on some queries
     overlaps the device's work on others. ``times``: dict collecting seconds per stage."""
     database = as_database(db, "protein")
     subjects = Subjects.from_database(database)
     dev = None
-    if opts.compressed or opts.word_size != 3:
-        device = None   # the device kernels take the standard word-size-3 table: CPU path
+    if not opts.device_ok:
+        device = None   # the device kernels take the standard word-size-3 two-hit finder
     if device is not None:
         from .device import DeviceUngapped
 

@@ -97,8 +97,6 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
                  " (BLAST+'s default is 2; clalign implements 0: run BLAST+ with -comp_based_stats 0 to compare)")
     seg_params = parse_seg(seg)
     soft = _boolean("-soft_masking", soft_masking)
-    if window_size == 0:
-        _not_yet("-window_size", 0, " (BLAST+'s one-hit word finder)")
     kind, columns = parse_outfmt(outfmt, extra=())
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
@@ -108,10 +106,11 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
                           evalue=evalue, max_target_seqs=max_target_seqs,
                           max_hsps=max_hsps or 0, dbsize=dbsize, searchsp=searchsp, task=task,
                           seg=seg_params, soft_masking=soft)
-    if device is not None and (opts.compressed or opts.word_size != 3):
+    if device is not None and not opts.device_ok:
         print(f"clalign: note: word size {opts.word_size}"
-              f"{' (compressed alphabet)' if opts.compressed else ''} runs on the CPU: the "
-              "device kernels take word size 3", file=sys.stderr)
+              f"{' (compressed alphabet)' if opts.compressed else ''}"
+              f"{', one-hit' if opts.window == 0 else ''} runs on the CPU: the device kernels "
+              "take word size 3 with the two-hit rule", file=sys.stderr)
         device = None
     results = run_blastp(query, db, opts, num_threads=num_threads, device=device)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",

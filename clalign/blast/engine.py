@@ -30,8 +30,7 @@ from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_freq
 from .gapped import HSP_MAX_WINDOW, extend_all
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
-from .lookup_compressed import two_hit_db_compressed
-from .lookup_query import mask_query, query_lookup
+from .lookup_query import mask_query, query_lookup, scan_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
@@ -142,12 +141,8 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     last = len(subjects.ids) if last is None else last
 
     def scan(a, b):
-        if qs.opts.compressed:
-            lk = qs.lookup
-            return two_hit_db_compressed(qs.codes, qs.matrix, lk.starts, lk.qoffs, lk.alphabet.table,
-                                         lk.alphabet.size, subjects.residues, subjects.offsets, a, b,
-                                         qs.opts.window, qs.opts.word_size, qs.xdrop_ungapped,
-                                         qs.cutoff_ungapped)
+        if qs.opts.compressed or qs.opts.window == 0:
+            return scan_lookup(qs, subjects, a, b)
         return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
                           subjects.offsets, a, b, qs.opts.window, qs.opts.word_size,
                           qs.xdrop_ungapped, qs.cutoff_ungapped)

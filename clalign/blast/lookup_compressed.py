@@ -14,7 +14,9 @@ group; ratios below 1e-8 give BLAST_SCORE_MIN.
 
 The table is CSR over word indices ``c0 + A c1 + ... + A^(W-1) c(W-1)`` (first letter least
 significant, as BLAST+'s). Extension, the two-hit rule and everything after use the real
-residues and matrix, as with the standard table; ``two_hit_db_compressed`` is the CPU scan.
+residues and matrix, as with the standard table. ``scan_db`` is the CPU scan for this table, for
+the standard table with a word size other than 3 (built by the same enumeration,
+``build_word_lookup``) and for the one-hit finder (``-window_size 0``).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from ..data.alphabet import PROTEIN
 from ..stats.karlin import ROBINSON
 from ..stats.tables import PROTEIN_TABLES
 from .ungapped_nb import _extend_two_hit
+from .ungapped_onehit import _extend_one_hit
 
 ALPHABETS = {6: "ST IJV LM KR EQZ A G BD P N F Y H C W",   # 15 groups (SE_B(14))
              7: "IJLMV AST BDENZ KQR G FY P H C W"}         # 10 groups (SE-V(10))
@@ -264,10 +267,13 @@ def _csr(idx, qo, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def two_hit_db_compressed(q, matrix, starts, qoffs, table, size, residues, offsets, first, last,
-                          window, w, dropoff, cutoff):
-    """``ungapped_nb.two_hit_db`` with subject words read in the compressed alphabet: the same
-    rows (subject, score, q_start, s_start, length, q_off, s_off), subject order."""
+def scan_db(q, matrix, starts, qoffs, table, size, first_low, residues, offsets, first, last,
+            window, w, dropoff, cutoff):
+    """Initial HSPs of subjects first..last-1 with words read through ``table`` (letter ->
+    0..size-1, or -1: no word holds it) and indexed first letter lowest (``first_low``: the
+    compressed table) or highest (the standard table): rows (subject, score, q_start, s_start,
+    length, q_off, s_off) in subject order, as ``ungapped_nb.two_hit_db``. ``window`` 0: the
+    one-hit finder (``ungapped_onehit``), else the two-hit rule."""
     qlen = q.shape[0]
     max_slen = 0
     for k in range(first, last):
@@ -283,6 +289,7 @@ def two_hit_db_compressed(q, matrix, starts, qoffs, table, size, residues, offse
     top = 1
     for _ in range(w - 1):
         top *= size
+    span = top * size
     for k in range(first, last):
         base = offsets[k]
         slen = offsets[k + 1] - base
@@ -296,7 +303,10 @@ def two_hit_db_compressed(q, matrix, starts, qoffs, table, size, residues, offse
                 good = 0
                 code = 0
                 continue
-            code = code // size + g * top
+            if first_low:
+                code = code // size + g * top
+            else:
+                code = (code * size) % span + g
             good += 1
             if good < w:
                 continue
@@ -304,26 +314,41 @@ def two_hit_db_compressed(q, matrix, starts, qoffs, table, size, residues, offse
             for j in range(starts[code], starts[code + 1]):
                 q_off = qoffs[j]
                 d = q_off - s_off + max_slen
-                if stamp[d] != k:
-                    stamp[d] = k
-                    flag[d] = 0
-                    last_hit[d] = s_off
-                    continue
-                if flag[d] != 0:
-                    if s_off < last_hit[d]:
+                keep = False
+                if window == 0:
+                    if stamp[d] == k and s_off < last_hit[d]:
                         continue
-                    last_hit[d] = s_off
-                    flag[d] = 0
-                    continue
-                diff = s_off - last_hit[d]
-                if diff >= window:
-                    last_hit[d] = s_off
-                    continue
-                if diff < w:
-                    continue
-                _extend_two_hit(matrix, q, residues, base, slen, last_hit[d] + w, s_off, q_off,
-                                dropoff, w, ext)
-                if ext[0] >= cutoff:
+                    _extend_one_hit(matrix, q, residues, base, slen, s_off, q_off, dropoff, w, ext)
+                    stamp[d] = k
+                    last_hit[d] = ext[4] - (w - 1)
+                    keep = ext[0] >= cutoff
+                else:
+                    if stamp[d] != k:
+                        stamp[d] = k
+                        flag[d] = 0
+                        last_hit[d] = s_off
+                        continue
+                    if flag[d] != 0:
+                        if s_off < last_hit[d]:
+                            continue
+                        last_hit[d] = s_off
+                        flag[d] = 0
+                        continue
+                    diff = s_off - last_hit[d]
+                    if diff >= window:
+                        last_hit[d] = s_off
+                        continue
+                    if diff < w:
+                        continue
+                    _extend_two_hit(matrix, q, residues, base, slen, last_hit[d] + w, s_off, q_off,
+                                    dropoff, w, ext)
+                    keep = ext[0] >= cutoff
+                    if ext[4] != 0:
+                        flag[d] = 1
+                        last_hit[d] = ext[5] - (w - 1)
+                    else:
+                        last_hit[d] = s_off
+                if keep:
                     if nres == cap:
                         bigger = np.empty((cap * 2, 7), dtype=np.int32)
                         bigger[:cap] = res
@@ -337,9 +362,4 @@ def two_hit_db_compressed(q, matrix, starts, qoffs, table, size, residues, offse
                     res[nres, 5] = q_off
                     res[nres, 6] = s_off
                     nres += 1
-                if ext[4] != 0:
-                    flag[d] = 1
-                    last_hit[d] = ext[5] - (w - 1)
-                else:
-                    last_hit[d] = s_off
     return res[:nres].copy()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .lookup import build_lookup
-from .lookup_compressed import build_compressed_lookup, build_word_lookup
+from .lookup import CHARSIZE
+from .lookup_compressed import build_compressed_lookup, build_word_lookup, scan_db
 from .seg import X_CODE, seg_mask
 
 
@@ -37,3 +38,20 @@ def query_lookup(codes: np.ndarray, matrix: np.ndarray, opts, mask=None):
     if opts.word_size > 3:
         return build_word_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask)
     return build_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask=mask)
+
+
+_IDENTITY = np.full(256, -1, dtype=np.int16)
+_IDENTITY[:28] = np.arange(28)
+
+
+def scan_lookup(qs, subjects, first, last):
+    """Initial HSPs of subjects first..last-1 through ``lookup_compressed.scan_db``: for the
+    compressed table, and for the one-hit finder (``-window_size 0``) on either table."""
+    lk, o = qs.lookup, qs.opts
+    if o.compressed:
+        table, size, first_low = lk.alphabet.table, lk.alphabet.size, True
+    else:
+        table, size, first_low = _IDENTITY, 1 << CHARSIZE, False
+    return scan_db(qs.codes, qs.matrix, lk.starts, lk.qoffs, table, size, first_low,
+                   subjects.residues, subjects.offsets, first, last, o.window, o.word_size,
+                   qs.xdrop_ungapped, qs.cutoff_ungapped)

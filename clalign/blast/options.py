@@ -47,6 +47,12 @@ class BlastpOptions:
     compressed: bool = False   # the 15-letter compressed-alphabet lookup (word sizes 6, 7)
 
     @property
+    def device_ok(self) -> bool:
+        """Whether the device kernels implement these word-finder settings (standard table,
+        word size 3, two-hit); else the search runs on the CPU."""
+        return not self.compressed and self.word_size == 3 and self.window > 0
+
+    @property
     def hitlist_size(self) -> int:
         return self.max_target_seqs
 

@@ -20,11 +20,14 @@ $B -db "$tmp/proteome" -query fast_queries.faa -task blastp-fast -seg no -outfmt
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg no -outfmt 6 > fast_synth.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg yes -word_size 7 -matrix BLOSUM45 \
    -outfmt 6 > fast_w7_blosum45_seg.tsv
-for w in 2 4; do
-  $B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -word_size $w -outfmt 6 > ws${w}_synth.tsv
-done
+$B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -word_size 2 -outfmt 6 > ws2_synth.tsv
+$B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -word_size 4 -threshold 15 -outfmt 6 \
+   > ws4_t15_synth.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -threshold 13.5 -window_size 25 \
    -outfmt 6 > t13.5_a25_synth.tsv
+$B -db "$tmp/synth" -query synth_queries.faa -task blastp -seg no -window_size 0 -outfmt 6 > onehit_synth.tsv
+$B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg no -window_size 0 -outfmt 6 \
+   > onehit_fast_synth.tsv
 for p in "12 2.2 2.5" "10 2.0 2.3" "8 1.5 1.9"; do set -- $p
   segmasker -in seg_synthetic.faa -outfmt interval -window $1 -locut $2 -hicut $3 > "segmasker_$1_$2_$3.txt"
 done
