@@ -16,7 +16,10 @@ standard letters uses BLAST+'s tabulated ``ln(k / 10)``. Two quirks of the C cod
 left re-search contributes only its last segment, and the merge compares each segment with the
 next one in discovery-reversed order only.
 
-``seg_mask(codes, window, locut, hicut)`` returns a bool mask over the NCBIstdaa codes; how the
+The per-position entropies and the trim search run compiled (``seg_nb``); the plain Python
+versions here are the reference they are tested against (``compiled=False``).
+
+``seg_mask(codes, params)`` returns a bool mask over the NCBIstdaa codes; how the
 mask acts on the search (hard: the residues become X; soft: only the lookup table skips them)
 is ``mask_query``'s business.
 """
@@ -26,6 +29,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import seg_nb
 
 WINDOW, LOCUT, HICUT = 12, 2.2, 2.5   # kSegWindow, kSegLocut, kSegHicut
 MAXTRIM, MAXBOGUS = 50, 2             # SegParametersNewAa
@@ -49,6 +54,8 @@ def _lnfact(n: int) -> float:
 
 
 _LNFACT = [float("%.6f" % math.lgamma(n + 1)) for n in range(_LNFACT_TABLE)]
+_LNFACT_ARR = np.array(_LNFACT)
+_LOG_WIN10_ARR = np.array(_LOG_WIN10)
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,7 @@ def _ln_prob(sv, length: int) -> float:
     return ans1 + ans2 - float(length) * _LN20
 
 
-def _entropies(cls, start, length, window):
+def _entropies_ref(cls, start, length, window):
     """Per-position entropy of the window centred there (-1: none), or None if too short."""
     if window > length:
         return None
@@ -172,7 +179,7 @@ def _entropies(cls, start, length, window):
     return h
 
 
-def _trim(cls, start, length):
+def _trim_ref(cls, start, length):
     """(lend, rend) of the least probable sub-window of cls[start:start+length]."""
     lend, rend = 0, length - 1
     minlen = max(1, length - MAXTRIM)
@@ -191,13 +198,24 @@ def _trim(cls, start, length):
     return lend, rend
 
 
-def _seg(cls, start, length, p: SegParams, offset):
-    """Segments (begin, end) of cls[start:start+length], head first as BLAST+'s list."""
+def _entropies_nb(cls, start, length, window):
+    if window > length:
+        return None
+    return seg_nb.entropies(cls, start, length, window, min(MAXBOGUS, window), _LOG_WIN10_ARR)
+
+
+def _trim_nb(cls, start, length):
+    return seg_nb.trim(cls, start, length, MAXTRIM, _LNFACT_ARR)
+
+
+def _seg(cls, start, length, p: SegParams, offset, compiled=True):
+    """Segments (begin, end) of cls[start:start+length], head first as BLAST+'s list;
+    ``compiled``: the numba loops of ``seg_nb`` (else the plain ones here)."""
     segs = []
     window, locut, hicut = p.window, p.locut, p.hicut
     downset = (window + 1) // 2 - 1
     upset = window - downset
-    h = _entropies(cls, start, length, window)
+    h = (_entropies_nb if compiled else _entropies_ref)(cls, start, length, window)
     if h is None:
         return segs
     first, last = downset, length - upset
@@ -215,12 +233,13 @@ def _seg(cls, start, length, p: SegParams, offset):
             hii = j - 1
             leftend = loi - downset
             rightend = hii + upset - 1
-            lend, rend = _trim(cls, start + leftend, rightend - leftend + 1)
+            lend, rend = (_trim_nb if compiled else _trim_ref)(cls, start + leftend,
+                                                               rightend - leftend + 1)
             span = rightend - leftend + 1
             leftend, rightend = leftend + lend, rightend - (span - rend - 1)
             if i + upset - 1 < leftend:        # a trigger window inside the left trim
                 a, b = loi - downset, leftend - 1
-                left = _seg(cls, start + a, b - a + 1, p, offset + a)
+                left = _seg(cls, start + a, b - a + 1, p, offset + a, compiled)
                 if left:
                     segs.insert(0, left[0])    # BLAST+ keeps the head of that list only
             segs.insert(0, (leftend + offset, rightend + offset))
@@ -245,11 +264,12 @@ def _merge(segs):
     return [tuple(s) for s in segs]
 
 
-def seg_segments(codes, params: SegParams = SegParams()):
-    """Masked intervals [(first, last)] (0-based, inclusive), sorted and merged."""
+def seg_segments(codes, params: SegParams = SegParams(), compiled=True):
+    """Masked intervals [(first, last)] (0-based, inclusive), sorted and merged;
+    ``compiled=False``: the plain Python reference throughout."""
     p = params.checked()
-    cls = _STANDARD[np.asarray(codes, dtype=np.uint8)].tolist()
-    segs = _merge(_seg(cls, 0, len(cls), p, 0))
+    cls = _STANDARD[np.asarray(codes, dtype=np.uint8)].astype(np.int64)
+    segs = _merge(_seg(cls if compiled else cls.tolist(), 0, len(cls), p, 0, compiled))
     out = []
     for a, b in sorted(segs):
         if out and a <= out[-1][1] + 1:
