@@ -248,21 +248,21 @@ def build_word_lookup(query, matrix: np.ndarray, threshold: int, word_size: int,
 
 @numba.njit(cache=True, nogil=True)
 def _csr(idx, qo, size):
-    """(index, offset) pairs into CSR, offsets ascending within an index; one pass over the
-    dense ``starts`` array after a stable sort of the pairs."""
-    order = np.argsort(idx, kind="mergesort")
-    starts = np.empty(size + 1, dtype=np.int32)
-    out = np.empty(len(idx), dtype=np.int32)
-    c = 0
-    for k in range(len(order)):
-        i = idx[order[k]]
-        while c <= i:
-            starts[c] = k
-            c += 1
-        out[k] = qo[order[k]]
-    while c <= size:
-        starts[c] = len(order)
-        c += 1
+    """(index, offset) pairs into CSR by a counting sort; stable (pairs come in ascending
+    offset order, and stay so within an index)."""
+    n = len(idx)
+    starts = np.zeros(size + 1, dtype=np.int32)
+    for i in idx:
+        starts[i + 1] += 1
+    for c in range(size):
+        starts[c + 1] += starts[c]
+    out = np.empty(n, dtype=np.int32)
+    for k in range(n - 1, -1, -1):   # fill each bucket from its end: starts[c + 1] -> begin(c)
+        c = idx[k]
+        starts[c + 1] -= 1
+        out[starts[c + 1]] = qo[k]
+    starts[:size] = starts[1:].copy()
+    starts[size] = n
     return starts, out
 
 
