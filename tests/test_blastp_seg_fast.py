@@ -218,3 +218,17 @@ def test_one_hit_scan_against_reference():
                          key=lambda h: (-h[0], h[2], -h[3], h[1]))
             assert got == want
             assert k < 2 or want     # the planted copies are found
+
+
+def test_seg_on_device_path(tmp_path, proteome):
+    """The device word-finder phases search the masked query too (PoCL in CI): the first four
+    SEG queries give BLAST+'s rows."""
+    recs = _fasta(GOLD / "seg_queries.faa")[:4]
+    query = tmp_path / "q.faa"
+    query.write_text("".join(f">{n}\n{s}\n" for n, s in recs))
+    names = {n for n, _ in recs}
+    want = [r for r in (GOLD / "seg_hard_fields.tsv").read_text().splitlines()
+            if r.split("\t")[0] in names]
+    got = list(tabular_lines(run_blastp(query, proteome, blastp_options(seg=SegParams()),
+                                        device="0:0"), columns=FIELDS))
+    assert got == want and want
