@@ -112,8 +112,10 @@ def test_seg_edges():
     assert parse_seg("no") is None and parse_seg("yes") == SegParams()
     assert parse_seg("10 1.8 2.1") == SegParams(10, 1.8, 2.1)
     assert SegParams(12, 2.5, 2.2).checked().hicut == 2.5                  # hicut raised to locut
-    with pytest.raises(InputError):
-        parse_seg("12 2.2")
+    assert SegParams(0, 0, -1).checked() == SegParams()                   # <= 0: defaults
+    for bad in ("12 2.2", "true", "YES", "12.5 2.2 2.5", "x y z"):           # as blastp refuses
+        with pytest.raises(InputError):
+            parse_seg(bad)
 
 
 def _brute_standard(q, m, t, w):

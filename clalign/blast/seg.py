@@ -288,11 +288,12 @@ def seg_mask(codes, params: SegParams = SegParams()) -> np.ndarray:
 
 
 def parse_seg(value: str):
-    """``-seg`` value: 'no' -> None, 'yes' -> defaults, 'W L H' -> those (BLAST+'s syntax)."""
+    """``-seg`` value as BLAST+ reads it: 'no' -> None, 'yes' -> defaults, 'W L H' -> those
+    (integer window; values <= 0 mean the defaults); anything else is an error."""
     v = str(value).strip()
-    if v.lower() in ("no", "false", "f", "0"):
+    if v == "no":
         return None
-    if v.lower() in ("yes", "true", "t", "1"):
+    if v == "yes":
         return SegParams()
     parts = v.split()
     try:
