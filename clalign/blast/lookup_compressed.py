@@ -10,13 +10,13 @@ its self-score is below that, as for the standard table; threshold 0: exact word
 matrix entry for query letter q and group g is
 ``Nint(ln(sum_{a in g} r(q, a) P(a | g)) * 100 / lambda)``, with r the matrix's frequency
 ratios (``data/freq_ratios.txt``) and P(a | g) the normalised Robinson background of a within its
-group; ratios below 1e-8 give BLAST_SCORE_MIN.
+group; a sum below 1e-8 gives BLAST_SCORE_MIN.
 
 The table is CSR over word indices ``c0 + A c1 + ... + A^(W-1) c(W-1)`` (first letter least
 significant, as BLAST+'s). Extension, the two-hit rule and everything after use the real
-residues and matrix, as with the standard table. ``scan_db`` is the CPU scan for this table, for
-the standard table with a word size other than 3 (built by the same enumeration,
-``build_word_lookup``) and for the one-hit finder (``-window_size 0``).
+residues and matrix, as with the standard table. ``scan_db`` is the CPU scan for this table and
+for the one-hit finder (``-window_size 0``) on either table; ``build_word_lookup`` builds the
+standard table for word sizes 4 and 5 by the same pruned enumeration.
 """
 from __future__ import annotations
 
