@@ -234,3 +234,15 @@ def test_seg_on_device_path(tmp_path, proteome):
     got = list(tabular_lines(run_blastp(query, proteome, blastp_options(seg=SegParams()),
                                         device="0:0"), columns=FIELDS))
     assert got == want and want
+
+
+def test_fully_masked_query_is_skipped_with_a_warning(tmp_path):
+    """SEG masks the whole query: no ungapped statistics, so BLAST+ warns and reports nothing
+    for it (blastp 2.12 prints "Could not calculate ungapped Karlin-Altschul parameters")."""
+    query = tmp_path / "q.faa"
+    query.write_text(">allq\n" + "Q" * 30 + "\n")
+    warned = []
+    res = list(run_blastp(query, ROOT / "tests/data/blastdb/prot.fa",
+                          blastp_options(seg=SegParams(), evalue=1000),
+                          warn=lambda q, m: warned.append((q, m))))
+    assert [r.hits for r in res] == [[]] and warned and warned[0][0] == "allq"
