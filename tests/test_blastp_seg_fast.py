@@ -37,8 +37,9 @@ def proteome():
 SYNTH = "tests/data/blastp/synth_db.faa.gz"
 CASES = {   # golden -> (query, database (None: the proteome without stops), options, columns)
     "seg_hard_fields": ("seg_queries.faa", None, dict(seg=SegParams()), FIELDS),
-    "seg_10_1.8_2.1_soft": ("seg_queries.faa", None,
-                            dict(seg=SegParams(10, 1.8, 2.1), soft_masking=True), None),
+    "seg_10_1.8_2.1_soft_e1e-3": ("seg_queries.faa", None,
+                                  dict(seg=SegParams(10, 1.8, 2.1), soft_masking=True, evalue=1e-3),
+                                  None),
     "fast_proteome": ("fast_queries.faa", None, dict(task="blastp-fast"), None),
     "fast_synth": ("synth_queries.faa", SYNTH, dict(task="blastp-fast"), None),
     "fast_w7_blosum45_seg": ("synth_queries.faa", SYNTH,

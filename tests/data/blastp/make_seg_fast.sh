@@ -14,8 +14,8 @@ B="blastp -comp_based_stats 0 -max_target_seqs 500"
 F="6 qseqid sseqid pident length mismatch gapopen nident positive ppos gaps btop qseq sseq evalue bitscore score"
 cd "$here"
 $B -db "$tmp/proteome" -query seg_queries.faa -seg yes -outfmt "$F" > seg_hard_fields.tsv
-$B -db "$tmp/proteome" -query seg_queries.faa -seg "10 1.8 2.1" -soft_masking true -outfmt 6 \
-   > seg_10_1.8_2.1_soft.tsv
+$B -db "$tmp/proteome" -query seg_queries.faa -seg "10 1.8 2.1" -soft_masking true -evalue 1e-3 \
+   -outfmt 6 > seg_10_1.8_2.1_soft_e1e-3.tsv
 $B -db "$tmp/proteome" -query fast_queries.faa -task blastp-fast -seg no -outfmt 6 > fast_proteome.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg no -outfmt 6 > fast_synth.tsv
 $B -db "$tmp/synth" -query synth_queries.faa -task blastp-fast -seg yes -word_size 7 -matrix BLOSUM45 \
