@@ -1,5 +1,5 @@
 """``clalign blastp`` command line: golden output through the CLI, BLAST+ option names, and
-one-line errors (exit 2) for what is not implemented yet."""
+one-line errors (exit 2) for bad values and what is not implemented yet."""
 from pathlib import Path
 
 import pytest
@@ -21,10 +21,24 @@ def test_cli_writes_golden_rows(tmp_path):
     assert out.read_text() == (ROOT / "tests/data/blastp/queries_proteome.tsv").read_text()
 
 
+def test_cli_fast_task_runs_on_cpu_with_device(tmp_path):
+    """-task blastp-fast with --device: the CPU path (noted on stderr), BLAST+'s rows."""
+    out = tmp_path / "fast.tsv"
+    res = CliRunner().invoke(main, [
+        "blastp", "-query", str(ROOT / "tests/data/blastp/synth_queries.faa"),
+        "-db", str(ROOT / "tests/data/blastp/synth_db.faa.gz"), "-out", str(out),
+        "-task", "blastp-fast", "-seg", "no", "--device", "0:0"])
+    assert res.exit_code == 0, res.output
+    assert "runs on the CPU" in res.stderr
+    assert out.read_text() == (ROOT / "tests/data/blastp/fast_synth.tsv").read_text()
+
+
 @pytest.mark.parametrize("args,needle", [
     (["-comp_based_stats", "2"], "-comp_based_stats 2 is not implemented yet"),
-    (["-seg", "yes"], "-seg yes is not implemented yet"),
-    (["-task", "blastp-fast"], "-task blastp-fast is not implemented yet"),
+    (["-seg", "12 2.2"], "-seg 12 2.2: expected 'yes', 'no' or 'window locut hicut'"),
+    (["-soft_masking", "maybe"], "-soft_masking maybe: expected true or false"),
+    (["-word_size", "1"], "Invalid value for '-word_size'"),
+    (["-task", "blastp-fast", "-word_size", "5"], "requires word size 6 or 7"),
     (["-outfmt", "6 qseqid nosuch"], "unknown column 'nosuch'"),
     (["-matrix", "FOO"], "-matrix FOO: BLAST+ knows"),
     (["-gapopen", "3", "-gapextend", "3"], "not supported for BLOSUM62"),

@@ -101,7 +101,8 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
 
     ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
     ``device``: an OpenCL device spec ("P:D", a pyopencl Device) to run the word-hit, two-hit
-    and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU.
+    and ungapped phases there (the gapped phases stay on the CPU); None = all on the CPU. Word
+    sizes other than 3 (``-task blastp-fast``) and the one-hit finder run on the CPU.
     With ``num_threads`` > 1, queries are driven concurrently and their compiled CPU work is cut
     into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
@@ -112,6 +113,8 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     if times is not None:
         times["read_db"] = time.perf_counter() - t_read
     dev = None
+    if not opts.device_ok:
+        device = None   # the device kernels take the standard word-size-3 two-hit finder
     if device is not None:
         from .device import DeviceUngapped
 

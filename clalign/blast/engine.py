@@ -34,7 +34,7 @@ from ..data.alphabet import PROTEIN
 from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
                      spouge_cutoff, ungapped_params)
 from .hsp import EVALUE_EPSILON, HSP, evalue_key
-from .lookup import build_lookup_fast
+from .lookup_query import mask_query, query_lookup, scan_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
@@ -113,6 +113,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
                 stats: SearchStatistics = None) -> QuerySetup:
     m = blast_matrix(opts.matrix)
     stats = stats or search_statistics(subjects, opts)
+    codes, mask = mask_query(codes, opts)
     kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
                             robinson_frequencies(PROTEIN.letters))
     if kbp_u is None:
@@ -129,7 +130,7 @@ def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
     xdrop_g = int(GAP_XDROP_BITS * LN2 / kbp_g.lam)
     return QuerySetup(
         codes=np.asarray(codes, dtype=np.uint8), matrix=m,
-        lookup=build_lookup_fast(codes, m, opts.threshold, opts.word_size), opts=opts, stats=stats,
+        lookup=query_lookup(codes, m, opts, mask), opts=opts, stats=stats,
         xdrop_ungapped=int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / kbp_u.lam)),
         cutoff_ungapped=min(trigger, cutoff_g), cutoff_gapped=cutoff_g,
         xdrop_gapped=xdrop_g,
@@ -145,6 +146,8 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     last = len(subjects.ids) if last is None else last
 
     def scan(ab):
+        if qs.opts.compressed or qs.opts.window == 0:
+            return scan_lookup(qs, subjects, ab[0], ab[1])
         return two_hit_db(qs.codes, qs.matrix, qs.lookup.starts, qs.lookup.qoffs, subjects.residues,
                           subjects.offsets, ab[0], ab[1], qs.opts.window, qs.opts.word_size,
                           qs.xdrop_ungapped, qs.cutoff_ungapped)

@@ -56,11 +56,19 @@ def _dense_codes(w: int) -> np.ndarray:
     return codes
 
 
-def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_size: int = 3) -> LookupTable:
-    """Neighbourhood lookup table of one query (NCBIstdaa codes), BLAST+'s rule."""
+def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_size: int = 3,
+                 mask=None) -> LookupTable:
+    """Neighbourhood lookup table of one query (NCBIstdaa codes), BLAST+'s rule; ``mask``
+    (bool per residue, e.g. SEG's): words touching a masked residue are not indexed."""
     q = np.asarray(query, dtype=np.int32)
     size = 1 << (CHARSIZE * word_size)
     codes = word_codes(q, word_size)
+    kept = None
+    if mask is not None and len(codes):
+        touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
+                              "valid") > 0
+        kept = np.flatnonzero(~touched).astype(np.int32)
+        codes = codes[kept]
     dense = _dense_codes(word_size)
     uniq, inverse = np.unique(codes, return_inverse=True)
     m = matrix[:ALPHABET, :ALPHABET].astype(np.int32)
@@ -94,6 +102,8 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     pos = np.repeat(first[index_u], reps) + (np.arange(int(reps.sum())) -
                                              np.repeat(np.cumsum(reps) - reps, reps))
     qs = by_word[pos] if len(pos) else np.zeros(0, dtype=np.int32)
+    if kept is not None:
+        qs = kept[qs]
     order = np.lexsort((qs, words))
     words, qs = words[order], qs[order].astype(np.int32)
     counts = np.bincount(words, minlength=size)
@@ -191,14 +201,22 @@ def _fill_table(inverse, nb_starts, nb_words, size):
 
 
 def build_lookup_fast(query: np.ndarray, matrix: np.ndarray, threshold: int,
-                      word_size: int = 3) -> LookupTable:
+                      word_size: int = 3, mask=None) -> LookupTable:
     """``build_lookup`` compiled (same table, tested equal): neighbours enumerated per distinct
-    query word with BLAST+'s pruning by the best score still reachable."""
+    query word with BLAST+'s pruning by the best score still reachable; ``mask`` as there."""
     q = np.asarray(query, dtype=np.int32)
     size = 1 << (CHARSIZE * word_size)
     codes = word_codes(q, word_size)
+    kept = None
+    if mask is not None and len(codes):
+        touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
+                              "valid") > 0
+        kept = np.flatnonzero(~touched).astype(np.int32)
+        codes = codes[kept]
     uniq, inverse = np.unique(codes, return_inverse=True)
     m = np.ascontiguousarray(matrix[:ALPHABET, :ALPHABET], dtype=np.int64)
     nb_starts, nb_words = _neighbours(uniq.astype(np.int64), m, int(threshold), int(word_size))
     starts, qoffs, present = _fill_table(inverse.astype(np.int64).ravel(), nb_starts, nb_words, size)
+    if kept is not None:
+        qoffs = kept[qoffs]           # ascending positions stay ascending per word
     return LookupTable(word_size, threshold, starts, qoffs, present)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import initial_hsps, setup_query
+from .engine import QuerySetup, Subjects, initial_hsps, setup_query
 from .gapped import HSP_MAX_WINDOW, extend_all
 from .hsp import HSP, evalue_key, hitlist_key, purge_common_endpoints, score_key
 from .itree import IntervalTree
