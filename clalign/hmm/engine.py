@@ -55,7 +55,7 @@ import pyopencl as cl
 from ..errors import ParameterError
 from ..runtime import Runtime
 from . import reference
-from .kernel_choice import choose_kernel
+from .kernel_choice import choose_kernel, use_striped
 from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
 from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
@@ -158,6 +158,15 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     ``model_lengths`` (default ``lengths``): the target lengths of HMMER's length model (MSV's
     tjb), which count trailing ``*`` stops the residue array does not hold."""
     rt = Runtime.get(device)
+    if blocks is None and not split and use_striped(rt.caps, overrides):     # CPU devices
+        from .striped import run_striped
+
+        check_profile(profile)
+        tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths)
+                if algo == "msv" else None)
+        return run_striped(profile, residues, offsets, lengths, algo, tjbm, device, repeat, cache,
+                           **{k: v for k, v in overrides.items() if k != "kernel"})
+    overrides.pop("kernel", None)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
     check_profile(profile)
@@ -238,6 +247,8 @@ def shared_layout(Ms, algo: str = "msv", device=None) -> list:
     costs some kernel speed (H100, M = 400: 5.29 -> 4.43 TCUPS with 4 waves instead of 2,
     docs/perf/hmmsearch.md), far less than a second layout for a search of a few models."""
     rt = Runtime.get(device)
+    if use_striped(rt.caps):             # one kernel for every model, no blocks
+        return [{} for _ in Ms]
     vals = [choose_kernel(int(M), algo, rt.caps) for M in Ms]
     if not vals:
         return []
@@ -259,6 +270,10 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
     most of that time. ``overrides``: one dict per model (as for :func:`run_raw`), or None."""
     rt = Runtime.get(device)
     overrides = overrides or [{}] * len(Ms)
+    if Ms and all(use_striped(rt.caps, ov) for ov in overrides):
+        from .striped import prebuild_striped
+
+        return prebuild_striped(algo, device, overrides[0])
     items = []
     for M, ov in zip(Ms, overrides):
         ov = dict(ov)

@@ -1,4 +1,5 @@
-"""Which S-lane kernel runs a model: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
+"""Which kernel runs a model: the striped CPU kernel (:func:`use_striped`, :func:`choose_striped`)
+or an S-lane kernel: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
 
 The tuning table entries (per algorithm and device kind) are registered here; the choice
 follows the order device limits -> tuning table -> caller's overrides
@@ -10,7 +11,7 @@ import math
 
 from ..errors import ParameterError
 from ..runtime import choose, simd_values, tuning
-from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry, profile_words
+from .params import H_LIMIT, HMM_SLANE, HMM_STRIPED, S_VALUES, geometry, profile_words
 
 #: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
 #: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
@@ -128,3 +129,32 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
         want = False
     pre["PROF_LOCAL"] = bool(want)
     return HMM_SLANE.validate(pre)
+
+
+#: Template values only the S-lane kernels take: a caller naming one asks for them.
+_SLANE_ONLY = {p.name for p in HMM_SLANE.all()} - {"ALGO"} | {"HMAX", "SMAX", "simd", "split"}
+
+
+def use_striped(caps, override=None) -> bool:
+    """Whether the striped CPU kernel (kernels/hmm_striped.mako) runs: ``kernel="striped"`` or
+    ``"slane"`` in ``override`` decides; else CPU devices use it unless the caller fixes an
+    S-lane template value (S, H, LANE, WG_WAVES...). Why on CPUs: PoCL turns its byte vectors
+    into SSE/AVX2 instructions; the S-lane kernels' 32-bit words leave them idle (this team's
+    2-core PoCL machine: docs/perf/hmmsearch.md)."""
+    override = override or {}
+    kind = override.get("kernel")
+    if kind is not None:
+        if kind not in ("striped", "slane"):
+            raise ParameterError(f"hmm kernel={kind!r}: not 'striped' or 'slane'")
+        return kind == "striped"
+    return bool(caps.is_cpu) and not (_SLANE_ONLY & set(override))
+
+
+def choose_striped(algo: str, caps, override=None) -> dict:
+    """Template values of the striped kernel: VEC 32 (one AVX2 register of bytes) where the
+    device compiles Clang vectors (PoCL), else 16; WG 1; both overridable (``VEC``, ``WG``)."""
+    override = dict(override or {})
+    vec = int(override.get("VEC", 32 if caps.clang_vectors else 16))
+    if vec == 32 and not caps.clang_vectors:
+        raise ParameterError("hmm_striped: VEC=32 needs Clang vector types (PoCL); this device has none")
+    return HMM_STRIPED.validate({"ALGO": algo, "VEC": vec, "WG": int(override.get("WG", 1))})

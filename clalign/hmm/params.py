@@ -103,3 +103,23 @@ def geometry(S: int, WAVE: int = 32, LANE: int = 8) -> dict:
         raise ValueError(f"S={S} exceeds {NL}*WAVE={NL * WAVE} for LANE={LANE}")
     P = NL * WAVE // S
     return {"P": P, "L": max(1, WAVE // S), "SPW": max(1, S // WAVE), "W": min(NL, P), "NL": NL}
+
+
+#: Template parameters of the striped CPU kernels (``kernels/hmm_striped.mako``): one work-item
+#: per target sequence, the model's states striped over the byte lanes of one vector (Farrar,
+#: HMMER's SSE filters). The number of vectors per row (Q = ceil(M / VEC)) is a run-time
+#: argument, so one build serves every model.
+HMM_STRIPED = ParamSet("hmm_striped", params=(
+    Param.choice("ALGO", "recurrence: msv (p7_MSVFilter's biased unsigned bytes, J state, per-row xE) "
+                         "or ssv (p7_SSVFilter in a shifted unsigned form, xE reduced once per sequence)",
+                 ("msv", "ssv")),
+    Param.int("VEC", "unsigned byte lanes per vector: 16 (SSE, uchar16) or 32 (AVX2; a Clang "
+                     "ext_vector_type, only where the device probe found Clang vectors)",
+              values=(16, 32), default=16),
+    Param.int("WG", "work-items per work-group (each takes sequences from a shared counter)",
+              values=(1, 2, 4, 8, 16), default=1),
+), with_simd=False)
+
+#: Work-items per compute unit of a striped launch (more than one evens out the end of the
+#: launch: work-items take sequences from a counter, longest first).
+STRIPED_ITEMS_PER_CU = 4
