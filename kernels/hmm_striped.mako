@@ -16,6 +16,9 @@
       sv = subus(addus(max(mpv, xB), bias), rbv[x][q]),  xE = max over the row,
       overflow when xE >= 255 - bias (the loop stops: the score is +inf), else
       xJ = max(xJ, subus(xE, tec)), xB = subus(max(base, xJ), tjbm).
+  A row whose lanes are all <= thr = min(xJ + tec, 254 - bias) changes none of xJ, xB, the
+  flag, so the kernel tests that with one vector compare and takes the horizontal max only
+  where it fails (exactly HMMER's values, fewer instructions per row).
   Output: xJ | overflow << 8 (clalign.hmm.reference.msv_from_bytes gives the score).
 
   SSV (HMMER 3.4 p7_SSVFilter: signed bytes v, v' = subss(v_prev, sbv), every diagonal starting
@@ -51,6 +54,17 @@ inline ${T} hst_max(const ${T} a, const ${T} b) { return a > b ? a : b; }
 /* lane j <- lane j - 1, lane 0 <- 0 (the striped wrap of the previous row's last vector) */
 inline ${T} hst_shift(const ${T} v)
 { return __builtin_shufflevector(v, (${T})(0), ${VEC}, ${", ".join(str(i) for i in range(VEC - 1))}); }
+/* whether some lane of a exceeds the same lane of b (a vector compare + movemask) */
+inline int hst_any_gt(const ${T} a, const ${T} b)
+{
+% if VEC == 32:
+    const __typeof__(a > b) c = a > b;
+    return any(__builtin_shufflevector(c, c, ${", ".join(str(i) for i in range(16))}) |
+               __builtin_shufflevector(c, c, ${", ".join(str(i) for i in range(16, 32))}));
+% else:
+    return any(a > b);
+% endif
+}
 inline uint hst_hmax(const ${T} v)
 {
 % if VEC == 32:
@@ -95,6 +109,7 @@ void hmm_striped(__global const uchar *restrict res,     /* residue codes of the
         const uint tjbm = seq_tjbm[id];
         uint xJ = 0u, ovf = 0u;
         uint xB = base > tjbm ? base - tjbm : 0u;
+        ${T} vthr = (${T})((uchar)min(tec, ceil - 1u));
         for (uint i = 0; i < n; ++i) {
             __global const ${T} *rsc = prof + (size_t)sq[i] * Q;
             const ${T} vxB = (${T})((uchar)xB);
@@ -106,12 +121,17 @@ void hmm_striped(__global const uchar *restrict res,     /* residue codes of the
                 mpv = dp[q];
                 dp[q] = sv;
             }
-            const uint xE = hst_hmax(vxE);
-            if (xE >= ceil) { ovf = 1u; break; }
-            const uint e = xE > tec ? xE - tec : 0u;
-            xJ = max(xJ, e);
-            const uint b = max(base, xJ);
-            xB = b > tjbm ? b - tjbm : 0u;
+            /* xJ, xB and the overflow flag change only where some lane exceeds thr: one
+               compare + movemask per row, the horizontal max only then */
+            if (hst_any_gt(vxE, vthr)) {
+                const uint xE = hst_hmax(vxE);
+                if (xE >= ceil) { ovf = 1u; break; }
+                const uint e = xE > tec ? xE - tec : 0u;
+                xJ = max(xJ, e);
+                const uint b = max(base, xJ);
+                xB = b > tjbm ? b - tjbm : 0u;
+                vthr = (${T})((uchar)min(xJ + tec, ceil - 1u));
+            }
         }
         out[id] = xJ | (ovf << 8);
 % else:
