@@ -325,8 +325,14 @@ def msv_scores_run(hmm, db, device: str | None = None, cache: dict | None = None
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
     hl = hmmer_lengths(db)
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=layout_cache(db) if cache is None else cache,
-                model_lengths=hl, **overrides)
+    cache = layout_cache(db) if cache is None else cache
+    if use_striped(Runtime.get(device).caps, overrides):      # CPU devices: SSV first, as HMMER
+        from .striped import msv_scores_striped
+
+        check_profile(profile)
+        return msv_scores_striped(profile, res, offs, lens, hl, device, cache,
+                                  **{k: v for k, v in overrides.items() if k != "kernel"})
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
     return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl), r
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..runtime import Runtime
+from . import reference
 from .kernel_choice import choose_striped
 from .layout import XROWS
 from .params import HMM_STRIPED, STRIPED_ITEMS_PER_CU
@@ -52,11 +53,12 @@ class _Launch:
 
 
 def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=None, repeat: int = 1,
-                cache: dict | None = None, **overrides):
+                cache: dict | None = None, subset=None, **overrides):
     """Raw per-sequence bytes of the striped kernel, kernel seconds (median of ``repeat``
     launches, profiling events) and the template values; ``tjbm`` (MSV): the per-sequence
     length term (:func:`clalign.hmm.engine.tjbm_per_sequence`). ``cache`` keeps the device
-    copies of the database for later models."""
+    copies of the database for later models. ``subset``: indices of the only sequences to
+    score (the others' raw results are 0)."""
     from .engine import _Run
 
     rt = Runtime.get(device)
@@ -71,12 +73,20 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
         hit = _Launch(rt.ctx, residues, offsets, lengths)
         if cache is not None:
             cache[key] = hit
+    lst, nlist = hit.list, n
+    if subset is not None:
+        subset = np.asarray(subset, dtype=np.int64)
+        nlist = int(subset.size)
+        if nlist == 0:
+            return _Run(out, 0.0, values, None)
+        sub = subset[np.argsort(-np.asarray(lengths, dtype=np.int64)[subset], kind="stable")].astype(np.uint32)
+        lst = cl.Buffer(rt.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=sub)
     vec = values["VEC"]
     table = striped_rbv(profile, vec)
     Q = table.shape[1]
     wg = values["WG"]
     items = max(wg, -(-rt.caps.compute_units * STRIPED_ITEMS_PER_CU // wg) * wg)
-    items = min(items, -(-n // wg) * wg)
+    items = min(items, -(-nlist // wg) * wg)
     ctx, q = rt.ctx, rt.queue
     mf = cl.mem_flags
     prg = rt.program(TEMPLATE, HMM_STRIPED, values)
@@ -88,8 +98,10 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
     d_cnt = cl.Buffer(ctx, mf.READ_WRITE, size=4)
     d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
     zero = np.zeros(1, np.uint32)
-    knl.set_args(hit.res, hit.offs, hit.lens, hit.list, np.uint32(n), d_prof, np.uint32(Q), d_tj,
+    knl.set_args(hit.res, hit.offs, hit.lens, lst, np.uint32(nlist), d_prof, np.uint32(Q), d_tj,
                  np.uint32(profile.base_b), np.uint32(profile.bias_b), np.uint32(profile.tec_b), d_scr, d_cnt, d_out)
+    if subset is not None:                 # the sequences not scored read 0
+        cl.enqueue_copy(q, d_out, out)
     times = []
     for _ in range(max(1, repeat)):
         cl.enqueue_copy(q, d_cnt, zero)
@@ -99,6 +111,28 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
     cl.enqueue_copy(q, out, d_out)
     q.finish()
     return _Run(out, float(np.median(times)), values, None)
+
+
+def msv_scores_striped(profile, residues, offsets, lengths, model_lengths, device=None, cache=None,
+                       **overrides):
+    """MSV scores as HMMER 3.4's p7_MSVFilter computes them: the SSV kernel over every
+    sequence, the MSV recurrence only where SSV gives no result (NaN: the J state may have
+    been used, or the length terms leave no room). Returns (scores, a _Run whose seconds are
+    both launches' kernel time); equal to :func:`clalign.hmm.reference.msv_reference`."""
+    from .engine import _Run, tjbm_per_sequence
+
+    ssv = run_striped(profile, residues, offsets, lengths, "ssv", None, device, cache=cache, **overrides)
+    nats = reference.ssv_from_bytes(profile, ssv.raw, model_lengths)
+    redo = np.flatnonzero(np.isnan(nats))
+    seconds = ssv.seconds
+    if redo.size:
+        tjbm = tjbm_per_sequence(profile, model_lengths)
+        msv = run_striped(profile, residues, offsets, lengths, "msv", tjbm, device, cache=cache, subset=redo,
+                          **overrides)
+        raw = msv.raw[redo]
+        nats[redo] = reference.msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, np.asarray(model_lengths)[redo])
+        seconds += msv.seconds
+    return nats, _Run(ssv.raw, seconds, ssv.values, None)
 
 
 def prebuild_striped(algo: str = "msv", device=None, overrides=None) -> list:
