@@ -217,7 +217,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
         if cache is not None and blocks.C == C:
             for entry in cache.values():
-                if entry[0] is blocks:
+                if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
                     entry[1] = dev_bufs
     args = [*dev_bufs, buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
     d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
