@@ -8,7 +8,7 @@
 
   Parameters (clalign.hmm.params.HMM_STRIPED): ALGO (msv | ssv), VEC (16 | 32 lanes; 32 is a
   Clang ext_vector_type, built only where the probe found Clang vectors), WG (work-items per
-  work-group). Run-time: Q = ceil(M / VEC) vectors per DP row; state k (0-based) is lane
+  work-group), QC (below). Run-time: Q = ceil(M / VEC) vectors per DP row; state k (0-based) is lane
   k / Q of vector k % Q; the profile is [32 codes][Q] vectors of HMMER's MSV costs (rbv,
   255 for padding states past M and for the END/PAD/spare codes).
 
@@ -34,6 +34,10 @@
   only that overflow fact matters to the host (clalign.hmm.reference.ssv_from_bytes), so the
   kernel writes 255 when its max u reached 127 - bias and u + 128 otherwise. The max is kept
   per lane and reduced once per sequence (no J state, no per-row work).
+
+  QC (SSV only): 0 = Q is the run-time argument and the row is kept in the scratch area; 1..16
+  = the kernel is built for exactly Q = QC vectors, the row unrolled into QC vector variables
+  (registers, a few spilled to the stack): no load and store of the row per cell.
 
   Work: sequences are taken from an atomic counter in the order of ``list`` (longest first),
   so that the two or sixteen threads of the device end together; each work-item keeps its DP
@@ -104,7 +108,9 @@ void hmm_striped(__global const uchar *restrict res,     /* residue codes of the
         const uint id = list[t];
         const uint n = lens[id];
         __global const uchar *sq = res + offs[id];
+% if not QC:
         for (uint q = 0; q < Q; ++q) dp[q] = (${T})(0);
+% endif
 % if MSV:
         const uint tjbm = seq_tjbm[id];
         uint xJ = 0u, ovf = 0u;
@@ -134,6 +140,22 @@ void hmm_striped(__global const uchar *restrict res,     /* residue codes of the
             }
         }
         out[id] = xJ | (ovf << 8);
+% elif QC:
+        /* Q = ${QC} fixed: the row lives in registers */
+        ${T} vxE = (${T})(0);
+%   for q in range(QC):
+        ${T} d${q} = (${T})(0);
+%   endfor
+        for (uint i = 0; i < n; ++i) {
+            __global const ${T} *rsc = prof + (size_t)sq[i] * ${QC}u;
+            ${T} mpv = hst_shift(d${QC - 1});
+%   for q in range(QC):
+            { const ${T} sv = hst_subus(hst_addus(mpv, vbias), rsc[${q}]);
+              vxE = hst_max(vxE, sv); mpv = d${q}; d${q} = sv; }
+%   endfor
+        }
+        const uint m = hst_hmax(vxE);
+        out[id] = m >= 127u - bias ? 255u : m + 128u;
 % else:
         ${T} vxE = (${T})(0);
         for (uint i = 0; i < n; ++i) {

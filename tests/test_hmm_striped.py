@@ -54,7 +54,9 @@ def test_striped_vs_reference_at_lane_multiples(M):
         got_m, r = _striped(prof, db, "msv", vec)
         assert r.values["VEC"] == vec and r.values["ALGO"] == "msv"
         assert same(got_m, want_m), (M, vec)
-        assert same(_striped(prof, db, "ssv", vec)[0], want_s), (M, vec)
+        got_s, rs = _striped(prof, db, "ssv", vec)
+        assert same(got_s, want_s) and rs.values["QC"] == -(-M // vec), (M, vec)
+        assert same(run_scores(prof, db, "ssv", kernel="striped", VEC=vec, QC=0)[0], want_s), (M, vec)
     if M in (16, 33, 65):
         pm, ps = pyhmmer_scores(hmm, seqs)
         assert same(want_m, pm) and same(want_s, ps)
@@ -79,10 +81,11 @@ def test_striped_overflow_boundary():
         assert same(got_m, R.msv_reference(prof, seqs)), vec
         assert np.array_equal((r.raw >> 8) & 1, ovf.astype(np.uint32)), vec
         assert np.array_equal(np.where(ovf, 0, r.raw & 0xFF), np.where(ovf, 0, xJ)), vec
-        got_s, rs = _striped(prof, db, "ssv", vec)
-        assert same(got_s, R.ssv_reference(prof, seqs)), vec
-        ok = xe < 255 - bias
-        assert np.array_equal(rs.raw[ok], xe[ok]) and (rs.raw[~ok] >= 255 - bias).all(), vec
+        for qc in (None, 0):                   # the row in registers (QC = Q), in scratch memory
+            got_s, rs = run_scores(prof, db, "ssv", kernel="striped", VEC=vec, QC=qc)
+            assert same(got_s, R.ssv_reference(prof, seqs)), (vec, qc)
+            ok = xe < 255 - bias
+            assert np.array_equal(rs.raw[ok], xe[ok]) and (rs.raw[~ok] >= 255 - bias).all(), (vec, qc)
 
 
 def test_striped_table_layout():
@@ -141,6 +144,13 @@ def test_striped_choice():
         choose_striped("msv", plain, {"VEC": 32})
     with pytest.raises(ParameterError):
         choose_striped("ssv", cpu, {"WG": 3})
+    assert [choose_striped("ssv", cpu, None, M)["QC"] for M in (1, 32, 33, 512, 513)] == [1, 1, 2, 16, 0]
+    assert choose_striped("msv", cpu, None, 100)["QC"] == 0
+    with pytest.raises(ParameterError, match="QC=3"):
+        choose_striped("ssv", cpu, {"QC": 3}, 100)
+    with pytest.raises(ParameterError, match="QC=4"):
+        choose_striped("msv", cpu, {"QC": 4}, 100)
     if caps.is_cpu:
-        assert E.shared_layout([20, 300, 900]) == [{}, {}, {}]
-        assert len(E.prebuild([20, 300, 900])) == 1
+        assert E.shared_layout([16, 33, 900]) == [{}, {}, {}]
+        # SSV with Q = 1 and 2 in registers, SSV and MSV with a run-time Q
+        assert len(E.prebuild([16, 33, 900, 20])) == 4

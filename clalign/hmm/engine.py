@@ -273,7 +273,7 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
     if Ms and all(use_striped(rt.caps, ov) for ov in overrides):
         from .striped import prebuild_striped
 
-        return prebuild_striped(algo, device, overrides[0])
+        return prebuild_striped(Ms, device, overrides[0], threads)
     items = []
     for M, ov in zip(Ms, overrides):
         ov = dict(ov)

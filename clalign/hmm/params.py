@@ -118,7 +118,12 @@ HMM_STRIPED = ParamSet("hmm_striped", params=(
               values=(16, 32), default=16),
     Param.int("WG", "work-items per work-group (each takes sequences from a shared counter)",
               values=(1, 2, 4, 8, 16), default=1),
+    Param.int("QC", "0: Q (vectors per row) is a run-time argument and the row lives in scratch memory; "
+                    "1..16: SSV built for exactly this Q, its row in registers", lo=0, hi=16, default=0),
 ), with_simd=False)
+
+#: Largest Q (vectors per DP row) the SSV kernel is built for with its row in registers.
+STRIPED_QC_MAX = 16
 
 #: Work-items per compute unit of a striped launch (more than one evens out the end of the
 #: launch: work-items take sequences from a counter, longest first).

@@ -62,7 +62,7 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
     from .engine import _Run
 
     rt = Runtime.get(device)
-    values = choose_striped(algo, rt.caps, overrides)
+    values = choose_striped(algo, rt.caps, overrides, profile.M)
     n = int(np.asarray(lengths).size)
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
@@ -135,7 +135,12 @@ def msv_scores_striped(profile, residues, offsets, lengths, model_lengths, devic
     return nats, _Run(ssv.raw, seconds, ssv.values, None)
 
 
-def prebuild_striped(algo: str = "msv", device=None, overrides=None) -> list:
-    """Start the one build a search of many models needs (Q is a run-time argument)."""
+def prebuild_striped(Ms, device=None, overrides=None, threads: int = 2) -> list:
+    """Start the builds a search of models of lengths ``Ms`` needs (MSV's filter runs SSV
+    first): one SSV build per distinct register-row Q, the run-time-Q SSV build where a model
+    is longer, the run-time-Q MSV build."""
     rt = Runtime.get(device)
-    return rt.prebuild([(TEMPLATE, HMM_STRIPED, choose_striped(algo, rt.caps, overrides))], 1)
+    ov = dict(overrides or {})
+    items = [choose_striped("ssv", rt.caps, ov, int(M)) for M in Ms] + [choose_striped("msv", rt.caps, ov)]
+    uniq = list({tuple(sorted(v.items())): v for v in items}.values())
+    return rt.prebuild([(TEMPLATE, HMM_STRIPED, v) for v in uniq], threads)
