@@ -23,6 +23,7 @@ from clalign.errors import ParameterError  # noqa: E402
 from clalign.hmm import engine as E  # noqa: E402
 from clalign.hmm import reference as R  # noqa: E402
 from clalign.hmm.kernel_choice import choose_striped, use_striped  # noqa: E402
+from clalign.hmm.params import striped_q  # noqa: E402
 from clalign.hmm.striped import striped_rbv  # noqa: E402
 from clalign.runtime import Runtime  # noqa: E402
 
@@ -41,10 +42,15 @@ def _striped(prof, db, algo, vec):
     return run_scores(prof, db, algo, kernel="striped", VEC=vec)
 
 
-@pytest.mark.parametrize("M", [1, 15, 16, 17, 31, 32, 33, 63, 64, 65])
+def sampled_hmm_rbv(M):
+    return E.profile_from_pyhmmer(sampled_hmm(M)).rbv
+
+
+@pytest.mark.parametrize("M", [1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 545])
 def test_striped_vs_reference_at_lane_multiples(M):
-    """Every M around the lane counts (Q = ceil(M / VEC) with padding states), both filters,
-    exact bytes converted to scores; pyhmmer on the same sequences for a few M."""
+    """Every M around the lane counts (Q = ceil(M / VEC) with padding states; M = 545: the
+    unrolled SSV's Q rounded up from 18 to 20 at VEC 32, 35 to 36 at 16), both filters, exact
+    bytes converted to scores, SSV unrolled and not; pyhmmer on the same sequences for a few M."""
     hmm = sampled_hmm(M)
     prof = E.profile_from_pyhmmer(hmm)
     seqs = synthetic_seqs(hmm, M, n=6) + [np.zeros(0, np.uint8)]
@@ -55,7 +61,7 @@ def test_striped_vs_reference_at_lane_multiples(M):
         assert r.values["VEC"] == vec and r.values["ALGO"] == "msv"
         assert same(got_m, want_m), (M, vec)
         got_s, rs = _striped(prof, db, "ssv", vec)
-        assert same(got_s, want_s) and rs.values["QC"] == -(-M // vec), (M, vec)
+        assert same(got_s, want_s) and rs.values["QC"] == striped_q(M, vec), (M, vec)
         assert same(run_scores(prof, db, "ssv", kernel="striped", VEC=vec, QC=0)[0], want_s), (M, vec)
     if M in (16, 33, 65):
         pm, ps = pyhmmer_scores(hmm, seqs)
@@ -144,12 +150,17 @@ def test_striped_choice():
         choose_striped("msv", plain, {"VEC": 32})
     with pytest.raises(ParameterError):
         choose_striped("ssv", cpu, {"WG": 3})
-    assert [choose_striped("ssv", cpu, None, M)["QC"] for M in (1, 32, 33, 512, 513)] == [1, 1, 2, 16, 0]
+    assert [choose_striped("ssv", cpu, None, M)["QC"] for M in (1, 32, 33, 512, 513, 2048, 2049)] == \
+        [1, 1, 2, 16, 20, 64, 0]
     assert choose_striped("msv", cpu, None, 100)["QC"] == 0
     with pytest.raises(ParameterError, match="QC=3"):
         choose_striped("ssv", cpu, {"QC": 3}, 100)
     with pytest.raises(ParameterError, match="QC=4"):
         choose_striped("msv", cpu, {"QC": 4}, 100)
+    t = striped_rbv(E.profile_from_pyhmmer(sampled_hmm(33)), 32, 20)      # a rounded-up Q: padding
+    k = np.arange(33)
+    assert t.shape == (32, 20, 32) and np.array_equal(t[:28, k % 20, k // 20], np.asarray(sampled_hmm_rbv(33)))
+    assert (t[:, 13:, 1] == 255).all() and (t[:, :, 2:] == 255).all()
     if caps.is_cpu:
         assert E.shared_layout([16, 33, 900]) == [{}, {}, {}]
         # SSV with Q = 1 and 2 in registers, SSV and MSV with a run-time Q

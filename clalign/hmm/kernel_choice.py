@@ -11,7 +11,7 @@ import math
 
 from ..errors import ParameterError
 from ..runtime import choose, simd_values, tuning
-from .params import H_LIMIT, HMM_SLANE, HMM_STRIPED, S_VALUES, STRIPED_QC_MAX, geometry, profile_words
+from .params import H_LIMIT, HMM_SLANE, HMM_STRIPED, S_VALUES, geometry, profile_words, striped_q
 
 #: Hmax per algorithm (largest H a kernel is picked with before S is lowered). The defaults
 #: keep the unrolled row within the registers of a 32-bit-register GPU thread; see
@@ -152,20 +152,20 @@ def use_striped(caps, override=None) -> bool:
 
 def choose_striped(algo: str, caps, override=None, M: int | None = None) -> dict:
     """Template values of the striped kernel: VEC 32 (one AVX2 register of bytes) where the
-    device compiles Clang vectors (PoCL), else 16; WG 1; for SSV on a model of M states with
-    Q = ceil(M / VEC) <= STRIPED_QC_MAX vectors, QC = Q (a build per Q, the row in registers:
-    1.3-2x the scratch-row kernel on this team's PoCL machine, docs/perf/hmmsearch.md); all
-    overridable (``VEC``, ``WG``, ``QC``; QC 0 = the one run-time-Q build)."""
+    device compiles Clang vectors (PoCL), else 16; WG 1; for SSV on a model of M states
+    QC = :func:`striped_q` (a build per Q, the row unrolled: 1.5-2.7x the scratch-row kernel
+    on this team's PoCL machine, docs/perf/hmmsearch.md); all overridable (``VEC``, ``WG``,
+    ``QC``; QC 0 = the one build whose Q is a run-time argument)."""
     override = dict(override or {})
     vec = int(override.get("VEC", 32 if caps.clang_vectors else 16))
     if vec == 32 and not caps.clang_vectors:
         raise ParameterError("hmm_striped: VEC=32 needs Clang vector types (PoCL); this device has none")
-    q = -(-int(M) // vec) if M else 0
+    q = striped_q(M, vec) if M else 0
     qc = override.get("QC")
     if qc is None:
-        qc = q if (algo == "ssv" and 0 < q <= STRIPED_QC_MAX) else 0
+        qc = q if algo == "ssv" else 0
     qc = int(qc)
     if qc and (algo != "ssv" or (M and qc != q)):
-        raise ParameterError(f"hmm_striped: QC={qc} is for the SSV filter of a model of {vec * (qc - 1) + 1}.."
-                             f"{vec * qc} states (here {algo}, M={M})")
+        raise ParameterError(f"hmm_striped: QC={qc} is not the unrolled SSV build for {algo}, M={M} "
+                             f"(that is QC={q if algo == 'ssv' else 0})")
     return HMM_STRIPED.validate({"ALGO": algo, "VEC": vec, "WG": int(override.get("WG", 1)), "QC": qc})

@@ -119,11 +119,28 @@ HMM_STRIPED = ParamSet("hmm_striped", params=(
     Param.int("WG", "work-items per work-group (each takes sequences from a shared counter)",
               values=(1, 2, 4, 8, 16), default=1),
     Param.int("QC", "0: Q (vectors per row) is a run-time argument and the row lives in scratch memory; "
-                    "1..16: SSV built for exactly this Q, its row in registers", lo=0, hi=16, default=0),
+                    "1..64: SSV built for exactly this Q, its row unrolled (registers, spills on the stack)",
+              lo=0, hi=64, default=0),
 ), with_simd=False)
 
-#: Largest Q (vectors per DP row) the SSV kernel is built for with its row in registers.
-STRIPED_QC_MAX = 16
+#: Largest Q (vectors per DP row) the SSV kernel is built for with its row unrolled; up to
+#: STRIPED_QC_EXACT every Q has its build, above it Q is rounded up to a multiple of
+#: STRIPED_QC_STEP (padding states, at most 3 of 17+ vectors) so a search needs fewer builds.
+STRIPED_QC_MAX = 64
+STRIPED_QC_EXACT = 16
+STRIPED_QC_STEP = 4
+
+
+def striped_q(M: int, vec: int, unrolled: bool = True) -> int:
+    """Vectors per DP row of the striped kernel for M states in ``vec`` lanes: ceil(M / vec),
+    or for the unrolled SSV build its QC (rounded up above STRIPED_QC_EXACT); 0 when an
+    unrolled build would exceed STRIPED_QC_MAX."""
+    q = max(1, -(-int(M) // int(vec)))
+    if not unrolled:
+        return q
+    if q > STRIPED_QC_EXACT:
+        q = -(-q // STRIPED_QC_STEP) * STRIPED_QC_STEP
+    return q if q <= STRIPED_QC_MAX else 0
 
 #: Work-items per compute unit of a striped launch (more than one evens out the end of the
 #: launch: work-items take sequences from a counter, longest first).

@@ -22,11 +22,12 @@ from .params import HMM_STRIPED, STRIPED_ITEMS_PER_CU
 TEMPLATE = "hmm_striped.mako"
 
 
-def striped_rbv(profile, vec: int) -> np.ndarray:
+def striped_rbv(profile, vec: int, Q: int | None = None) -> np.ndarray:
     """HMMER's MSV costs ``rbv`` as [XROWS codes][Q][vec] bytes, state k at (k % Q, k // Q),
-    Q = ceil(M / vec); padding states and the codes past the 28 letters cost 255."""
+    Q = ceil(M / vec) unless given (larger: more padding states); padding states and the
+    codes past the 28 letters cost 255."""
     M = int(profile.M)
-    Q = max(1, -(-M // vec))
+    Q = max(1, -(-M // vec)) if Q is None else int(Q)
     full = np.full((XROWS, vec * Q), 255, dtype=np.uint8)
     rbv = np.asarray(profile.rbv, dtype=np.uint8)
     full[:rbv.shape[0], :M] = rbv
@@ -82,7 +83,7 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
         sub = subset[np.argsort(-np.asarray(lengths, dtype=np.int64)[subset], kind="stable")].astype(np.uint32)
         lst = cl.Buffer(rt.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=sub)
     vec = values["VEC"]
-    table = striped_rbv(profile, vec)
+    table = striped_rbv(profile, vec, values["QC"] or None)
     Q = table.shape[1]
     wg = values["WG"]
     items = max(wg, -(-rt.caps.compute_units * STRIPED_ITEMS_PER_CU // wg) * wg)
