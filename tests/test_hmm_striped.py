@@ -140,9 +140,10 @@ def test_striped_choice():
     """CPU devices take the striped kernel unless an S-lane value is named; GPUs never;
     VEC 32 only with Clang vectors; one build for a search, one layout (none)."""
     caps = Runtime.get().caps
-    cpu = dataclasses.replace(caps, is_cpu=True, is_gpu=False)
+    cpu = dataclasses.replace(caps, is_cpu=True, is_gpu=False, clang_vectors=True)
     gpu = dataclasses.replace(caps, is_cpu=False, is_gpu=True)
     assert use_striped(cpu) and not use_striped(gpu)
+    assert not use_striped(dataclasses.replace(cpu, clang_vectors=False))    # no Clang builtins there
     assert not use_striped(cpu, {"S": 32}) and not use_striped(cpu, {"WG_WAVES": 2})
     assert use_striped(gpu, {"kernel": "striped"}) and not use_striped(cpu, {"kernel": "slane"})
     with pytest.raises(ParameterError, match="kernel"):

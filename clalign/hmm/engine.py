@@ -1,6 +1,7 @@
 """HMMER3 MSV and SSV filter scores on OpenCL: S-lane kernels after CUDAMPF++ (the launch
 layer and the public scoring API; kernel choice in :mod:`clalign.hmm.kernel_choice`, database
-blocks in :mod:`clalign.hmm.layout`).
+blocks in :mod:`clalign.hmm.layout`); on CPU devices the striped kernel of
+:mod:`clalign.hmm.striped` instead (HMMER's SSE design in OpenCL byte vectors).
 
 ``msv_scores(hmm, db)`` and ``ssv_scores(hmm, db)`` return one float32 score (nats) per
 database sequence, in database order, identical to pyhmmer's ``OptimizedProfile.msv_filter``
@@ -313,7 +314,9 @@ def msv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:
 
     ``hmm``: an MSVProfile, a clalign HMM, a pyhmmer HMM or a path to a one-model HMMER3 file;
     ``db``: a Database or a path (see :func:`clalign.data.as_database`). ``overrides`` are
-    template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"``.
+    template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"`` for the S-lane kernels,
+    ``kernel="striped"``/``"slane"``, VEC, WG, QC for the striped CPU kernel (the default on
+    CPU devices: :func:`clalign.hmm.kernel_choice.use_striped`).
     """
     return msv_scores_run(hmm, db, device, **overrides)[0]
 

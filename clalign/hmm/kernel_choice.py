@@ -137,9 +137,10 @@ _SLANE_ONLY = {p.name for p in HMM_SLANE.all()} - {"ALGO"} | {"HMAX", "SMAX", "s
 
 def use_striped(caps, override=None) -> bool:
     """Whether the striped CPU kernel (kernels/hmm_striped.mako) runs: ``kernel="striped"`` or
-    ``"slane"`` in ``override`` decides; else CPU devices use it unless the caller fixes an
-    S-lane template value (S, H, LANE, WG_WAVES...). Why on CPUs: PoCL turns its byte vectors
-    into SSE/AVX2 instructions; the S-lane kernels' 32-bit words leave them idle (this team's
+    ``"slane"`` in ``override`` decides; else CPU devices whose compiler takes Clang vectors
+    (PoCL; the kernel uses Clang's vector builtins) use it unless the caller fixes an S-lane
+    template value (S, H, LANE, WG_WAVES...). Why on CPUs: PoCL turns its byte vectors into
+    SSE/AVX2 instructions; the S-lane kernels' 32-bit words leave them idle (this team's
     2-core PoCL machine: docs/perf/hmmsearch.md)."""
     override = override or {}
     kind = override.get("kernel")
@@ -147,7 +148,7 @@ def use_striped(caps, override=None) -> bool:
         if kind not in ("striped", "slane"):
             raise ParameterError(f"hmm kernel={kind!r}: not 'striped' or 'slane'")
         return kind == "striped"
-    return bool(caps.is_cpu) and not (_SLANE_ONLY & set(override))
+    return bool(caps.is_cpu) and bool(caps.clang_vectors) and not (_SLANE_ONLY & set(override))
 
 
 def choose_striped(algo: str, caps, override=None, M: int | None = None) -> dict:
