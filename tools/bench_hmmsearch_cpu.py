@@ -48,9 +48,10 @@ def main():
     cmds = {
         "hmmsearch": [args.hmmsearch, "--cpu", str(args.cpu), "--tblout", tbl["hmmsearch"], "-o", os.devnull,
                       args.hmm, args.db],
-        "auto": [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(args.cpu), "--tblout", tbl["auto"],
+        "auto": [sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(args.cpu),
+                 "--tblout", tbl["auto"],
                  "-o", os.devnull, args.hmm, args.db],
-        "opencl": [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(args.cpu), "--filter-engine",
+        "opencl": [sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(args.cpu), "--filter-engine",
                    "opencl", "--tblout", tbl["opencl"], "-o", os.devnull, args.hmm, args.db],
     }
     times = {k: [] for k in cmds}

@@ -17,10 +17,12 @@ GIL around each microsecond-long filter call left most cores idle: 3-12 GCUPS on
 against 209-270 GCUPS with 16 processes on the H100 host.)
 
     python3 -m tools.bench_msv --n 100000 --lengths 20,100,200,400,800,1600,2400 --out bench_msv
+    python3 -m tools.bench_msv --n 20000 --lengths 100,200,400,800 --striped-rounds 5   # CPU devices
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -236,6 +238,53 @@ def bench(db, lengths, algos=("msv", "ssv"), device=None, hcap=64, repeat=3, thr
     return rows
 
 
+def bench_striped(db, lengths, rounds=5, device=None, threads=None, log=print, seed=7):
+    """The striped CPU kernels (kernels/hmm_striped.mako) against pyhmmer, in interleaved
+    rounds (a shared machine's noise spread over both): per model length and filter, pyhmmer
+    on one process and on ``threads`` processes, and our API call (``msv_scores``: SSV first,
+    MSV where SSV has no result, as pyhmmer's msv_filter; ``ssv_scores``) with its kernel
+    seconds (profiling events, the whole device). Every round's scores are checked against
+    pyhmmer's. Rows hold the medians; ``per_core`` divides the device rate by its compute
+    units, ``vs_1proc`` compares that with pyhmmer's single process."""
+    from pyhmmer.easel import Alphabet
+    from pyhmmer.plan7 import HMM
+
+    from clalign.runtime import Runtime
+
+    threads = threads or os.cpu_count()
+    cus = Runtime.get(device).caps.compute_units
+    block = digital_block(db, np.arange(len(db)))
+    res = db.total_residues
+    rows = []
+    for M in lengths:
+        prof = E.profile_from_pyhmmer(HMM.sample(Alphabet.amino(), M, seed + M))
+        for algo in ("msv", "ssv"):
+            t = {"pyhmmer_1": [], f"pyhmmer_{threads}": [], "striped": []}
+            ok = True
+            for _ in range(rounds):
+                want, dt = pyhmmer_filter(prof._om, block, algo, 1)
+                t["pyhmmer_1"].append(dt)
+                t[f"pyhmmer_{threads}"].append(pyhmmer_filter(prof._om, block, algo, threads)[1])
+                if algo == "msv":
+                    got, run = E.msv_scores_run(prof, db, device, kernel="striped")
+                else:
+                    run = E.run_raw(prof, db.residues, db.offsets, db.lengths, db.order, "ssv", device,
+                                    kernel="striped", cache=E.layout_cache(db))
+                    got = R.ssv_from_bytes(prof, run.raw, db.lengths)
+                ok &= bool(np.array_equal(got, want, equal_nan=True))
+                t["striped"].append(run.seconds)
+            g = {k: M * res / float(np.median(v)) / 1e9 for k, v in t.items()}
+            row = dict(M=M, algo=algo, rounds=rounds, ok=ok, vec=run.values["VEC"], cus=cus,
+                       gcups={k: round(v, 2) for k, v in g.items()}, per_core=round(g["striped"] / cus, 2),
+                       vs_1proc=round(g["striped"] / cus / g["pyhmmer_1"], 2),
+                       vs_all=round(g["striped"] / g[f"pyhmmer_{threads}"], 2))
+            rows.append(row)
+            log(f"M={M:5d} {algo} striped VEC={row['vec']}: {g['striped']:6.2f} GCUPS ({row['per_core']:.2f}/CU) | "
+                f"pyhmmer 1 proc {g['pyhmmer_1']:6.2f}, {threads} proc {g[f'pyhmmer_{threads}']:6.2f} | "
+                f"per core x{row['vs_1proc']:.2f}, all cores x{row['vs_all']:.2f} | {'ok' if ok else 'WRONG'}")
+    return rows
+
+
 def table(rows):
     out = ["| M | algo | kernel | S | H | simd | GCUPS | speed-up vs pyhmmer | check |",
            "|---:|---|---|---:|---:|---|---:|---:|---|"]
@@ -287,6 +336,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="pyhmmer threads (default: all cores)")
     ap.add_argument("--pyhmmer-n", type=int, default=20000)
+    ap.add_argument("--striped-rounds", type=int, default=0,
+                    help="instead of the S-lane sweep: the striped CPU kernels vs pyhmmer, this many rounds")
     ap.add_argument("--out", default="bench_msv")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
@@ -303,6 +354,11 @@ def main(argv=None):
     from clalign.runtime import Runtime
     rt = Runtime.get(a.device)
     log(f"device: {rt.label} | {rt.caps.platform} | host cores {os.cpu_count()}")
+    if a.striped_rounds:
+        rows = bench_striped(db, [int(x) for x in a.lengths.split(",")], a.striped_rounds, a.device, a.threads, log)
+        with open(os.path.join(a.out, "bench_msv_striped.json"), "w") as f:
+            json.dump({"device": rt.label, "argv": sys.argv, "load": os.getloadavg(), "rows": rows}, f, indent=1)
+        return rows
     simds = tuple(None if s == "default" else s for s in a.simd.split(","))
     rows = bench(db, [int(x) for x in a.lengths.split(",")], a.algos.split(","), a.device, a.hcap, a.repeat,
                  a.threads, a.pyhmmer_n, simds=simds, log=log,

@@ -6,8 +6,9 @@ the OpenCL S-lane kernels' rate per compute unit of the device kind, and pyhmmer
 measurements recorded in the tuning table (family ``hmm_filter.rate``; docs/perf/hmmsearch.md
 says where each comes from), so the choice costs no run-time benchmark, and the automatic
 choice is remembered per OpenCL setup so that later runs need not load OpenCL to make it: on this team's 2-core
-PoCL machine the OpenCL kernel ran ~0.5 GCUPS per core against pyhmmer's ~25 GCUPS per
-thread (50x), on the H100 host 2-10 TCUPS against 16 x ~25 GCUPS. Where pyhmmer's filter is
+PoCL machine the striped CPU kernel runs ~9 GCUPS per core inside a search against pyhmmer's
+~25 GCUPS per thread on a quiet machine (the S-lane kernel it replaced on CPUs: ~0.5), on the
+H100 host 2-10 TCUPS against 16 x ~25 GCUPS. Where pyhmmer's filter is
 faster (no GPU), the whole search runs in pyhmmer (:mod:`clalign.hmm.cpusearch`) and the
 summary line says so.
 """
@@ -25,6 +26,11 @@ ENGINES = ("auto", "opencl", "pyhmmer")
 # kernels 0.96-1.12 GCUPS on the whole device at M = 178-400 (20,000 synthetic proteins);
 # pyhmmer 0.12.3 msv_filter 24.3-25.9 GCUPS on one thread (same data and models).
 # H100 (132 SMs): MSV 2.3-7.1 TCUPS at M = 100-800 (docs/perf/hmm.md, issue 15), ~17-54 per SM.
+# CPU devices, striped kernel (kernels/hmm_striped.mako, 2026-11-23, same machine, load 3-7):
+# 17-20 GCUPS on the 2 CUs inside `clalign hmmsearch` (14 bundled HMMs x 22,100 proteins, sharing
+# the cores with pyhmmer's post-filter stages), 22-40 GCUPS alone (1.0-1.8x pyhmmer per core in
+# the same rounds). End to end the pyhmmer path still wins on 2 cores (OpenCL's fixed costs:
+# medians 3.09 s against 3.99 s, docs/perf/hmmsearch.md), which these figures keep choosing.
 def _tuning():
     from ..runtime import Param, ParamSet
     from ..runtime.tuning import Entry
@@ -36,7 +42,8 @@ def _tuning():
     return {"hmm_filter.rate": (params, [
         Entry("default", {}, {"DEVICE_GCUPS_PER_CU": 15.0, "PYHMMER_GCUPS_PER_CORE": 25.0},
               source="docs/perf/hmmsearch.md"),
-        Entry("vendor", {"is_cpu": True}, {"DEVICE_GCUPS_PER_CU": 0.5}, source="docs/perf/hmmsearch.md")])}
+        Entry("vendor", {"is_cpu": True}, {"DEVICE_GCUPS_PER_CU": 9.0},
+              source="striped CPU kernel, docs/perf/hmmsearch.md (issue 15, 2026-11-23)")])}
 
 
 def __getattr__(name):

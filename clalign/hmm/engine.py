@@ -1,6 +1,7 @@
 """HMMER3 MSV and SSV filter scores on OpenCL: S-lane kernels after CUDAMPF++ (the launch
 layer and the public scoring API; kernel choice in :mod:`clalign.hmm.kernel_choice`, database
-blocks in :mod:`clalign.hmm.layout`).
+blocks in :mod:`clalign.hmm.layout`); on CPU devices the striped kernel of
+:mod:`clalign.hmm.striped` instead (HMMER's SSE design in OpenCL byte vectors).
 
 ``msv_scores(hmm, db)`` and ``ssv_scores(hmm, db)`` return one float32 score (nats) per
 database sequence, in database order, identical to pyhmmer's ``OptimizedProfile.msv_filter``
@@ -55,7 +56,7 @@ import pyopencl as cl
 from ..errors import ParameterError
 from ..runtime import Runtime
 from . import reference
-from .kernel_choice import choose_kernel
+from .kernel_choice import choose_kernel, use_striped
 from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
 from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
@@ -158,6 +159,15 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     ``model_lengths`` (default ``lengths``): the target lengths of HMMER's length model (MSV's
     tjb), which count trailing ``*`` stops the residue array does not hold."""
     rt = Runtime.get(device)
+    if blocks is None and not split and use_striped(rt.caps, overrides):     # CPU devices
+        from .striped import run_striped
+
+        check_profile(profile)
+        tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths)
+                if algo == "msv" else None)
+        return run_striped(profile, residues, offsets, lengths, algo, tjbm, device, repeat, cache,
+                           **{k: v for k, v in overrides.items() if k != "kernel"})
+    overrides.pop("kernel", None)
     simd = overrides.pop("simd", None)
     values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
     check_profile(profile)
@@ -208,7 +218,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
         if cache is not None and blocks.C == C:
             for entry in cache.values():
-                if entry[0] is blocks:
+                if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
                     entry[1] = dev_bufs
     args = [*dev_bufs, buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
     d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
@@ -238,6 +248,8 @@ def shared_layout(Ms, algo: str = "msv", device=None) -> list:
     costs some kernel speed (H100, M = 400: 5.29 -> 4.43 TCUPS with 4 waves instead of 2,
     docs/perf/hmmsearch.md), far less than a second layout for a search of a few models."""
     rt = Runtime.get(device)
+    if use_striped(rt.caps):             # one kernel for every model, no blocks
+        return [{} for _ in Ms]
     vals = [choose_kernel(int(M), algo, rt.caps) for M in Ms]
     if not vals:
         return []
@@ -259,6 +271,10 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
     most of that time. ``overrides``: one dict per model (as for :func:`run_raw`), or None."""
     rt = Runtime.get(device)
     overrides = overrides or [{}] * len(Ms)
+    if Ms and all(use_striped(rt.caps, ov) for ov in overrides):
+        from .striped import prebuild_striped
+
+        return prebuild_striped(Ms, device, overrides[0], threads)
     items = []
     for M, ov in zip(Ms, overrides):
         ov = dict(ov)
@@ -298,7 +314,9 @@ def msv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:
 
     ``hmm``: an MSVProfile, a clalign HMM, a pyhmmer HMM or a path to a one-model HMMER3 file;
     ``db``: a Database or a path (see :func:`clalign.data.as_database`). ``overrides`` are
-    template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"``.
+    template values (S, H, WG_WAVES, WAVE, HMAX) or ``simd="swar"`` for the S-lane kernels,
+    ``kernel="striped"``/``"slane"``, VEC, WG, QC for the striped CPU kernel (the default on
+    CPU devices: :func:`clalign.hmm.kernel_choice.use_striped`).
     """
     return msv_scores_run(hmm, db, device, **overrides)[0]
 
@@ -310,8 +328,14 @@ def msv_scores_run(hmm, db, device: str | None = None, cache: dict | None = None
     profile = as_profile(hmm)
     db, res, offs, lens, order = _db_arrays(db)
     hl = hmmer_lengths(db)
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=layout_cache(db) if cache is None else cache,
-                model_lengths=hl, **overrides)
+    cache = layout_cache(db) if cache is None else cache
+    if use_striped(Runtime.get(device).caps, overrides):      # CPU devices: SSV first, as HMMER
+        from .striped import msv_scores_striped
+
+        check_profile(profile)
+        return msv_scores_striped(profile, res, offs, lens, hl, device, cache,
+                                  **{k: v for k, v in overrides.items() if k != "kernel"})
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
     return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl), r
 
 

@@ -1,4 +1,5 @@
-"""Which S-lane kernel runs a model: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
+"""Which kernel runs a model: the striped CPU kernel (:func:`use_striped`, :func:`choose_striped`)
+or an S-lane kernel: LANE, S, H (CUDAMPF++ Eq. 2-5), WG_WAVES, PROF_LOCAL.
 
 The tuning table entries (per algorithm and device kind) are declared here (``TUNING``); the
 choice follows the order device limits -> tuning table -> caller's overrides
@@ -11,7 +12,7 @@ import math
 from ..errors import ParameterError
 from ..runtime import Param, ParamSet, choose, simd_values, tuning
 from ..runtime.tuning import Entry
-from .params import H_LIMIT, HMM_SLANE, S_VALUES, geometry, profile_words
+from .params import H_LIMIT, HMM_SLANE, HMM_STRIPED, S_VALUES, geometry, profile_words, striped_q
 
 #: Knobs of the kernel choice (not rendered): Hmax of Eq. 2-5 per lane width, the largest S.
 CHOICE_PARAMS = (
@@ -145,3 +146,44 @@ def choose_kernel(M: int, algo: str, caps, override=None, simd=None) -> dict:
         want = False
     pre["PROF_LOCAL"] = bool(want)
     return HMM_SLANE.validate(pre)
+
+
+#: Template values only the S-lane kernels take: a caller naming one asks for them.
+_SLANE_ONLY = {p.name for p in HMM_SLANE.all()} - {"ALGO"} | {"HMAX", "SMAX", "simd", "split"}
+
+
+def use_striped(caps, override=None) -> bool:
+    """Whether the striped CPU kernel (kernels/hmm_striped.mako) runs: ``kernel="striped"`` or
+    ``"slane"`` in ``override`` decides; else CPU devices whose compiler takes Clang vectors
+    (PoCL; the kernel uses Clang's vector builtins) use it unless the caller fixes an S-lane
+    template value (S, H, LANE, WG_WAVES...). Why on CPUs: PoCL turns its byte vectors into
+    SSE/AVX2 instructions; the S-lane kernels' 32-bit words leave them idle (this team's
+    2-core PoCL machine: docs/perf/hmmsearch.md)."""
+    override = override or {}
+    kind = override.get("kernel")
+    if kind is not None:
+        if kind not in ("striped", "slane"):
+            raise ParameterError(f"hmm kernel={kind!r}: not 'striped' or 'slane'")
+        return kind == "striped"
+    return bool(caps.is_cpu) and bool(caps.clang_vectors) and not (_SLANE_ONLY & set(override))
+
+
+def choose_striped(algo: str, caps, override=None, M: int | None = None) -> dict:
+    """Template values of the striped kernel: VEC 32 (one AVX2 register of bytes) where the
+    device compiles Clang vectors (PoCL), else 16; WG 1; for SSV on a model of M states
+    QC = :func:`striped_q` (a build per Q, the row unrolled: 1.5-2.7x the scratch-row kernel
+    on this team's PoCL machine, docs/perf/hmmsearch.md); all overridable (``VEC``, ``WG``,
+    ``QC``; QC 0 = the one build whose Q is a run-time argument)."""
+    override = dict(override or {})
+    vec = int(override.get("VEC", 32 if caps.clang_vectors else 16))
+    if vec == 32 and not caps.clang_vectors:
+        raise ParameterError("hmm_striped: VEC=32 needs Clang vector types (PoCL); this device has none")
+    q = striped_q(M, vec) if M else 0
+    qc = override.get("QC")
+    if qc is None:
+        qc = q if algo == "ssv" else 0
+    qc = int(qc)
+    if qc and (algo != "ssv" or (M and qc != q)):
+        raise ParameterError(f"hmm_striped: QC={qc} is not the unrolled SSV build for {algo}, M={M} "
+                             f"(that is QC={q if algo == 'ssv' else 0})")
+    return HMM_STRIPED.validate({"ALGO": algo, "VEC": vec, "WG": int(override.get("WG", 1)), "QC": qc})

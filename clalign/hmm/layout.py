@@ -153,7 +153,6 @@ def split_long(offsets, lengths, seg: int, overlap: int) -> Pieces:
     first cell past the overflow line is seen by the unsigned max)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)[:lengths.size]
-    n = lengths.size
     stride = int(seg) - int(overlap)
     if stride < 1:
         raise ParameterError(f"split_long: pieces of {seg} residues cannot overlap by {overlap}")

@@ -103,3 +103,45 @@ def geometry(S: int, WAVE: int = 32, LANE: int = 8) -> dict:
         raise ValueError(f"S={S} exceeds {NL}*WAVE={NL * WAVE} for LANE={LANE}")
     P = NL * WAVE // S
     return {"P": P, "L": max(1, WAVE // S), "SPW": max(1, S // WAVE), "W": min(NL, P), "NL": NL}
+
+
+#: Template parameters of the striped CPU kernels (``kernels/hmm_striped.mako``): one work-item
+#: per target sequence, the model's states striped over the byte lanes of one vector (Farrar,
+#: HMMER's SSE filters). The number of vectors per row (Q = ceil(M / VEC)) is a run-time
+#: argument, so one build serves every model.
+HMM_STRIPED = ParamSet("hmm_striped", params=(
+    Param.choice("ALGO", "recurrence: msv (p7_MSVFilter's biased unsigned bytes, J state, per-row xE) "
+                         "or ssv (p7_SSVFilter in a shifted unsigned form, xE reduced once per sequence)",
+                 ("msv", "ssv")),
+    Param.int("VEC", "unsigned byte lanes per vector: 16 (SSE, uchar16) or 32 (AVX2; a Clang "
+                     "ext_vector_type, only where the device probe found Clang vectors)",
+              values=(16, 32), default=16),
+    Param.int("WG", "work-items per work-group (each takes sequences from a shared counter)",
+              values=(1, 2, 4, 8, 16), default=1),
+    Param.int("QC", "0: Q (vectors per row) is a run-time argument and the row lives in scratch memory; "
+                    "1..64: SSV built for exactly this Q, its row unrolled (registers, spills on the stack)",
+              lo=0, hi=64, default=0),
+), with_simd=False)
+
+#: Largest Q (vectors per DP row) the SSV kernel is built for with its row unrolled; up to
+#: STRIPED_QC_EXACT every Q has its build, above it Q is rounded up to a multiple of
+#: STRIPED_QC_STEP (padding states, at most 3 of 17+ vectors) so a search needs fewer builds.
+STRIPED_QC_MAX = 64
+STRIPED_QC_EXACT = 16
+STRIPED_QC_STEP = 4
+
+
+def striped_q(M: int, vec: int, unrolled: bool = True) -> int:
+    """Vectors per DP row of the striped kernel for M states in ``vec`` lanes: ceil(M / vec),
+    or for the unrolled SSV build its QC (rounded up above STRIPED_QC_EXACT); 0 when an
+    unrolled build would exceed STRIPED_QC_MAX."""
+    q = max(1, -(-int(M) // int(vec)))
+    if not unrolled:
+        return q
+    if q > STRIPED_QC_EXACT:
+        q = -(-q // STRIPED_QC_STEP) * STRIPED_QC_STEP
+    return q if q <= STRIPED_QC_MAX else 0
+
+#: Work-items per compute unit of a striped launch (more than one evens out the end of the
+#: launch: work-items take sequences from a counter, longest first).
+STRIPED_ITEMS_PER_CU = 4
