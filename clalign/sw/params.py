@@ -191,6 +191,12 @@ TUNING = {
                      "1.56 TCUPS kernel; runs 9-13 in docs/perf/sw.md (issue 14)"),
     ]),
     STRIPED_FAMILY: (STRIPED_PARAMS, []),
-    RATES_FAMILY: (RATES_PARAMS, []),
+    RATES_FAMILY: (RATES_PARAMS, [
+        # measured by the engine at first use (clalign.sw.threshold.measure_rates) with the sm_90
+        # entries above; in the table so that a fresh machine does not spend 4.8 s measuring them
+        Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
+              {"inter": 3328.6, "lane": 0.098, "intra": 1625.6},
+              source="H100 2026-11-23, merged tree d127a92, tools/bench_sw_tail.py (docs/perf/sw.md, run 14)"),
+    ]),
 }
 
