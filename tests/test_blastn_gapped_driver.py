@@ -1,0 +1,183 @@
+"""A minimal one-read-one-contig BLASTN pipeline around the gapped stages, for their golden tests.
+
+Seeds and ungapped extension are simplified (every exact word, first hit per diagonal, exact
+ungapped extension); the gapped stages, the start choice, the traceback and the re-scoring are
+the library's. For reads that blastn aligns in one piece the final alignment depends only on the
+gapped stages, which is what the golden files check. No tests here: helpers only.
+"""
+import math
+
+import numpy as np
+
+from clalign.blast import nucl_gapped, nucl_greedy, nucl_traceback
+from clalign.blast.nucl_ungapped import ungapped_exact
+from clalign.data.nucleotide import BLASTNA_LETTERS, blastna_matrix
+from clalign.stats.nucl import nucl_gapped_params
+
+_COMP = str.maketrans("ACGTRYKMSWBDHVN", "TGCAYRMKSWVHDBN")
+_CODE = {c: i for i, c in enumerate(BLASTNA_LETTERS)}
+LN2 = math.log(2)
+UNGAPPED_LAMBDA = {(1, -2): 1.28, (2, -3): 0.625}
+
+
+def blastna(seq: str) -> np.ndarray:
+    return np.array([_CODE[c] for c in seq.upper()], dtype=np.uint8)
+
+
+def revcomp(seq: str) -> str:
+    return seq.upper().translate(_COMP)[::-1]
+
+
+def read_fasta(path):
+    out, name = {}, None
+    for line in open(path):
+        line = line.strip()
+        if line.startswith(">"):
+            name = line[1:].split()[0]
+            out[name] = []
+        elif line:
+            out[name].append(line)
+    return {k: "".join(v) for k, v in out.items()}
+
+
+class Task:
+    """Parameters of ``-task megablast`` (greedy) or ``-task blastn`` (DP) with their defaults."""
+
+    def __init__(self, task):
+        self.greedy = task == "megablast"
+        self.word = 28 if self.greedy else 11
+        self.reward, self.penalty = (1, -2) if self.greedy else (2, -3)
+        self.gap_open, self.gap_extend = (0, 0) if self.greedy else (5, 2)
+        lam = nucl_gapped_params(self.reward, self.penalty, self.gap_open, self.gap_extend).karlin.lam
+        self.x_prelim, self.x_final = nucl_gapped.x_dropoffs(25 if self.greedy else 30, 100, lam)
+        self.x_ungapped = math.ceil(20 * LN2 / UNGAPPED_LAMBDA[(self.reward, self.penalty)])
+        self.matrix = blastna_matrix(self.reward, self.penalty)
+
+
+def pack(codes: np.ndarray) -> np.ndarray:
+    """NCBI2na bytes of 2-bit values."""
+    n = len(codes)
+    pad = np.zeros(-n % 4, dtype=np.uint8)
+    c = np.concatenate([codes.astype(np.uint8), pad]).reshape(-1, 4)
+    return ((c[:, 0] << 6) | (c[:, 1] << 4) | (c[:, 2] << 2) | c[:, 3]).astype(np.uint8)
+
+
+def word_hits(q, s2, word):
+    """Every (q_off, s_off) where ``word`` letters match exactly (query letters unambiguous)."""
+    index = {}
+    for i in range(len(s2) - word + 1):
+        index.setdefault(s2[i:i + word].tobytes(), []).append(i)
+    hits = []
+    for i in range(len(q) - word + 1):
+        w = q[i:i + word]
+        if w.max() < 4:
+            for j in index.get(w.tobytes(), ()):
+                hits.append((i, j))
+    return hits
+
+
+def align_one(task: Task, q, s2, s_packed, s_full, cutoff=20):
+    """Final HSPs ``(score, q_start, q_end, s_start, s_end, ops, nums)`` of one query context."""
+    hits = sorted(word_hits(q, s2, task.word), key=lambda h: (h[1] - h[0], h[1]))
+    init, last_end = [], {}
+    for qo, so in hits:
+        diag = so - qo
+        if so < last_end.get(diag, -1):
+            continue
+        qs, ss, length, score = ungapped_exact(q, s_packed, len(s2), task.matrix, qo, so, -task.x_ungapped)
+        last_end[diag] = ss + length
+        if score >= cutoff // 2:
+            init.append((score, qs, ss, length, qo, so))
+    init.sort(key=lambda h: -h[0])
+    prelim = []
+    for score, qs, ss, length, qo, so in init:
+        if any(p[1] <= qs and qs + length <= p[2] and p[3] <= ss and ss + length <= p[4] for p in prelim):
+            continue
+        if task.greedy:
+            r = nucl_greedy.greedy_prelim(q, len(q), s_packed, len(s2), qs, ss, length, task.reward,
+                                          task.penalty, task.gap_open, task.gap_extend, task.x_prelim)
+        else:
+            r = nucl_gapped.dp_prelim(task.matrix, q, len(q), s_packed, len(s2), qo, so, ss + length, score,
+                                      task.gap_open, task.gap_extend, task.x_prelim)
+        if r[0] >= cutoff:
+            prelim.append(tuple(int(x) for x in r))
+    prelim.sort(key=lambda p: -p[0])
+    out = []
+    for score, q0, q1, s0, s1, qg, sg in prelim:
+        if any(o[1] <= q0 and q1 <= o[2] and o[3] <= s0 and s1 <= o[4] for o in out):
+            continue
+        if task.greedy:
+            r = nucl_traceback.greedy_traceback(task.matrix, q, s_full, q0, q1, s0, s1, qg, sg, task.reward,
+                                                task.penalty, task.gap_open, task.gap_extend, task.x_final)
+        else:
+            r = nucl_traceback.dp_traceback(task.matrix, q, s_full, q0, q1, s0, s1, qg, sg, task.gap_open,
+                                            task.gap_extend, task.x_final)
+        if not r[0]:
+            continue
+        e = nucl_traceback.reevaluate_gapped(task.matrix, q, s_full, int(r[2]), int(r[4]), r[8], r[9],
+                                             task.reward, task.penalty, task.gap_open, task.gap_extend, cutoff)
+        if e[0]:
+            out.append((int(e[1]), int(e[2]), int(e[3]), int(e[4]), int(e[5]), e[6], e[7]))
+    return out
+
+
+def outfmt_row(hsp, q, s, qlen, minus):
+    """(qstart, qend, sstart, send, gaps, mismatch, score, btop) as blastn prints them."""
+    score, q0, q1, s0, s1, ops, nums = hsp
+    cols = nucl_traceback.script_columns(ops, nums)
+    qi, si = q0, s0
+    pairs = []
+    for op in cols:
+        a = BLASTNA_LETTERS[q[qi]] if op != nucl_greedy.DEL else "-"
+        b = BLASTNA_LETTERS[s[si]] if op != nucl_greedy.INS else "-"
+        qi += op != nucl_greedy.DEL
+        si += op != nucl_greedy.INS
+        pairs.append((a, b))
+    if minus:
+        pairs = [(a.translate(_COMP), b.translate(_COMP)) for a, b in reversed(pairs)]
+    btop, run, gaps, mism = [], 0, 0, 0
+    for a, b in pairs:
+        if a == b:
+            run += 1
+            continue
+        if run:
+            btop.append(str(run))
+            run = 0
+        btop.append(a + b)
+        if a == "-" or b == "-":
+            gaps += 1
+        else:
+            mism += 1
+    if run:
+        btop.append(str(run))
+    if minus:
+        coords = (qlen - q1 + 1, qlen - q0, s1, s0 + 1)
+    else:
+        coords = (q0 + 1, q1, s0 + 1, s1)
+    return coords + (gaps, mism, score, "".join(btop))
+
+
+def search(task_name, reads, contigs):
+    """Rows ``(qseqid, sseqid, qstart, qend, sstart, send, gaps, mismatch, score, btop)`` for every
+    read against every contig, best score first per read (ties by subject then start)."""
+    from clalign.data import Database
+    from clalign.data.nucleotide import NCBI4NA_TO_BLASTNA, NucleotideDatabase
+
+    task = Task(task_name)
+    names = list(contigs)
+    db = Database.from_sequences([contigs[n] for n in names], names, alphabet="dna")
+    nt = NucleotideDatabase.from_database(db)
+    rows = []
+    for rname, read in reads.items():
+        found = []
+        for si, sname in enumerate(names):
+            s2 = nt.ncbi2na(si)
+            sp = np.asarray(nt.packed(si))
+            sfull = NCBI4NA_TO_BLASTNA[nt.ncbi4na(si)]
+            for minus in (False, True):
+                q = blastna(revcomp(read) if minus else read)
+                for h in align_one(task, q, s2, sp, sfull):
+                    found.append((rname, sname) + outfmt_row(h, q, sfull, len(read), minus))
+        found.sort(key=lambda r: (-r[8], r[1], r[2]))
+        rows += found
+    return rows
