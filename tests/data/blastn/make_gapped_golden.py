@@ -8,6 +8,11 @@ import tempfile
 
 COMP = str.maketrans("ACGTRYKMSWBDHVN", "TGCAYRMKSWVHDBN")
 COLS = "qseqid sseqid qstart qend sstart send gaps mismatch score btop"
+#: (file name, task, reward, penalty, gap open, gap extend); 0/0: linear gaps (greedy only)
+RUNS = [("megablast", "megablast", 1, -2, 0, 0), ("blastn", "blastn", 2, -3, 5, 2),
+        ("mb_2_3_0_0", "megablast", 2, -3, 0, 0), ("mb_1_2_2_2", "megablast", 1, -2, 2, 2),
+        ("mb_2_3_5_2", "megablast", 2, -3, 5, 2), ("bn_1_3_2_2", "blastn", 1, -3, 2, 2),
+        ("bn_2_7_4_2", "blastn", 2, -7, 4, 2)]
 
 
 def mutate(rng, seq, sub, indel, amb):
@@ -59,6 +64,14 @@ def main(out="."):
         if rng.random() < 0.5:
             r = r.translate(COMP)[::-1]
         reads.append(r)
+    for k in range(60):                        # harder: 5-12 % substitutions, 1-4 % indels
+        ref = contigs[rng.randrange(2)]
+        n = rng.randint(150, 1000)
+        p = rng.randrange(0, len(ref) - n)
+        r = mutate(rng, ref[p:p + n], rng.uniform(0.05, 0.12), rng.uniform(0.01, 0.04), 0.0)
+        if rng.random() < 0.5:
+            r = r.translate(COMP)[::-1]
+        reads.append(r)
     with open(f"{out}/gapped_subject.fa", "w") as f:
         for i, c in enumerate(contigs):
             f.write(f">ctg{i + 1}\n{c}\n")
@@ -69,11 +82,12 @@ def main(out="."):
     db = os.path.join(tmp, "ctg")
     subprocess.run(["makeblastdb", "-dbtype", "nucl", "-in", f"{out}/gapped_subject.fa", "-out", db],
                    check=True, capture_output=True)
-    for task in ("megablast", "blastn"):
+    for name, task, reward, penalty, gopen, gext in RUNS:
         res = subprocess.run(["blastn", "-task", task, "-query", f"{out}/gapped_reads.fa", "-db", db,
-                              "-dust", "no", "-outfmt", f"6 {COLS}"],
+                              "-reward", str(reward), "-penalty", str(penalty), "-gapopen", str(gopen),
+                              "-gapextend", str(gext), "-dust", "no", "-outfmt", f"6 {COLS}"],
                              check=True, capture_output=True, text=True).stdout
-        with open(f"{out}/gapped_{task}.tsv", "w") as f:
+        with open(f"{out}/gapped_{name}.tsv", "w") as f:
             f.write(res)
 
 
