@@ -17,7 +17,11 @@ from clalign.stats.nucl import nucl_gapped_params
 _COMP = str.maketrans("ACGTRYKMSWBDHVN", "TGCAYRMKSWVHDBN")
 _CODE = {c: i for i, c in enumerate(BLASTNA_LETTERS)}
 LN2 = math.log(2)
-UNGAPPED_LAMBDA = {(1, -2): 1.28, (2, -3): 0.625}
+#: (task, reward, penalty, gap open, gap extend) of each golden file gapped_<name>.tsv
+RUNS = {"megablast": ("megablast", 1, -2, 0, 0), "blastn": ("blastn", 2, -3, 5, 2),
+        "mb_2_3_0_0": ("megablast", 2, -3, 0, 0), "mb_1_2_2_2": ("megablast", 1, -2, 2, 2),
+        "mb_2_3_5_2": ("megablast", 2, -3, 5, 2), "bn_1_3_2_2": ("blastn", 1, -3, 2, 2),
+        "bn_2_7_4_2": ("blastn", 2, -7, 4, 2)}
 
 
 def blastna(seq: str) -> np.ndarray:
@@ -43,15 +47,27 @@ def read_fasta(path):
 class Task:
     """Parameters of ``-task megablast`` (greedy) or ``-task blastn`` (DP) with their defaults."""
 
-    def __init__(self, task):
+    def __init__(self, task, reward, penalty, gap_open, gap_extend):
         self.greedy = task == "megablast"
         self.word = 28 if self.greedy else 11
-        self.reward, self.penalty = (1, -2) if self.greedy else (2, -3)
-        self.gap_open, self.gap_extend = (0, 0) if self.greedy else (5, 2)
-        lam = nucl_gapped_params(self.reward, self.penalty, self.gap_open, self.gap_extend).karlin.lam
+        self.reward, self.penalty = reward, penalty
+        self.gap_open, self.gap_extend = gap_open, gap_extend
+        lam = nucl_gapped_params(reward, penalty, gap_open, gap_extend).karlin.lam
         self.x_prelim, self.x_final = nucl_gapped.x_dropoffs(25 if self.greedy else 30, 100, lam)
-        self.x_ungapped = math.ceil(20 * LN2 / UNGAPPED_LAMBDA[(self.reward, self.penalty)])
-        self.matrix = blastna_matrix(self.reward, self.penalty)
+        self.x_ungapped = math.ceil(20 * LN2 / _uniform_lambda(reward, penalty))
+        self.matrix = blastna_matrix(reward, penalty)
+
+
+def _uniform_lambda(reward, penalty):
+    """Ungapped lambda of reward/penalty for uniform bases (seeds only; close to BLAST+'s)."""
+    lo, hi = 1e-6, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if 0.25 * math.exp(mid * reward) + 0.75 * math.exp(mid * penalty) > 1:
+            hi = mid
+        else:
+            lo = mid
+    return lo
 
 
 def pack(codes: np.ndarray) -> np.ndarray:
@@ -114,6 +130,9 @@ def align_one(task: Task, q, s2, s_packed, s_full, cutoff=20):
                                             task.gap_extend, task.x_final)
         if not r[0]:
             continue
+        if not task.greedy:     # BLAST+ re-scores DP alignments only when the purge cut them
+            out.append((int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), r[8], r[9]))
+            continue
         e = nucl_traceback.reevaluate_gapped(task.matrix, q, s_full, int(r[2]), int(r[4]), r[8], r[9],
                                              task.reward, task.penalty, task.gap_open, task.gap_extend, cutoff)
         if e[0]:
@@ -157,13 +176,13 @@ def outfmt_row(hsp, q, s, qlen, minus):
     return coords + (gaps, mism, score, "".join(btop))
 
 
-def search(task_name, reads, contigs):
+def search(run, reads, contigs):
     """Rows ``(qseqid, sseqid, qstart, qend, sstart, send, gaps, mismatch, score, btop)`` for every
     read against every contig, best score first per read (ties by subject then start)."""
     from clalign.data import Database
     from clalign.data.nucleotide import NCBI4NA_TO_BLASTNA, NucleotideDatabase
 
-    task = Task(task_name)
+    task = Task(*RUNS[run])
     names = list(contigs)
     db = Database.from_sequences([contigs[n] for n in names], names, alphabet="dna")
     nt = NucleotideDatabase.from_database(db)
@@ -181,3 +200,29 @@ def search(task_name, reads, contigs):
         found.sort(key=lambda r: (-r[8], r[1], r[2]))
         rows += found
     return rows
+
+
+DATA = __import__("os").path.join(__import__("os").path.dirname(__file__), "data", "blastn")
+
+
+def golden_mismatches(run, read_names):
+    """Reads of ``read_names`` whose lines differ from blastn's ``gapped_<run>.tsv``: every line
+    for megablast (one HSP per read there), the first (best) line for -task blastn."""
+    import os
+
+    reads = read_fasta(os.path.join(DATA, "gapped_reads.fa"))
+    reads = {n: reads[n] for n in read_names}
+    contigs = read_fasta(os.path.join(DATA, "gapped_subject.fa"))
+    gold = [line.rstrip("\n").split("\t") for line in open(os.path.join(DATA, f"gapped_{run}.tsv"))]
+    mine = [[str(x) for x in r] for r in search(run, reads, contigs)]
+    by_gold, by_mine = {}, {}
+    for g in gold:
+        if g[0] in reads:
+            by_gold.setdefault(g[0], []).append(g)
+    for m in mine:
+        by_mine.setdefault(m[0], []).append(m)
+    if RUNS[run][0] == "blastn":
+        by_gold = {k: v[:1] for k, v in by_gold.items()}
+        by_mine = {k: v[:1] for k, v in by_mine.items()}
+    bad = sorted(n for n in reads if by_gold.get(n, []) != by_mine.get(n, []))
+    return bad, len(by_gold)
