@@ -85,7 +85,8 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
         score_gap_row = MININT
         last_b = first_b
         for b in range(first_b, b_size):
-            qc = q[q0 - 1 - b] if reverse else q[q0 + b]
+            qi = q0 - 1 - b if reverse else q0 + b
+            qc = q[qi] if 0 <= qi < q.shape[0] else 15   # the last cell's letter is never used
             score_gap_col = best_gap[b]
             next_score = best[b] + row[qc]
             if score < score_gap_col:
