@@ -87,7 +87,7 @@ def test_reference_and_script(costs):
         for packed in (True, False):
             subj = pack(s) if packed else s_full
             for trace in ((False,) if packed else (False, True)):
-                args = (q, len(q), subj, len(s), qo, so, packed, trace, reward, penalty, go, ge, 40)
+                args = (q, len(q), subj, 0, len(s), qo, so, packed, trace, reward, penalty, go, ge, 40)
                 ref = g.greedy_gapped.py_func(*args)
                 fast = g.greedy_gapped(*args)
                 assert [int(x) for x in ref[:7]] == [int(x) for x in fast[:7]]
@@ -120,7 +120,7 @@ def test_runs_at_ends():
     m = blastna_matrix(1, -2)
     s = np.array([0, 1, 2, 3] * 30, dtype=np.uint8)
     q = s[10:70].copy()
-    r = g.greedy_gapped(q, len(q), s, len(s), 20, 30, False, True, 1, -2, 0, 0, 20)
+    r = g.greedy_gapped(q, len(q), s, 0, len(s), 20, 30, False, True, 1, -2, 0, 0, 20)
     assert [int(x) for x in r[:5]] == [60, 0, 60, 10, 70]
     assert list(r[7][:r[9]]) == [g.SUB] and list(r[8][:r[9]]) == [60]
     found, score, q0, q1, s0, s1, qg, sg, ops, nums = tb.greedy_traceback(m, q, s, 0, 60, 10, 70, 20, 30,
@@ -133,7 +133,7 @@ def test_reduce_gaps_keeps_box():
     rng = np.random.default_rng(5)
     for _ in range(20):
         q, s, s_full = _case(rng, 200, .03, .04)
-        r = g.greedy_gapped(q, len(q), s_full, len(s), min(len(q), len(s)) // 2, min(len(q), len(s)) // 2,
+        r = g.greedy_gapped(q, len(q), s_full, 0, len(s), min(len(q), len(s)) // 2, min(len(q), len(s)) // 2,
                             False, True, 1, -2, 0, 0, 60)
         for f in (tb.reduce_gaps, tb.reduce_gaps.py_func):
             ops, nums = r[7][:r[9]].copy(), r[8][:r[9]].copy()

@@ -36,6 +36,7 @@ import numpy as np
 DEL = 0
 SUB = 3
 INS = 6
+_OPS = np.array([DEL, SUB, INS], dtype=np.int64)   # read at run time (see _push)
 INVALID = -2                 # kInvalidOffset
 INVALID_DIAG = 100000000     # kInvalidDiag
 
@@ -63,7 +64,9 @@ def match_run(q, q0, n1, s, s0, n2, i1, i2, reverse, packed):
 
 @numba.njit(cache=True, nogil=True)
 def _push(ops, nums, n, op, num):
-    """``GapPrelimEditBlockAdd``: append ``num`` ops, merged into the last run of the same op."""
+    """``GapPrelimEditBlockAdd``: append ``num`` ops, merged into the last run of the same op.
+    Callers pass ``n``, ``op`` and ``num`` as run-time int64 values (``_OPS[k]``, ``one``), so
+    that numba compiles this once rather than once per literal."""
     if num == 0:
         return ops, nums, n
     if n > 0 and ops[n - 1] == op:
@@ -95,9 +98,11 @@ def greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_cost, misma
     extent, seed query offset, seed subject offset, seed length, ops, nums, n_ops)."""
     ops = np.zeros(16, dtype=np.int8)
     nums = np.zeros(16, dtype=np.int64)
-    nop = 0
+    nop = n1 - n1
+    one = nop + 1
     xdrop_offset = (xdrop + match_cost // 2) // (match_cost + mismatch_cost) + 1
-    index = match_run(q, q0, n1, s, s0, n2, 0, 0, reverse, packed)
+    zero = n1 - n1
+    index = match_run(q, q0, n1, s, s0, n2, zero, zero, reverse, packed)
     a1 = index
     a2 = index
     seed_q = 0
@@ -105,7 +110,7 @@ def greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_cost, misma
     longest = index
     if index == n1 or index == n2:
         if traceback:
-            ops, nums, nop = _push(ops, nums, nop, SUB, index)
+            ops, nums, nop = _push(ops, nums, nop, _OPS[1], index)
         return 0, a1, a2, seed_q, seed_s, longest, ops, nums, nop
     # row d covers diagonals [-d-2, d+2]: cell (d, k) at base[d] + k + d + 2
     base = np.zeros(64, dtype=np.int64)
@@ -209,19 +214,19 @@ def greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_cost, misma
             new_i2 = up
         if new_diag == diag:
             if i2 - new_i2 > 0:
-                ops, nums, nop = _push(ops, nums, nop, SUB, i2 - new_i2)
+                ops, nums, nop = _push(ops, nums, nop, _OPS[1], i2 - new_i2)
         elif new_diag < diag:
             if i2 - new_i2 > 0:
-                ops, nums, nop = _push(ops, nums, nop, SUB, i2 - new_i2)
-            ops, nums, nop = _push(ops, nums, nop, INS, 1)
+                ops, nums, nop = _push(ops, nums, nop, _OPS[1], i2 - new_i2)
+            ops, nums, nop = _push(ops, nums, nop, _OPS[2], one)
         else:
             if i2 - new_i2 - 1 > 0:
-                ops, nums, nop = _push(ops, nums, nop, SUB, i2 - new_i2 - 1)
-            ops, nums, nop = _push(ops, nums, nop, DEL, 1)
+                ops, nums, nop = _push(ops, nums, nop, _OPS[1], i2 - new_i2 - 1)
+            ops, nums, nop = _push(ops, nums, nop, _OPS[0], one)
         d -= 1
         diag = new_diag
         i2 = new_i2
-    ops, nums, nop = _push(ops, nums, nop, SUB, off[2])
+    ops, nums, nop = _push(ops, nums, nop, _OPS[1], off[2])
     return best_dist, a1, a2, seed_q, seed_s, longest, ops, nums, nop
 
 
@@ -257,7 +262,8 @@ def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_scor
                             mismatch_score, traceback)
     ops = np.zeros(16, dtype=np.int8)
     nums = np.zeros(16, dtype=np.int64)
-    nop = 0
+    nop = n1 - n1
+    one = nop + 1
     half = match_score // 2
     op_cost = match_score + mismatch_score
     g_open = gap_open
@@ -274,7 +280,8 @@ def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_scor
     goe = g_open + g_ext
     pen = max(op_cost, goe)
     xdrop_offset = (xdrop + half) // factor + 1
-    index = match_run(q, q0, n1, s, s0, n2, 0, 0, reverse, packed)
+    zero = n1 - n1
+    index = match_run(q, q0, n1, s, s0, n2, zero, zero, reverse, packed)
     a1 = index
     a2 = index
     seed_q = 0
@@ -282,7 +289,7 @@ def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_scor
     longest = index
     if index == n1 or index == n2:
         if traceback:
-            ops, nums, nop = _push(ops, nums, nop, SUB, index)
+            ops, nums, nop = _push(ops, nums, nop, _OPS[1], index)
         return index * match_score, a1, a2, seed_q, seed_s, longest, ops, nums, nop
     cap = 64
     max_score = np.zeros(xdrop_offset + cap, dtype=np.int64)
@@ -446,11 +453,11 @@ def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_scor
                     else:
                         new_i2 = doff[cell]
                         state = DEL
-                ops, nums, nop = _push(ops, nums, nop, SUB, i2 - new_i2)
+                ops, nums, nop = _push(ops, nums, nop, _OPS[1], i2 - new_i2)
                 i2 = new_i2
             else:
                 # s_GetNextAffineTbackFromIndel
-                ops, nums, nop = _push(ops, nums, nop, state, 1)
+                ops, nums, nop = _push(ops, nums, nop, state, one)
                 new_diag = diag - 1 if state == INS else diag + 1
                 dd = d - g_ext
                 if _in(new_diag, lo, hi, dd, pen):
@@ -471,15 +478,16 @@ def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_scor
                     diag += 1
                     i2 -= 1
                 state = nxt
-        ops, nums, nop = _push(ops, nums, nop, SUB, moff[0])
+        ops, nums, nop = _push(ops, nums, nop, _OPS[1], moff[0])
     return max_score[xdrop_offset + best_dist], a1, a2, seed_q, seed_s, longest, ops, nums, nop
 
 
 @numba.njit(cache=True, nogil=True)
-def greedy_gapped(q, q_len, s, s_len, q_off, s_off, packed, traceback, reward, penalty,
+def greedy_gapped(q, q_len, s, s_base, s_len, q_off, s_off, packed, traceback, reward, penalty,
                   gap_open, gap_extend, xdrop):
     """``BLAST_GreedyGappedAlignment`` through the start point (q_off, s_off) of one query context
-    ``q[:q_len]`` and one subject of ``s_len`` bases: right extension from the start point
+    ``q[:q_len]`` and the subject window of ``s_len`` bases from base ``s_base`` of ``s`` (offsets
+    and results relative to the window; packed subjects need ``s_base`` 0): right extension from the start point
     (inclusive), then left extension (exclusive), both with X-drop ``xdrop`` (raw score).
 
     Returns (score, q_start, q_end, s_start, s_end, q_seed, s_seed, ops, nums, n_ops): ends
@@ -488,9 +496,13 @@ def greedy_gapped(q, q_len, s, s_len, q_off, s_off, packed, traceback, reward, p
     the start point itself); ``ops/nums``: the edit script left to right (``traceback`` only),
     before :func:`clalign.blast.nucl_traceback.reduce_gaps`. Score with 0/0 gap costs:
     ``(extents) * reward / 2 - distance * (reward - penalty)`` (C integer arithmetic)."""
-    r = affine_greedy_align(q, q_off, q_len - q_off, s, s_off, s_len - s_off, False, packed, xdrop,
-                            reward, -penalty, gap_open, gap_extend, traceback)
-    lft = affine_greedy_align(q, q_off, q_off, s, s_off, s_off, True, packed, xdrop,
+    fwd = q_len < 0   # False and True as run-time values: numba compiles a variant per literal
+    rev = not fwd
+    packed = packed or fwd
+    traceback = traceback or fwd
+    r = affine_greedy_align(q, q_off, q_len - q_off, s, s_base + s_off, s_len - s_off, fwd, packed,
+                            xdrop, reward, -penalty, gap_open, gap_extend, traceback)
+    lft = affine_greedy_align(q, q_off, q_off, s, s_base + s_off, s_off, rev, packed, xdrop,
                               reward, -penalty, gap_open, gap_extend, traceback)
     score = r[0] + lft[0]
     q_ext_r, s_ext_r = r[1], r[2]
@@ -565,6 +577,7 @@ def greedy_prelim(q, q_len, s_packed, s_len, u_q_start, u_s_start, u_length, rew
     both sequences), packed subject, score only. Offsets are relative to the query context and
     the subject. Returns (score, q_start, q_end, s_start, s_end, q_seed, s_seed): the HSP the
     preliminary stage keeps when ``score >= cutoff``, with its gapped start (q_seed, s_seed)."""
-    r = greedy_gapped(q, q_len, s_packed, s_len, u_q_start + u_length // 2, u_s_start + u_length // 2,
-                      True, False, reward, penalty, gap_open, gap_extend, xdrop)
+    yes = q_len >= 0   # run-time flags (see greedy_gapped)
+    r = greedy_gapped(q, q_len, s_packed, q_len - q_len, s_len, u_q_start + u_length // 2, u_s_start + u_length // 2,
+                      yes, not yes, reward, penalty, gap_open, gap_extend, xdrop)
     return r[0], r[1], r[2], r[3], r[4], r[5], r[6]

@@ -343,8 +343,8 @@ def greedy_traceback(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs, rewar
         return (False, 0, 0, 0, 0, 0, 0, 0, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64))
     q_len = q.shape[0]
     shift, s_adj, s_len_adj = adjust_subject_range(ss, s.shape[0], qs, q_len)
-    sub = s[shift:shift + s_len_adj]
-    r = greedy_gapped(q, q_len, sub, s_len_adj, qs, s_adj, False, True, reward, penalty,
+    yes = q_len >= 0   # run-time flags: numba compiles a variant per literal argument
+    r = greedy_gapped(q, q_len, s, shift, s_len_adj, qs, s_adj, not yes, yes, reward, penalty,
                       gap_open, gap_extend, x_dropoff)
     ops = r[7]
     nums = r[8]
