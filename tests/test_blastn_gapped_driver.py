@@ -123,17 +123,17 @@ def align_one(task: Task, q, s2, s_packed, s_full, cutoff=20):
         if any(o[1] <= q0 and q1 <= o[2] and o[3] <= s0 and s1 <= o[4] for o in out):
             continue
         if task.greedy:
-            r = nucl_traceback.greedy_traceback(task.matrix, q, s_full, q0, q1, s0, s1, qg, sg, task.reward,
+            r = nucl_traceback.greedy_traceback(task.matrix, q, s_full, len(s2), q0, q1, s0, s1, qg, sg, task.reward,
                                                 task.penalty, task.gap_open, task.gap_extend, task.x_final)
         else:
-            r = nucl_traceback.dp_traceback(task.matrix, q, s_full, q0, q1, s0, s1, qg, sg, task.gap_open,
+            r = nucl_traceback.dp_traceback(task.matrix, q, s_full, len(s2), q0, q1, s0, s1, qg, sg, task.gap_open,
                                             task.gap_extend, task.x_final)
         if not r[0]:
             continue
         if not task.greedy:     # BLAST+ re-scores DP alignments only when the purge cut them
             out.append((int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), r[8], r[9]))
             continue
-        e = nucl_traceback.reevaluate_gapped(task.matrix, q, s_full, int(r[2]), int(r[4]), r[8], r[9],
+        e = nucl_traceback.reevaluate_gapped(task.matrix, q, s_full, len(s2), int(r[2]), int(r[4]), r[8], r[9],
                                              task.reward, task.penalty, task.gap_open, task.gap_extend, cutoff)
         if e[0]:
             out.append((int(e[1]), int(e[2]), int(e[3]), int(e[4]), int(e[5]), e[6], e[7]))
@@ -192,7 +192,7 @@ def search(run, reads, contigs):
         for si, sname in enumerate(names):
             s2 = nt.ncbi2na(si)
             sp = np.asarray(nt.packed(si))
-            sfull = NCBI4NA_TO_BLASTNA[nt.ncbi4na(si)]
+            sfull = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(si)], np.uint8(15))   # sentinel after
             for minus in (False, True):
                 q = blastna(revcomp(read) if minus else read)
                 for h in align_one(task, q, s2, sp, sfull):
@@ -226,3 +226,25 @@ def golden_mismatches(run, read_names):
         by_mine = {k: v[:1] for k, v in by_mine.items()}
     bad = sorted(n for n in reads if by_gold.get(n, []) != by_mine.get(n, []))
     return bad, len(by_gold)
+
+
+class plain_python:
+    """Context in which the gapped modules' numba functions are their plain-Python originals,
+    callees included (module globals swapped for ``.py_func``): the reference of the compiled
+    code. Take compiled functions before entering."""
+
+    def __enter__(self):
+        from clalign.blast import gapped, traceback
+
+        self.saved = []
+        for mod in (nucl_greedy, nucl_gapped, nucl_traceback, gapped, traceback):
+            for name, obj in list(vars(mod).items()):
+                if hasattr(obj, "py_func"):
+                    self.saved.append((mod, name, obj))
+                    setattr(mod, name, obj.py_func)
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, obj in self.saved:
+            setattr(mod, name, obj)
+        return False

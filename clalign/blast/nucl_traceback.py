@@ -332,17 +332,17 @@ def final_start(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs):
 
 
 @numba.njit(cache=True, nogil=True)
-def greedy_traceback(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs, reward, penalty,
+def greedy_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, reward, penalty,
                      gap_open, gap_extend, x_dropoff):
     """Megablast's final alignment of one HSP (steps 1-3): ``q`` the context's codes, ``s`` the
-    whole restored subject, the HSP's preliminary extents and gapped start, X-drop the final
-    one. Returns (found, score, q_start, q_end, s_start, s_end, q_gs, s_gs, ops, nums): ``score``
+    whole restored subject (``s_len`` bases; ``s`` may hold more, e.g. a sentinel), the HSP's
+    preliminary extents and gapped start, X-drop the final one. Returns (found, score, q_start, q_end, s_start, s_end, q_gs, s_gs, ops, nums): ``score``
     the greedy aligner's (mismatch-only) score, to be replaced by :func:`reevaluate_gapped`."""
     found, qs, ss = final_start(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs)
     if not found:
         return (False, 0, 0, 0, 0, 0, 0, 0, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64))
     q_len = q.shape[0]
-    shift, s_adj, s_len_adj = adjust_subject_range(ss, s.shape[0], qs, q_len)
+    shift, s_adj, s_len_adj = adjust_subject_range(ss, s_len, qs, q_len)
     yes = q_len >= 0   # run-time flags: numba compiles a variant per literal argument
     r = greedy_gapped(q, q_len, s, shift, s_len_adj, qs, s_adj, not yes, yes, reward, penalty,
                       gap_open, gap_extend, x_dropoff)
@@ -354,15 +354,17 @@ def greedy_traceback(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs, rewar
 
 
 @numba.njit(cache=True, nogil=True)
-def dp_traceback(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs, gap_open, gap_extend,
+def dp_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, gap_open, gap_extend,
                  x_dropoff):
-    """``-task blastn``'s final alignment of one HSP (steps 1-3, ``ALIGN_EX``). Returns (found,
-    score, q_start, q_end, s_start, s_end, q_gs, s_gs, ops, nums)."""
+    """``-task blastn``'s final alignment of one HSP (steps 1-3, ``ALIGN_EX``), arguments as
+    :func:`greedy_traceback`. ``ALIGN_EX`` reads (and never uses) the letter after the last DP
+    cell, which may be ``s[s_len]``: a subject array with one sentinel after it keeps that read
+    inside the array. Returns (found, score, q_start, q_end, s_start, s_end, q_gs, s_gs, ops, nums)."""
     found, qs, ss = final_start(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs)
     if not found:
         return (False, 0, 0, 0, 0, 0, 0, 0, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64))
     ext = np.zeros(4, dtype=np.int32)
-    score, cols = gapped_traceback(matrix, q, s, 0, s.shape[0], qs, ss, gap_open, gap_extend,
+    score, cols = gapped_traceback(matrix, q, s, 0, s_len, qs, ss, gap_open, gap_extend,
                                    x_dropoff, ext)
     ops, nums = script_runs(cols)
     return True, score, ext[0], ext[1], ext[2], ext[3], qs, ss, ops, nums
@@ -392,10 +394,10 @@ def script_columns(ops, nums) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def reevaluate_gapped(matrix, q, s, q_off, s_off, ops, nums, reward, penalty, gap_open,
+def reevaluate_gapped(matrix, q, s, s_len, q_off, s_off, ops, nums, reward, penalty, gap_open,
                       gap_extend, cutoff):
     """``Blast_HSPReevaluateWithAmbiguitiesGapped`` of the HSP starting at (q_off, s_off) with
-    script ``ops/nums`` (``q`` the context, ``s`` the restored subject, whole). Scores columns
+    script ``ops/nums`` (``q`` the context, ``s`` the restored subject of ``s_len`` bases, whole). Scores columns
     with the BLASTNA matrix (0/0 gap costs: a gap letter costs ``(reward - 2 penalty) / 2``, all
     doubled for odd rewards), keeps the best part (a part is closed when the running sum goes
     negative; once a part reached ``cutoff`` it is not replaced), then extends it over exact
@@ -491,7 +493,7 @@ def reevaluate_gapped(matrix, q, s, q_off, s_off, ops, nums, reward, penalty, ga
         qp = bq1
         sp = bs1
         ext = 0
-        while qp < q.shape[0] and sp < s.shape[0] and q[qp] < 4:
+        while qp < q.shape[0] and sp < s_len and q[qp] < 4:
             same = q[qp] == s[sp]
             qp += 1
             sp += 1
