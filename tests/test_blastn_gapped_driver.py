@@ -78,11 +78,23 @@ def pack(codes: np.ndarray) -> np.ndarray:
     return ((c[:, 0] << 6) | (c[:, 1] << 4) | (c[:, 2] << 2) | c[:, 3]).astype(np.uint8)
 
 
+_INDEX = {}
+
+
+def _word_index(s2, word):
+    """Subject word -> offsets, built once per subject and word size."""
+    key = (s2.tobytes(), word)
+    if key not in _INDEX:
+        index = {}
+        for i in range(len(s2) - word + 1):
+            index.setdefault(s2[i:i + word].tobytes(), []).append(i)
+        _INDEX[key] = index
+    return _INDEX[key]
+
+
 def word_hits(q, s2, word):
     """Every (q_off, s_off) where ``word`` letters match exactly (query letters unambiguous)."""
-    index = {}
-    for i in range(len(s2) - word + 1):
-        index.setdefault(s2[i:i + word].tobytes(), []).append(i)
+    index = _word_index(s2, word)
     hits = []
     for i in range(len(q) - word + 1):
         w = q[i:i + word]

@@ -8,13 +8,13 @@ from clalign.blast import nucl_traceback as tb
 from clalign.data.nucleotide import blastna_matrix
 from test_blastn_gapped_driver import golden_mismatches, pack, plain_python
 
-READS = [f"r{i}" for i in range(1, 221)]
+READS = [f"r{i}" for i in range(1, 237)]   # r221-r236: on the 120,000-base contig
 
 
-@pytest.mark.parametrize("run,reads", [("megablast", READS[:80] + READS[160:]),
-                                       ("mb_2_3_0_0", READS[80:110] + READS[190:200]),
-                                       ("mb_1_2_2_2", READS[110:140] + READS[200:210]),
-                                       ("mb_2_3_5_2", READS[140:160] + READS[210:])])
+@pytest.mark.parametrize("run,reads", [("megablast", READS[:80] + READS[160:190] + READS[220:228]),
+                                       ("mb_2_3_0_0", READS[80:110] + READS[190:200] + READS[228:232]),
+                                       ("mb_1_2_2_2", READS[110:140] + READS[200:210] + READS[232:234]),
+                                       ("mb_2_3_5_2", READS[140:160] + READS[210:220] + READS[234:])])
 def test_golden_megablast(run, reads):
     """outfmt 6 qstart qend sstart send gaps mismatch score btop identical to blastn."""
     bad, n = golden_mismatches(run, reads)

@@ -167,3 +167,23 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
         q_end = q_length
         s_end = s_length
     return score_left + score_right, q_start, q_end, s_start, s_end, q_off, s_off
+
+
+@numba.njit(cache=True, nogil=True)
+def dp_prelim_all(matrix, q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, gap_open,
+                  gap_extend, x_dropoff):
+    """:func:`dp_prelim` of many ungapped HSPs of one subject in one compiled call. ``q``: the
+    concatenated query batch; ``rows`` int64 (n, 5): context, q_off (context-relative), s_off,
+    ungapped subject end, ungapped score. Returns int64 (n, 7) as :func:`dp_prelim`; containment
+    is the caller's, as for :func:`~clalign.blast.nucl_greedy.greedy_prelim_all`."""
+    n = rows.shape[0]
+    out = np.zeros((n, 7), dtype=np.int64)
+    for k in range(n):
+        c = rows[k, 0]
+        q0 = ctx_offsets[c]
+        qc = q[q0:q0 + ctx_lengths[c]]
+        r = dp_prelim(matrix, qc, ctx_lengths[c], s_packed, s_len, rows[k, 1], rows[k, 2], rows[k, 3],
+                      rows[k, 4], gap_open, gap_extend, x_dropoff)
+        for j in range(7):
+            out[k, j] = r[j]
+    return out

@@ -581,3 +581,24 @@ def greedy_prelim(q, q_len, s_packed, s_len, u_q_start, u_s_start, u_length, rew
     r = greedy_gapped(q, q_len, s_packed, q_len - q_len, s_len, u_q_start + u_length // 2, u_s_start + u_length // 2,
                       yes, not yes, reward, penalty, gap_open, gap_extend, xdrop)
     return r[0], r[1], r[2], r[3], r[4], r[5], r[6]
+
+
+@numba.njit(cache=True, nogil=True)
+def greedy_prelim_all(q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, reward, penalty,
+                      gap_open, gap_extend, xdrop):
+    """:func:`greedy_prelim` of many ungapped HSPs of one subject in one compiled call (threads
+    run it without the GIL). ``q``: the concatenated query batch; ``rows`` int64 (n, 4):
+    context, ungapped query start (context-relative), subject start, length. Every row is
+    extended: which ones BLAST+ skips as contained in an earlier HSP is decided afterwards (an
+    extension does not depend on the others). Returns int64 (n, 7) as :func:`greedy_prelim`."""
+    n = rows.shape[0]
+    out = np.zeros((n, 7), dtype=np.int64)
+    for k in range(n):
+        c = rows[k, 0]
+        q0 = ctx_offsets[c]
+        qc = q[q0:q0 + ctx_lengths[c]]
+        r = greedy_prelim(qc, ctx_lengths[c], s_packed, s_len, rows[k, 1], rows[k, 2], rows[k, 3],
+                          reward, penalty, gap_open, gap_extend, xdrop)
+        for j in range(7):
+            out[k, j] = r[j]
+    return out

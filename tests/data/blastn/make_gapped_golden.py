@@ -72,6 +72,15 @@ def main(out="."):
         if rng.random() < 0.5:
             r = r.translate(COMP)[::-1]
         reads.append(r)
+    long_ctg = contig(rng, 120000)             # >= 90,000 bases: BLAST+ cuts the traceback window
+    for k in range(16):
+        n = rng.randint(300, 1000)
+        p = rng.randrange(20000, len(long_ctg) - n)
+        r = mutate(rng, long_ctg[p:p + n], rng.choice([0.01, 0.03]), rng.choice([0.005, 0.01]), 0.0)
+        if rng.random() < 0.5:
+            r = r.translate(COMP)[::-1]
+        reads.append(r)
+    contigs.append(long_ctg)
     with open(f"{out}/gapped_subject.fa", "w") as f:
         for i, c in enumerate(contigs):
             f.write(f">ctg{i + 1}\n{c}\n")
