@@ -165,3 +165,22 @@ def test_reevaluate_matches_rescoring():
             sc, qe, se = _affine_score(m, q, s, r1[2], r1[4], r1[6], r1[7], 0, 5)
             assert (qe, se) == (r1[3], r1[5])
             assert sc == r1[1]
+
+
+def test_prelim_batch():
+    """dp_prelim_all on a query batch = dp_prelim per row on each context."""
+    m = blastna_matrix(2, -3)
+    rng = np.random.default_rng(4)
+    s = rng.integers(0, 4, 2000).astype(np.uint8)
+    sp = pack(s)
+    c0, c1 = s[200:800].copy(), s[1000:1300].copy()
+    c0[::29] = (c0[::29] + 1) % 4
+    qcat = np.concatenate([c0, [15], c1]).astype(np.uint8)
+    offsets = np.array([0, 601], dtype=np.int64)
+    lengths = np.array([600, 300], dtype=np.int64)
+    rows = np.array([[0, 40, 240, 270, 40], [1, 7, 1007, 1040, 60], [0, 400, 600, 650, 80]], dtype=np.int64)
+    out = ng.dp_prelim_all(m, qcat, offsets, lengths, sp, len(s), rows, 5, 2, 33)
+    for k, (c, qo, so, se, sc) in enumerate(rows):
+        qc = (c0, c1)[c]
+        one = ng.dp_prelim(m, qc, len(qc), sp, len(s), qo, so, se, sc, 5, 2, 33)
+        assert [int(x) for x in one] == list(out[k])

@@ -81,32 +81,43 @@ def pack(codes: np.ndarray) -> np.ndarray:
 _INDEX = {}
 
 
-def _word_index(s2, word):
-    """Subject word -> offsets, built once per subject and word size."""
-    key = (s2.tobytes(), word)
-    if key not in _INDEX:
-        index = {}
-        for i in range(len(s2) - word + 1):
-            index.setdefault(s2[i:i + word].tobytes(), []).append(i)
-        _INDEX[key] = index
-    return _INDEX[key]
+def _words(x, word):
+    """(2-bit word code, has an ambiguous letter) of every word of ``x``."""
+    n = len(x) - word + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    x = np.asarray(x, dtype=np.int64)
+    code = np.zeros(n, dtype=np.int64)
+    for k in range(word):
+        code = (code << 2) | (x[k:k + n] & 3)
+    amb = np.concatenate(([0], np.cumsum(x >= 4)))
+    return code, amb[word:] - amb[:n] > 0
 
 
 def word_hits(q, s2, word):
-    """Every (q_off, s_off) where ``word`` letters match exactly (query letters unambiguous)."""
-    index = _word_index(s2, word)
-    hits = []
-    for i in range(len(q) - word + 1):
-        w = q[i:i + word]
-        if w.max() < 4:
-            for j in index.get(w.tobytes(), ()):
-                hits.append((i, j))
-    return hits
+    """Every (q_off, s_off) where ``word`` letters match exactly (query letters unambiguous),
+    ordered by diagonal then subject offset."""
+    key = (s2.tobytes(), word)
+    if key not in _INDEX:
+        code, _ = _words(s2, word)
+        order = np.argsort(code, kind="stable")
+        _INDEX[key] = (code[order], order)
+    scode, sorder = _INDEX[key]
+    qcode, qamb = _words(q, word)
+    lo = np.searchsorted(scode, qcode, side="left")
+    hi = np.searchsorted(scode, qcode, side="right")
+    hi[qamb] = lo[qamb]
+    count = hi - lo
+    qi = np.repeat(np.arange(len(qcode)), count)
+    first = np.repeat(lo - (np.cumsum(count) - count), count)
+    si = sorder[first + np.arange(int(count.sum()))]
+    order = np.lexsort((si, si - qi))
+    return list(zip(qi[order].tolist(), si[order].tolist()))
 
 
 def align_one(task: Task, q, s2, s_packed, s_full, cutoff=20):
     """Final HSPs ``(score, q_start, q_end, s_start, s_end, ops, nums)`` of one query context."""
-    hits = sorted(word_hits(q, s2, task.word), key=lambda h: (h[1] - h[0], h[1]))
+    hits = word_hits(q, s2, task.word)
     init, last_end = [], {}
     for qo, so in hits:
         diag = so - qo

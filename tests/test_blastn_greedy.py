@@ -144,3 +144,23 @@ def test_reduce_gaps_keeps_box():
             assert (qn, sn) == (r[2] - r[1], r[4] - r[3])
             assert all(n > 0 for n in nums[:size])
             assert all(ops[i] != ops[i + 1] for i in range(size - 1))
+
+
+def test_prelim_batch():
+    """greedy_prelim_all on a two-query batch = greedy_prelim per row on each context."""
+    rng = np.random.default_rng(2)
+    s = rng.integers(0, 4, 3000).astype(np.uint8)
+    sp = pack(s)
+    ctx = [s[100:700].copy(), s[1500:2400][::-1].copy(), s[2000:2300].copy()]
+    ctx[0][::37] = (ctx[0][::37] + 1) % 4
+    offsets = np.array([0, 601, 1502], dtype=np.int64)
+    lengths = np.array([600, 900, 300], dtype=np.int64)
+    qcat = np.full(1802, 15, dtype=np.uint8)
+    for o, c in zip(offsets, ctx):
+        qcat[o:o + len(c)] = c
+    rows = np.array([[0, 10, 110, 30], [0, 300, 400, 28], [2, 0, 2000, 300], [1, 5, 1800, 40]], dtype=np.int64)
+    out = g.greedy_prelim_all(qcat, offsets, lengths, sp, len(s), rows, 1, -2, 0, 0, 13)
+    for k, (c, qs, ss, n) in enumerate(rows):
+        one = g.greedy_prelim(ctx[c], len(ctx[c]), sp, len(s), qs, ss, n, 1, -2, 0, 0, 13)
+        assert [int(x) for x in one] == list(out[k])
+    assert out[2, 0] == 300 and list(out[2, 1:5]) == [0, 300, 2000, 2300]

@@ -153,14 +153,15 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
         q_length -= COMPRESSION_RATIO
         s_length -= COMPRESSION_RATIO
     ab = np.zeros(2, dtype=np.int64)
-    score_left = align_packed(matrix, q, q_length, q_length, s_packed, s_length, s_length, True,
+    rev = q_len >= 0   # run-time flags: numba compiles a variant per literal argument
+    score_left = align_packed(matrix, q, q_length, q_length, s_packed, s_length, s_length, rev,
                               gap_open, gap_extend, x, ab)
     q_start = q_length - ab[1]
     s_start = s_length - ab[0]
     score_right = 0
     if q_length < q_len and s_length < s_len:
         score_right = align_packed(matrix, q, q_length, q_len - q_length, s_packed, s_length,
-                                   s_len - s_length, False, gap_open, gap_extend, x, ab)
+                                   s_len - s_length, not rev, gap_open, gap_extend, x, ab)
         q_end = q_length + ab[1]
         s_end = s_length + ab[0]
     else:
