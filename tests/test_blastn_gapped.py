@@ -35,7 +35,7 @@ def test_align_packed(costs):
     """s_BlastAlignPackedNucl = BLASTP's Blast_SemiGappedAlign on the unpacked subject (rows and
     cells swapped: the BLASTNA matrix is symmetric), both directions; reference = compiled."""
     reward, penalty, go, ge = costs
-    m = blastna_matrix(reward, penalty)
+    m = blastna_matrix(reward, penalty).astype(np.int32)
     rng = np.random.default_rng(reward * 10 - penalty)
     for k in range(8):
         n = int(rng.integers(30, 200))
@@ -86,7 +86,7 @@ def _affine_score(m, q, s, q0, s0, ops, nums, go, ge):
 def test_prelim_and_traceback():
     """dp_prelim and dp_traceback: compiled = reference; the traceback script spans its box and
     scores its score with the BLASTNA matrix (ambiguity codes on both sides)."""
-    m = blastna_matrix(2, -3)
+    m = blastna_matrix(2, -3).astype(np.int32)
     rng = np.random.default_rng(3)
     for k in range(10):
         n = int(rng.integers(60, 300))
@@ -146,7 +146,7 @@ def test_start_for_gapped_nucl():
 def test_reevaluate_matches_rescoring():
     """reevaluate_gapped: compiled = reference; the kept script re-scores to the kept score
     (matrix columns, affine gaps) and spans the kept box."""
-    m = blastna_matrix(1, -2)
+    m = blastna_matrix(1, -2).astype(np.int32)
     rng = np.random.default_rng(8)
     for k in range(12):
         n = 200
@@ -169,7 +169,7 @@ def test_reevaluate_matches_rescoring():
 
 def test_prelim_batch():
     """dp_prelim_all on a query batch = dp_prelim per row on each context."""
-    m = blastna_matrix(2, -3)
+    m = blastna_matrix(2, -3).astype(np.int32)
     rng = np.random.default_rng(4)
     s = rng.integers(0, 4, 2000).astype(np.uint8)
     sp = pack(s)

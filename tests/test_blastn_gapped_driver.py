@@ -55,7 +55,7 @@ class Task:
         lam = nucl_gapped_params(reward, penalty, gap_open, gap_extend).karlin.lam
         self.x_prelim, self.x_final = nucl_gapped.x_dropoffs(25 if self.greedy else 30, 100, lam)
         self.x_ungapped = math.ceil(20 * LN2 / _uniform_lambda(reward, penalty))
-        self.matrix = blastna_matrix(reward, penalty)
+        self.matrix = blastna_matrix(reward, penalty).astype(np.int32)
 
 
 def _uniform_lambda(reward, penalty):

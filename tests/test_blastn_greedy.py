@@ -118,7 +118,7 @@ def test_reference_and_script(costs):
 
 def test_runs_at_ends():
     """Exact runs to either end of either sequence stop the extension there (early exit)."""
-    m = blastna_matrix(1, -2)
+    m = blastna_matrix(1, -2).astype(np.int32)
     s = np.array([0, 1, 2, 3] * 30, dtype=np.uint8)
     q = s[10:70].copy()
     r = g.greedy_gapped(q, len(q), s, 0, len(s), 20, 30, False, True, 1, -2, 0, 0, 20)

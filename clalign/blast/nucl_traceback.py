@@ -17,7 +17,8 @@ Per HSP of the preliminary stage (offsets relative to its query context and subj
    only knew mismatches), trimmed to its best part and re-extended over exact matches.
 
 Sequences are BLASTNA codes (query context; subject with its ambiguity codes restored, e.g.
-``NCBI4NA_TO_BLASTNA[db.ncbi4na(i)]``). Edit scripts are run-length ``(ops, nums)`` with the
+``NCBI4NA_TO_BLASTNA[db.ncbi4na(i)]``), uint8; the matrix is ``blastna_matrix(...)`` as int32
+(the type BLASTP's DP is compiled for, so ``ALIGN_EX`` is not compiled twice). Edit scripts are run-length ``(ops, nums)`` with the
 codes of :mod:`clalign.blast.traceback` (SUB 3, INS 6 = query letter against a gap, DEL 0);
 :func:`script_columns` gives one op per column as :class:`clalign.blast.hsp.HSP` stores them.
 Compiled with numba (``nogil``); ``.py_func`` is the plain-Python reference.
@@ -364,7 +365,7 @@ def dp_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, ga
     if not found:
         return (False, 0, 0, 0, 0, 0, 0, 0, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64))
     ext = np.zeros(4, dtype=np.int32)
-    score, cols = gapped_traceback(matrix, q, s, 0, s_len, qs, ss, gap_open, gap_extend,
+    score, cols = gapped_traceback(matrix, q, s, s_len - s_len, s_len, qs, ss, gap_open, gap_extend,
                                    x_dropoff, ext)
     ops, nums = script_runs(cols)
     return True, score, ext[0], ext[1], ext[2], ext[3], qs, ss, ops, nums
