@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from clalign.blast import nucl_gapped, nucl_greedy, nucl_traceback
+from clalign.blast import nucl_gapped, nucl_greedy, nucl_greedy_core, nucl_traceback, nucl_traceback_reduce
 from clalign.blast.nucl_ungapped import ungapped_exact
 from clalign.data.nucleotide import BLASTNA_LETTERS, blastna_matrix
 from clalign.stats.nucl import nucl_gapped_params
@@ -260,7 +260,8 @@ class plain_python:
         from clalign.blast import gapped, traceback
 
         self.saved = []
-        for mod in (nucl_greedy, nucl_gapped, nucl_traceback, gapped, traceback):
+        for mod in (nucl_greedy_core, nucl_greedy, nucl_gapped, nucl_traceback_reduce, nucl_traceback, gapped,
+                    traceback):
             for name, obj in list(vars(mod).items()):
                 if hasattr(obj, "py_func"):
                     self.saved.append((mod, name, obj))
