@@ -184,3 +184,27 @@ def test_prelim_batch():
         qc = (c0, c1)[c]
         one = ng.dp_prelim(m, qc, len(qc), sp, len(s), qo, so, se, sc, 5, 2, 33)
         assert [int(x) for x in one] == list(out[k])
+
+
+def test_offsets_for_gapped():
+    """A preliminary start of (0, 0) takes BlastGetOffsetsForGappedAlignment: the end of the
+    best 11-column window, else the end window if it scores above 0, else the HSP is dropped."""
+    m = blastna_matrix(1, -2).astype(np.int32)
+    q = np.array([0, 1, 2, 3] * 10, dtype=np.uint8)
+    s = q.copy()
+    s[:30] = (s[:30] + 1) % 4                         # only the last 10 columns match
+    f = tb.offsets_for_gapped
+    assert f(m, q, q, 0, 40, 0, 40) == f.py_func(m, q, q, 0, 40, 0, 40) == (True, 10, 10)
+    assert f(m, q, s, 0, 40, 0, 40) == (True, 39, 39)  # best window ends at the last column
+    short = f(m, q, s, 0, 9, 0, 9)
+    assert short == (True, 4, 4)                       # up to 11 columns: the middle
+    s2 = (q + 1) % 4
+    s2[-11:] = q[-11:]
+    s2[-6] = (q[-6] + 1) % 4                           # best window scores 10 - 2 = 8 > 0
+    assert f(m, q, s2, 0, 40, 0, 40)[0]
+    bad = (q + 1) % 4
+    assert f(m, q, bad, 0, 40, 0, 40)[0] is False
+    r = tb.final_start(m, q, bad, 0, 40, 0, 40, 0, 0)
+    assert r[0] is False
+    r = tb.dp_traceback(m, q, np.append(bad, np.uint8(15)), 40, 0, 40, 0, 40, 0, 0, 5, 2, 50)
+    assert r[0] is False
