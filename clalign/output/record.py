@@ -135,8 +135,10 @@ def _ev_key(e: float) -> float:
 def hsp_order_key(a: Alignment):
     """BLAST+'s order of the HSPs of one subject (``s_EvalueCompareHSPs`` then
     ``ScoreCompareHSPs``): E-value, score descending, subject start, subject end descending,
-    query start, query end descending."""
-    return (_ev_key(a.evalue), -a.score, a.sstart, -a.send, a.qstart, -a.qend)
+    query start, query end descending. Subject ranges are compared low end first, so a
+    minus-strand nucleotide HSP (``sstart > send``) sorts by the range BLAST+ holds internally."""
+    lo, hi = (a.sstart, a.send) if a.sstart <= a.send else (a.send, a.sstart)
+    return (_ev_key(a.evalue), -a.score, lo, -hi, a.qstart, -a.qend)
 
 
 def order_hits(alignments):

@@ -1,0 +1,135 @@
+"""``blastn`` as a library call: nucleotide queries (FASTA) against a nucleotide database, results
+as BLAST+ 2.12 ``blastn`` reports them.
+
+The database is a FASTA file, a ``clalign makedb -dbtype nucl`` folder or a ``makeblastdb``
+nucleotide database (:func:`clalign.data.nucleotide.open_nucleotide`); its 2-bit bytes (with
+makeblastdb's random bases at ambiguous positions) are scanned and extended in the preliminary
+stage, the restored ambiguity codes are used at traceback, as in BLAST+. All queries form one
+batch (contexts plus and minus strand), searched subject by subject; per query the best
+``prelim_hitlist_size`` subjects go to traceback, the best ``-max_target_seqs`` are reported.
+
+Output records follow BLAST+'s tabular conventions: query coordinates on the plus strand;
+a minus-strand HSP has ``sstart > send``, its ``qseq`` is the query's plus strand and ``sseq``
+the reverse complement of the subject.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
+from ..output import Alignment, QueryHits, write_tabular
+from .hsp import hitlist_key
+from .nucl_hsp import DEL, INS, evalue_order
+from .nucl_search import prelim_subject, traceback_subject
+from .nucl_setup import BlastnOptions, read_queries, setup_search
+from .nucl_words import DiagState
+
+LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
+COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
+
+
+def _prelim_hitlist_size(n: int) -> int:
+    return min(max(2 * n, 10), n + 50)
+
+
+def _aligned(q, s, h):
+    """(query codes, subject codes) of the alignment columns, 15 for a gap."""
+    qa, sa = [], []
+    qi, si = h.q_start, h.s_start
+    for op, num in h.ops:
+        if op == DEL:
+            qa.append(np.full(num, 15, dtype=np.uint8))
+            sa.append(np.asarray(s[si:si + num], dtype=np.uint8))
+            si += num
+        elif op == INS:
+            qa.append(np.asarray(q[qi:qi + num], dtype=np.uint8))
+            sa.append(np.full(num, 15, dtype=np.uint8))
+            qi += num
+        else:
+            qa.append(np.asarray(q[qi:qi + num], dtype=np.uint8))
+            sa.append(np.asarray(s[si:si + num], dtype=np.uint8))
+            qi += num
+            si += num
+    return np.concatenate(qa), np.concatenate(sa)
+
+
+def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_len):
+    """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation."""
+    qa, sa = _aligned(q_ctx, s_codes, h)
+    qlen = len(query.codes)
+    if minus:
+        qa, sa = COMPLEMENT[qa[::-1]], COMPLEMENT[sa[::-1]]
+        qstart = qlen - h.q_end + 1
+    else:
+        qstart = h.q_start + 1
+    qseq = LETTERS[qa].tobytes().decode()
+    sseq = LETTERS[sa].tobytes().decode()
+    a = Alignment.make(qid, sid, qlen, s_len, h.score, h.bit_score, h.evalue, qstart,
+                       h.s_start + 1, qseq, sseq, subject_index=oid, subject_title=title,
+                       query_title=query.title)
+    if minus:
+        from dataclasses import replace
+        a = replace(a, sstart=h.s_end, send=h.s_start + 1)
+    return a
+
+
+def _text(x):
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+
+def run_blastn(query_path, db, opts: BlastnOptions, progress=None):
+    """[QueryHits] of every query, in file order."""
+    queries = read_queries(query_path)
+    nt = open_nucleotide(db)
+    st = setup_search(queries, opts, nt.total_bases, len(nt))
+    b = st.batch
+    per_query = [[] for _ in queries]
+    diag = DiagState(len(b.seq))
+    for oid in range(len(nt)):
+        s_len = int(nt.lengths[oid])
+        hsps = prelim_subject(st, diag, nt.packed(oid), s_len)
+        if progress is not None:
+            progress(oid)
+        if not hsps:
+            continue
+        groups = {}
+        for h in hsps:
+            groups.setdefault(int(b.query_of[h.context]), []).append(h)
+        for qi, hs in groups.items():
+            best = min(h.evalue for h in hs)
+            per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
+    results = []
+    for qi, query in enumerate(queries):
+        lists = sorted(per_query[qi], key=lambda t: t[0])[:_prelim_hitlist_size(opts.max_target_seqs)]
+        final = []
+        for _, oid, hs in lists:
+            s_codes = NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)]
+            out = traceback_subject(st, hs, s_codes, int(nt.lengths[oid]))
+            if out:
+                best = min(h.evalue for h in out)
+                final.append((hitlist_key(best, max(h.score for h in out), oid), oid, out, s_codes))
+        final.sort(key=lambda t: t[0])
+        hits = []
+        for _, oid, out, s_codes in final[:opts.max_target_seqs]:
+            out = sorted(out, key=evalue_order)
+            if opts.max_hsps > 0:
+                out = out[:opts.max_hsps]
+            sid = _text(nt.ids[oid]) if nt.ids is not None else f"Subject_{oid + 1}"
+            desc = _text(nt.descriptions[oid]) if nt.descriptions is not None else ""
+            title = f"{sid} {desc}".strip()
+            for h in out:
+                a0 = int(b.offsets[h.context])
+                q_ctx = b.seq[a0:a0 + int(b.lengths[h.context])]
+                hits.append(alignment_record(query, query.qid, sid, oid, title, h, q_ctx,
+                                             bool(b.minus[h.context]), s_codes, int(nt.lengths[oid])))
+        results.append(QueryHits(query.qid, len(query.codes), hits, query.title))
+    return results
+
+
+def tabular_lines(results, **kw):
+    """``-outfmt 6`` rows of ``run_blastn``'s results."""
+    fh = io.StringIO()
+    write_tabular(fh, results, program="BLASTN 2.12.0+", **kw)
+    return fh.getvalue().splitlines()
