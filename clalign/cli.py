@@ -62,7 +62,7 @@ def _exit_now_if_workers(status):
 _COMMANDS = {"devices": "clalign.runtime.cli:devices", "cache": "clalign.runtime.cli:cache",
              "makedb": "clalign.data.cli:makedb",
              "sw": "clalign.sw.cli:sw", "hmmsearch": "clalign.hmm.cli:hmmsearch",
-             "blastp": "clalign.blast.cli:blastp"}
+             "blastp": "clalign.blast.cli:blastp", "blastn": "clalign.blast.nucl_cli:blastn"}
 
 
 class _Group(click.Group):

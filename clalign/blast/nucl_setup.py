@@ -61,8 +61,8 @@ class BlastnOptions:
     penalty: int = 0                   # -penalty
     gap_open: int = -1                 # -gapopen (-1: the task's)
     gap_extend: int = -1               # -gapextend
-    evalue: float = 10.0               # -evalue
-    dust: bool = True                  # -dust yes|no
+    evalue: float = None               # -evalue (None: 10, blastn-short 1000)
+    dust: bool = None                  # -dust yes|no (None: yes, blastn-short no)
     lcase_masking: bool = False        # -lcase_masking
     strand: str = "both"               # -strand
     max_target_seqs: int = 500         # -max_target_seqs
@@ -81,8 +81,10 @@ class BlastnOptions:
         if self.task not in TASKS:
             raise ParameterError(f"-task {self.task!r}: one of {', '.join(TASKS)}")
         w, r, p, go, ge, xb, greedy, sep = TASK_DEFAULTS[self.task]
-        if self.task == "blastn-short" and self.evalue == 10.0:
-            self.evalue = 1000.0
+        if self.evalue is None:
+            self.evalue = 1000.0 if self.task == "blastn-short" else 10.0
+        if self.dust is None:
+            self.dust = self.task != "blastn-short"
         self.word_size = self.word_size or w
         self.reward = self.reward or r
         self.penalty = self.penalty or p
