@@ -1,0 +1,109 @@
+"""Make the blastn end-to-end golden data (run in this folder; needs BLAST+ 2.12 on PATH).
+
+- genome.fa: bases 1..150,000 of the first record of pyrodigal's bundled
+  GCF_001457455.1_NCTC11397_genomic.fna.gz (a real bacterial genome), plus a synthetic 40 kb
+  contig (random.seed(7)) with ambiguity codes (single IUPAC codes and N runs) and
+  low-complexity stretches (homopolymers, short tandem repeats);
+- reads.fa: 36 reads of 150-1,000 bases sampled from both records, 1-5 % substitutions, a few
+  1-3 base indels, half reverse-complemented, some with IUPAC codes or N, some with a
+  low-complexity stretch DUST masks, one lower-case stretch;
+- blastn golden tables: ``blastn -task T -query reads.fa -db gdb -outfmt 6`` for T = megablast and
+  blastn, gdb made by ``makeblastdb -in genome.fa -dbtype nucl -out gdb``.
+"""
+import gzip
+import os
+import random
+import subprocess
+
+import pyrodigal
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMP = str.maketrans("ACGTRYMKWSBDHVNacgtrymkwsbdhvn", "TGCAYRKMWSVHDBNtgcayrkmwsvhdbn")
+
+
+def real_slice(n=150000):
+    path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
+                        "GCF_001457455.1_NCTC11397_genomic.fna.gz")
+    seq, started = [], False
+    for line in gzip.open(path, "rt"):
+        if line.startswith(">"):
+            if started:
+                break
+            started = True
+            continue
+        seq.append(line.strip())
+        if sum(map(len, seq)) >= n:
+            break
+    return "".join(seq)[:n].upper()
+
+
+def synthetic(rng, n=40000):
+    s = [rng.choice("ACGT") for _ in range(n)]
+    for _ in range(30):
+        s[rng.randrange(n)] = rng.choice("RYMKWSBDHVN")
+    for _ in range(4):
+        p = rng.randrange(n - 50)
+        s[p:p + rng.randint(5, 40)] = "N" * rng.randint(5, 40)
+    for unit in ("A", "CA", "GAT", "T"):
+        p = rng.randrange(n - 200)
+        rep = (unit * 200)[:rng.randint(40, 120)]
+        s[p:p + len(rep)] = rep
+    return "".join(s)[:n]
+
+
+def mutate(rng, r, rate):
+    out = []
+    for c in r:
+        x = rng.random()
+        if x < rate:
+            out.append(rng.choice("ACGT"))
+        elif x < rate + 0.002:
+            continue
+        elif x < rate + 0.004:
+            out.append(c + rng.choice("ACGT"))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def main():
+    rng = random.Random(7)
+    g1, g2 = real_slice(), synthetic(rng)
+    with open(os.path.join(HERE, "genome.fa"), "w") as fh:
+        for name, s in (("NZ_slice GCF_001457455.1 first 150 kb", g1), ("synth1 synthetic contig", g2)):
+            fh.write(f">{name}\n" + "".join(s[i:i + 80] + "\n" for i in range(0, len(s), 80)))
+    reads = []
+    for k in range(36):
+        g = g1 if k % 3 else g2
+        n = rng.randint(150, 1000)
+        p = rng.randrange(len(g) - n)
+        r = mutate(rng, g[p:p + n], rng.uniform(0.01, 0.05))
+        if k % 5 == 0:
+            q = rng.randrange(len(r) - 60)
+            r = r[:q] + (rng.choice(["A", "TG", "CAG"]) * 40)[:rng.randint(30, 60)] + r[q:]
+        if k % 7 == 0:
+            for _ in range(3):
+                q = rng.randrange(len(r))
+                r = r[:q] + rng.choice("RYKMSWN") + r[q + 1:]
+        if k % 11 == 0:
+            q = rng.randrange(len(r) - 30)
+            r = r[:q] + "N" * 6 + r[q + 6:]
+        if k == 4:
+            q = rng.randrange(len(r) - 40)
+            r = r[:q] + r[q:q + 30].lower() + r[q + 30:]
+        if k % 2:
+            r = r.translate(COMP)[::-1]
+        reads.append(r)
+    with open(os.path.join(HERE, "reads.fa"), "w") as fh:
+        for k, r in enumerate(reads):
+            fh.write(f">read{k} sampled\n{r}\n")
+    subprocess.run(["makeblastdb", "-in", "genome.fa", "-dbtype", "nucl", "-out", "/tmp/ncpu_gdb"],
+                   cwd=HERE, check=True, stdout=subprocess.DEVNULL)
+    for task in ("megablast", "blastn"):
+        with open(os.path.join(HERE, f"{task}.tsv"), "w") as fh:
+            subprocess.run(["blastn", "-task", task, "-query", "reads.fa", "-db", "/tmp/ncpu_gdb",
+                            "-outfmt", "6"], cwd=HERE, check=True, stdout=fh)
+
+
+if __name__ == "__main__":
+    main()
