@@ -1,66 +1,74 @@
-"""The gapped aligners the BLASTN stages call, behind two functions (greedy for megablast, dynamic
-programming for blastn/blastn-short; the aligners themselves are :mod:`nucl_greedy` and
-:mod:`nucl_gapped`).
+"""The gapped aligners the BLASTN stages call, behind three functions (greedy for megablast,
+dynamic programming for blastn/blastn-short; the aligners are :mod:`nucl_greedy`,
+:mod:`nucl_gapped` and :mod:`nucl_traceback`).
 
 - :func:`prelim_extend` (``BLAST_GetGappedScore``'s extension of one initial hit, score only, on
   the 2-bit subject): ``(score, q_start, q_end, s_start, s_end, q_seed, s_seed)``, query offsets
   relative to the context, ends exclusive.
-- :func:`traceback_extend` (``Blast_TracebackFromHSPList``'s realignment through the gapped start,
-  BLASTNA subject, final X-drop): ``(score, q_start, q_end, s_start, s_end, ops)`` with ``ops``
-  the edit script as ``[[op, count], ...]`` left to right.
+- :func:`traceback_extend` (``Blast_TracebackFromHSPList``'s start choice, subject window and
+  realignment with the final X-drop on the BLASTNA subject): updates the HSP (score, extents,
+  gapped start, edit script ``[[op, count], ...]``); False when no start was found.
+- :func:`reevaluate` (``Blast_HSPReevaluateWithAmbiguitiesGapped``): True = delete the HSP.
 """
 from __future__ import annotations
 
-from ..errors import ParameterError
+import numpy as np
+
+from . import nucl_gapped, nucl_greedy, nucl_traceback
 
 
-def _greedy():
-    from . import nucl_greedy
-    return nucl_greedy
+def _runs(ops, nums):
+    return [[int(o), int(n)] for o, n in zip(ops.tolist(), nums.tolist())]
 
 
-def _dp():
-    try:
-        from . import nucl_gapped
-    except ImportError:
-        raise ParameterError("-task blastn/blastn-short: the dynamic-programming gapped stage "
-                             "is not available in this build (use -task megablast)") from None
-    return nucl_gapped
-
-
-def _runs(ops, nums, n):
-    return [[int(ops[i]), int(nums[i])] for i in range(n)]
-
-
-def prelim_extend(st, context, s_packed, s_len, q_off, s_off, u_q_start, u_s_start, u_length):
-    o = st.opts
+def _context(st, c):
     b = st.batch
-    a, n = int(b.offsets[context]), int(b.lengths[context])
-    q = b.seq[a:a + n]
+    a, n = int(b.offsets[c]), int(b.lengths[c])
+    return b.seq[a:a + n]
+
+
+def prelim_extend(st, context, s_packed, s_len, q_off, s_off, u_q_start, u_s_start, u_length,
+                  u_score):
+    o = st.opts
+    q = _context(st, context)
     if o.greedy:
-        r = _greedy().greedy_prelim(q, n, s_packed, s_len, u_q_start, u_s_start, u_length,
-                                    o.reward, o.penalty, o.gap_open, o.gap_extend, st.xdrop_gap)
-        return tuple(int(x) for x in r)
-    g = _dp()
-    r = g.dp_prelim(q, n, s_packed, s_len, q_off, s_off, u_s_start + u_length, st.matrix,
-                    o.gap_open, o.gap_extend, st.xdrop_gap)
+        r = nucl_greedy.greedy_prelim(q, len(q), s_packed, s_len, u_q_start, u_s_start, u_length,
+                                      o.reward, o.penalty, o.gap_open, o.gap_extend, st.xdrop_gap)
+    else:
+        r = nucl_gapped.dp_prelim(st.matrix, q, len(q), s_packed, s_len, q_off, s_off,
+                                  u_s_start + u_length, u_score, o.gap_open, o.gap_extend,
+                                  st.xdrop_gap)
     return tuple(int(x) for x in r)
 
 
-def traceback_extend(st, q, s, s_len, q_start, s_start):
+def traceback_extend(st, h, s_codes) -> bool:
     o = st.opts
+    q = _context(st, h.context)
+    args = (st.matrix, q, s_codes, h.q_start, h.q_end, h.s_start, h.s_end, h.q_gstart, h.s_gstart)
     if o.greedy:
-        g = _greedy()
-        r = g.greedy_gapped(q, len(q), s, s_len, q_start, s_start, False, True, o.reward,
-                            o.penalty, o.gap_open, o.gap_extend, st.xdrop_final)
-        ops, nums, nop = r[7], r[8], r[9]
-        try:
-            from .nucl_traceback import reduce_gaps
-        except ImportError:
-            reduce_gaps = None
-        if reduce_gaps is not None:
-            ops, nums, nop = reduce_gaps(ops, nums, nop, q, s, r[1], r[3])
-        return int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), _runs(ops, nums, nop)
-    r = _dp().dp_traceback(q, len(q), s, s_len, q_start, s_start, st.matrix, o.gap_open,
-                           o.gap_extend, st.xdrop_final)
-    return int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), _runs(r[5], r[6], r[7])
+        r = nucl_traceback.greedy_traceback(*args, o.reward, o.penalty, o.gap_open, o.gap_extend,
+                                            st.xdrop_final)
+    else:
+        r = nucl_traceback.dp_traceback(*args, o.gap_open, o.gap_extend, st.xdrop_final)
+    if not r[0]:
+        return False
+    h.score, h.q_start, h.q_end, h.s_start, h.s_end = (int(x) for x in r[1:6])
+    h.q_gstart, h.s_gstart = int(r[6]), int(r[7])
+    h.ops = _runs(r[8], r[9])
+    return True
+
+
+def reevaluate(st, h, s_codes) -> bool:
+    o = st.opts
+    q = _context(st, h.context)
+    ops = np.array([x[0] for x in h.ops], dtype=np.int8)
+    nums = np.array([x[1] for x in h.ops], dtype=np.int64)
+    r = nucl_traceback.reevaluate_gapped(st.matrix, q, s_codes, h.q_start, h.s_start, ops, nums,
+                                         o.reward, o.penalty, o.gap_open, o.gap_extend,
+                                         int(st.cutoff_gapped[h.context]))
+    h.score = int(r[1])
+    if not r[0]:
+        return True
+    h.q_start, h.q_end, h.s_start, h.s_end = (int(x) for x in r[2:6])
+    h.ops = _runs(r[6], r[7])
+    return False

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .nucl_lookup import MEGABLAST, SMALL, STANDARD, MegablastTable, SmallTable, StandardTable
+from .nucl_lookup import MEGABLAST, SMALL, STANDARD, SmallTable, StandardTable
 
 
 @dataclass

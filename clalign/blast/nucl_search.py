@@ -23,12 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..stats.nucl import nucl_evalue_bits
-from .nucl_hsp import DEL, INS, SUB, NHSP, NuclTree, purge_common_endpoints, score_order
+from .nucl_hsp import DEL, SUB, NHSP, NuclTree, purge_common_endpoints, score_order
 from .nucl_scan import scan_subject
 from .nucl_words import EXTENDERS, word_finder
 
-MAX_SUBJECT_OFFSET = 90000
-MAX_TOTAL_GAPS = 3000
 
 
 def _gapped_module():
@@ -93,7 +91,7 @@ def prelim_subject(st, diag, s_packed, s_len: int):
         tmp = NHSP(c, us_score, uq - a, uq - a + ul, us, us + ul)
         if tree.contains_hsp(tmp):
             continue
-        r = g.prelim_extend(st, c, s_packed, s_len, q_off - a, s_off, uq - a, us, ul)
+        r = g.prelim_extend(st, c, s_packed, s_len, q_off - a, s_off, uq - a, us, ul, us_score)
         if r[0] >= st.cutoff_gapped[c]:
             h = NHSP(c, r[0], r[1], r[2], r[3], r[4], r[5], r[6])
             kept.append(h)
@@ -106,151 +104,6 @@ def prelim_subject(st, diag, s_packed, s_len: int):
         if h.evalue <= st.opts.evalue:
             out.append(h)
     return out
-
-
-def start_for_gapped_nucl(q, s, h: NHSP):
-    """``BlastGetStartForGappedAlignmentNucl``: keep the gapped start if it sits in a run of
-    more than 10 identities, else move it to the middle of the longest run (or into the first run
-    longer than 15) on its diagonal inside the HSP."""
-    def sq(a, i):
-        return int(a[i]) if 0 <= i < len(a) else -1
-
-    run = 10
-    offset = min(h.s_gstart - h.s_start, h.q_gstart - h.q_start)
-    qs, ss = h.q_gstart, h.s_gstart
-    score = -1
-    i = 0
-    while qs + i < h.q_end:
-        eq = sq(q, qs + i) == sq(s, ss + i)
-        i += 1
-        if not eq:
-            break
-        score += 1
-        if score > run:
-            return
-    i = 0
-    while qs - i >= 0:
-        eq = sq(q, qs - i) == sq(s, ss - i)
-        i += 1
-        if not eq:
-            break
-        score += 1
-        if score > run:
-            return
-    run = int(run * 1.5)
-    q0, s0 = h.q_gstart - offset, h.s_gstart - offset
-    n = min(h.s_end - s0, h.q_end - q0)
-    best, best_off, score, match, prev = 0, q0, 0, False, False
-    for k in range(n):
-        index = q0 + k
-        match = sq(q, index) == sq(s, s0 + k)
-        if match != prev:
-            prev = match
-            if match:
-                score = 1
-            elif score > best:
-                best, best_off = score, index - score // 2
-        elif match:
-            score += 1
-            if score > run:
-                h.q_gstart = index - run // 2
-                h.s_gstart = h.q_gstart + s0 - q0
-                return
-    if match and score > best:
-        best, best_off = score, (q0 + n) - score // 2
-    if best > 0:
-        h.q_gstart = best_off
-        h.s_gstart = best_off + s0 - q0
-
-
-def reevaluate_with_ambiguities(h: NHSP, q, s, cutoff: int, reward: int, penalty: int,
-                                gap_open: int, gap_extend: int, matrix) -> bool:
-    """``Blast_HSPReevaluateWithAmbiguitiesGapped``; True = delete the HSP."""
-    factor = 1
-    if gap_open == 0 and gap_extend == 0:
-        if reward % 2 == 1:
-            factor = 2
-        go, ge = 0, (reward - 2 * penalty) * factor // 2
-    else:
-        go, ge = gap_open, gap_extend
-    esp = [list(x) for x in h.ops]
-    if not esp:
-        return True
-    qi, si = h.q_start, h.s_start
-    score = total = 0
-    bq0 = bq1 = cq0 = qi
-    bs0 = bs1 = cs0 = si
-    b_start = b_end = c_start = 0
-    b_end_num = -1
-    for idx in range(len(esp)):
-        op_i = 0
-        while op_i < esp[idx][1]:
-            op, num = esp[idx]
-            if op == SUB:
-                total += factor * int(matrix[int(q[qi]) & 15, int(s[si])])
-                qi += 1
-                si += 1
-                op_i += 1
-            elif op == DEL:
-                total -= go + ge * num
-                si += num
-                op_i += num
-            else:
-                total -= go + ge * num
-                qi += num
-                op_i += num
-            if total < 0:
-                if op_i < esp[idx][1]:
-                    esp[idx][1] -= op_i
-                    c_start = idx
-                    op_i = 0
-                else:
-                    c_start = idx + 1
-                total = 0
-                cq0, cs0 = qi, si
-                if score < cutoff:
-                    bq0, bs0 = qi, si
-                    score = 0
-                    b_start = b_end = c_start
-            elif total > score:
-                score = total
-                bq0, bs0, bq1, bs1 = cq0, cs0, qi, si
-                b_start, b_end, b_end_num = c_start, idx, op_i
-    score //= factor
-    if b_start < len(esp) and b_end < len(esp):
-        qp, sp, ext = bq0, bs0, 0
-        while qp > 0 and sp > 0:
-            qp -= 1
-            sp -= 1
-            if not (int(q[qp]) == int(s[sp]) and int(q[qp]) < 4):
-                break
-            ext += 1
-        bq0 -= ext
-        bs0 -= ext
-        esp[b_start][1] += ext
-        if b_end == b_start:
-            b_end_num += ext
-        score += ext * reward
-        qp, sp, ext = bq1, bs1, 0
-        while qp < len(q) and sp < len(s) and int(q[qp]) < 4 and int(q[qp]) == int(s[sp]):
-            qp += 1
-            sp += 1
-            ext += 1
-        bq1 += ext
-        bs1 += ext
-        esp[b_end][1] += ext
-        b_end_num += ext
-        score += ext * reward
-    h.score = score
-    if score < cutoff:
-        return True
-    h.q_start, h.q_end = bq0, bq0 + (bq1 - bq0)
-    h.s_start, h.s_end = bs0, bs0 + (bs1 - bs0)
-    if b_end != len(esp) - 1 or b_start > 0:
-        esp = esp[b_start:b_end + 1]
-    esp[-1][1] = b_end_num
-    h.ops = esp
-    return False
 
 
 def identities(h: NHSP, q, s):
@@ -269,6 +122,12 @@ def identities(h: NHSP, q, s):
     return ident, length
 
 
+def _query(st, h):
+    b = st.batch
+    a = int(b.offsets[h.context])
+    return b.seq[a:a + int(b.lengths[h.context])]
+
+
 def _fails_identity(h, q, s, perc):
     ident, length = identities(h, q, s)
     h.num_ident, h.align_length = ident, length
@@ -285,22 +144,9 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
     for h in hsps:
         if tree.contains_hsp(h):
             continue
-        a, n = int(b.offsets[h.context]), int(b.lengths[h.context])
-        q = b.seq[a:a + n]
-        start_for_gapped_nucl(q, s_codes, h)
-        s_start, s_length, shift = h.s_gstart, s_len, 0
-        if s_len >= MAX_SUBJECT_OFFSET:
-            left = h.q_gstart + MAX_TOTAL_GAPS
-            right = n - h.q_gstart + MAX_TOTAL_GAPS
-            if s_start > left:
-                shift, s_start = s_start - left, left
-            s_length = min(s_len, h.s_gstart + right) - shift
-        r = g.traceback_extend(st, q, s_codes[shift:shift + s_length], s_length, h.q_gstart, s_start)
-        h.score, h.q_start, h.q_end = r[0], r[1], r[2]
-        h.s_start, h.s_end = r[3] + shift, r[4] + shift
-        h.ops = r[5]
-        h.s_gstart = s_start + shift
-        if not o.greedy and _fails_identity(h, q, s_codes, o.perc_identity):
+        if not g.traceback_extend(st, h, s_codes):
+            continue
+        if not o.greedy and _fails_identity(h, _query(st, h), s_codes, o.perc_identity):
             continue
         kept.append(h)
         tree.add_hsp(h)
@@ -308,13 +154,8 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
     extra = 0 if o.greedy else count
     for i in range(extra, len(arr)):
         h = arr[i]
-        if h is None:
-            continue
-        a, n = int(b.offsets[h.context]), int(b.lengths[h.context])
-        q = b.seq[a:a + n]
-        if (reevaluate_with_ambiguities(h, q, s_codes, int(st.cutoff_gapped[h.context]), o.reward,
-                                        o.penalty, o.gap_open, o.gap_extend, st.matrix)
-                or _fails_identity(h, q, s_codes, o.perc_identity)):
+        if h is not None and (g.reevaluate(st, h, s_codes)
+                              or _fails_identity(h, _query(st, h), s_codes, o.perc_identity)):
             arr[i] = None
     arr = [h for h in arr if h is not None]
     arr, _ = purge_common_endpoints(arr, purge=True)
