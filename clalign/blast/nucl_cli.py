@@ -33,13 +33,13 @@ def _yes_no(name, value):
 @click.option("--force", is_flag=True, help="Overwrite an existing -out file.")
 @click.option("-task", "task", default="megablast", show_default=True,
               help="megablast, blastn or blastn-short (dc-megablast: not implemented).")
-@click.option("-evalue", "evalue", type=float, default=None, help="E-value threshold (default 10; blastn-short 1000).")
+@click.option("-evalue", "evalue", type=float, default=10.0, show_default=True, help="E-value threshold.")
 @click.option("-word_size", "word_size", type=click.IntRange(min=4), default=None, help="Word size (default: the task's).")
 @click.option("-reward", "reward", type=click.IntRange(min=1), default=None, help="Match reward (default: the task's).")
 @click.option("-penalty", "penalty", type=click.IntRange(max=-1), default=None, help="Mismatch penalty (default: the task's).")
 @click.option("-gapopen", "gapopen", type=click.IntRange(min=0), default=None, help="Gap opening cost.")
 @click.option("-gapextend", "gapextend", type=click.IntRange(min=0), default=None, help="Gap extension cost.")
-@click.option("-dust", "dust", default=None, help="DUST the query: yes or no (default yes; blastn-short no).")
+@click.option("-dust", "dust", default="yes", show_default=True, help="DUST the query (level 20, window 64, linker 1): yes or no.")
 @click.option("-lcase_masking", "lcase_masking", is_flag=True, help="Mask lower-case query letters at the lookup.")
 @click.option("-strand", "strand", type=click.Choice(["both", "plus", "minus"]), default="both",
               show_default=True, help="Query strands to search.")
@@ -66,7 +66,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
     kind, columns = parse_outfmt(outfmt, extra=())
     if not os.path.isfile(query):
         raise InputError("no such query file", query)
-    dust_on = None if dust is None else _yes_no("-dust", dust)
+    dust_on = _yes_no("-dust", dust)
     opts = BlastnOptions(task=task, word_size=word_size or 0, reward=reward or 0, penalty=penalty or 0,
                          gap_open=-1 if gapopen is None else gapopen,
                          gap_extend=-1 if gapextend is None else gapextend,

@@ -100,7 +100,7 @@ def prelim_subject(st, diag, s_packed, s_len: int):
     kept.sort(key=score_order)
     out = []
     for h in kept:
-        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped, st.searchsp[h.context])
+        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped[h.context], st.searchsp[h.context])
         if h.evalue <= st.opts.evalue:
             out.append(h)
     return out
@@ -169,7 +169,7 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
         final.append(h)
     out = []
     for h in final:
-        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped, st.searchsp[h.context])
+        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped[h.context], st.searchsp[h.context])
         if h.evalue <= o.evalue:
             out.append(h)
     return out

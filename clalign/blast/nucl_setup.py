@@ -11,7 +11,9 @@ blastn     11    2     -3      5      2      30 (DP)       100       50
 blastn-short 7   1     -3      5      2      30 (DP)       100       50
 ======== ==== ====== ======= ======= ====== ========= ============ ======
 
-plus ungapped X-drop 20 bits, gap trigger 27 bits, DUST on (blastn-short: off, E-value 1000).
+plus ungapped X-drop 20 bits, gap trigger 27 bits, DUST on, E-value 10 for every task (the
+``blastn`` application's own defaults win over the blastn-short task's E-value 1000 and filter
+clearing: checked against blastn 2.12).
 Per context (``BlastInitialWordParametersNew`` / ``BlastHitSavingParametersUpdate``):
 ungapped block from the context's base composition against uniform bases; gapped block from
 the reward/penalty tables (:mod:`clalign.stats.nucl`); gapped cutoff = score of E = ``-evalue``
@@ -61,8 +63,8 @@ class BlastnOptions:
     penalty: int = 0                   # -penalty
     gap_open: int = -1                 # -gapopen (-1: the task's)
     gap_extend: int = -1               # -gapextend
-    evalue: float = None               # -evalue (None: 10, blastn-short 1000)
-    dust: bool = None                  # -dust yes|no (None: yes, blastn-short no)
+    evalue: float = 10.0               # -evalue
+    dust: bool = True                  # -dust yes|no
     lcase_masking: bool = False        # -lcase_masking
     strand: str = "both"               # -strand
     max_target_seqs: int = 500         # -max_target_seqs
@@ -81,10 +83,6 @@ class BlastnOptions:
         if self.task not in TASKS:
             raise ParameterError(f"-task {self.task!r}: one of {', '.join(TASKS)}")
         w, r, p, go, ge, xb, greedy, sep = TASK_DEFAULTS[self.task]
-        if self.evalue is None:
-            self.evalue = 1000.0 if self.task == "blastn-short" else 10.0
-        if self.dust is None:
-            self.dust = self.task != "blastn-short"
         self.word_size = self.word_size or w
         self.reward = self.reward or r
         self.penalty = self.penalty or p
@@ -152,15 +150,18 @@ def read_queries(path):
     return queries
 
 
-def ungapped_block(codes, reward, penalty):
-    """The context's ungapped Karlin block: its A/C/G/T frequencies (ambiguous bases not
-    counted) against uniform bases, with the 4 x 4 reward/penalty matrix."""
-    m = np.full((4, 4), penalty, dtype=np.int64)
-    np.fill_diagonal(m, reward)
-    c = np.bincount(codes[codes < 4], minlength=4)[:4].astype(np.float64)
-    if c.sum() == 0:
+def ungapped_block(codes, matrix):
+    """A context's ungapped Karlin block as ``Blast_ScoreBlkKbpUngappedCalc``: the context's
+    letter frequencies (every BLASTNA code but N counted) against BLAST's uniform A/C/G/T,
+    scored with the BLASTNA matrix (sentinel row and column left out). None when BLAST+ finds
+    no valid block (e.g. a context of N only)."""
+    comp = np.bincount(np.asarray(codes, dtype=np.int64), minlength=16)[:15].astype(np.float64)
+    comp[14] = 0.0
+    if comp.sum() == 0:
         return None
-    return ungapped_params(m, c / c.sum(), np.full(4, 0.25))
+    p_std = np.zeros(15)
+    p_std[:4] = 0.25
+    return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
 
 
 @dataclass
@@ -173,7 +174,7 @@ class Setup:
     extender: str
     matrix: np.ndarray
     score_table: np.ndarray
-    gapped: object                   # NuclGappedParams
+    gapped: list                     # NuclGappedParams per context (None: invalid context)
     ctx_valid: np.ndarray
     searchsp: np.ndarray             # per context
     cutoff_gapped: np.ndarray
@@ -202,32 +203,34 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     flat = flat_lookup(batch, table, opts.word_size) if table is not None else None
     ext = choose_extend(flat.kind if flat else kind, table.width if table else width,
                         opts.word_size, table.scan_step if table else 1)
-    gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend,
-                            ungapped_block(np.concatenate([q.codes for q in queries]),
-                                           opts.reward, opts.penalty))
+    matrix = blastna_matrix(opts.reward, opts.penalty)
     nctx = len(batch.offsets)
     dbl = opts.dbsize or db_length
     valid = np.zeros(nctx, dtype=bool)
+    gps = [None] * nctx
     ssp = np.zeros(nctx, dtype=np.float64)
-    cg = np.zeros(nctx, dtype=np.int64)
-    cu = np.zeros(nctx, dtype=np.int64)
+    cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
+    cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     xu = np.zeros(nctx, dtype=np.int64)
     for c in range(nctx):
         a, n = int(batch.offsets[c]), int(batch.lengths[c])
-        ku = ungapped_block(batch.seq[a:a + n], opts.reward, opts.penalty)
+        ku = ungapped_block(batch.seq[a:a + n], matrix)
         if ku is None:
-            cg[c] = cu[c] = 2 ** 31 - 1
             continue
         valid[c] = True
+        gps[c] = gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open,
+                                         opts.gap_extend, ku)
         ssp[c] = opts.searchsp or nucl_search_space(gp, n, dbl, db_num_seqs)[1]
         cg[c] = max(1, karlin_cutoff(opts.evalue, gp.karlin, ssp[c]))
         trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
         cu[c] = min(trigger, cg[c])
         xu[c] = int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
-    lam = gp.karlin.lam
+    if not valid.any():
+        raise InputError("no query context with valid Karlin-Altschul parameters", None)
+    lam = min(g.karlin.lam for g in gps if g is not None)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
-    return Setup(opts, queries, batch, table, flat, ext, blastna_matrix(opts.reward, opts.penalty),
-                 nucl_score_table(opts.reward, opts.penalty), gp, valid, ssp, cg, cu, xu,
+    return Setup(opts, queries, batch, table, flat, ext, matrix,
+                 nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
                  (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
                  strand_offsets(batch.offsets, batch.minus))
