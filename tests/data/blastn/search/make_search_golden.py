@@ -7,8 +7,11 @@
 - reads.fa: 36 reads of 150-1,000 bases sampled from both records, 1-5 % substitutions, a few
   1-3 base indels, half reverse-complemented, some with IUPAC codes or N, some with a
   low-complexity stretch DUST masks, one lower-case stretch;
-- blastn golden tables: ``blastn -task T -query reads.fa -db gdb -outfmt 6`` for T = megablast and
-  blastn, gdb made by ``makeblastdb -in genome.fa -dbtype nucl -out gdb``.
+- short.fa: 12 reads of 20-45 bases from the real slice (random.seed(11)), some with one
+  substitution, odd ones reverse-complemented;
+- golden tables (gdb made by ``makeblastdb -in genome.fa -dbtype nucl -out gdb`` in a temporary
+  folder, blastn run there so outfmt 7 says ``# Database: gdb``), file: arguments after
+  ``blastn -db gdb``, see GOLDEN below.
 """
 import gzip
 import os
@@ -16,6 +19,21 @@ import random
 import subprocess
 
 import pyrodigal
+
+#: golden file -> blastn arguments (besides -db gdb)
+GOLDEN = {
+    "megablast.tsv": "-task megablast -query reads.fa -outfmt 6",
+    "blastn.tsv": "-task blastn -query reads.fa -outfmt 6",
+    "blastn-short.tsv": "-task blastn-short -query short.fa -outfmt 6",
+    "mb_plus.tsv": "-task megablast -query reads.fa -strand plus -outfmt 6",
+    "mb_minus_pid97.tsv": "-task megablast -query reads.fa -strand minus -perc_identity 97 -outfmt 6",
+    "mb_cols.tsv": ("-task megablast -query reads.fa -lcase_masking -dust no -word_size 16 -max_hsps 1 "
+                    "-outfmt '6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send "
+                    "evalue bitscore score nident gaps qlen slen qseq sseq'"),
+    "bn_1_2.tsv": ("-task blastn -query reads.fa -reward 1 -penalty -2 -gapopen 2 -gapextend 1 "
+                   "-evalue 1e-5 -max_target_seqs 1 -outfmt 6"),
+    "mb_dbsize.tsv": "-task megablast -query reads.fa -dbsize 1000000000 -outfmt 7",
+}
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMP = str.maketrans("ACGTRYMKWSBDHVNacgtrymkwsbdhvn", "TGCAYRKMWSVHDBNtgcayrkmwsvhdbn")
@@ -97,13 +115,34 @@ def main():
     with open(os.path.join(HERE, "reads.fa"), "w") as fh:
         for k, r in enumerate(reads):
             fh.write(f">read{k} sampled\n{r}\n")
-    subprocess.run(["makeblastdb", "-in", "genome.fa", "-dbtype", "nucl", "-out", "/tmp/ncpu_gdb"],
-                   cwd=HERE, check=True, stdout=subprocess.DEVNULL)
-    for task in ("megablast", "blastn"):
-        with open(os.path.join(HERE, f"{task}.tsv"), "w") as fh:
-            subprocess.run(["blastn", "-task", task, "-query", "reads.fa", "-db", "/tmp/ncpu_gdb",
-                            "-outfmt", "6"], cwd=HERE, check=True, stdout=fh)
-
+    import shlex
+    import shutil
+    import tempfile
+    short = random.Random(11)
+    g = g1
+    with open(os.path.join(HERE, "short.fa"), "w") as fh:
+        for k in range(12):
+            n = short.randint(20, 45)
+            p = short.randrange(len(g) - n)
+            r = list(g[p:p + n])
+            if k % 3 == 0:
+                r[short.randrange(n)] = short.choice("ACGT")
+            r = "".join(r)
+            if k % 2:
+                r = r.translate(COMP)[::-1]
+            fh.write(f">short{k}\n{r}\n")
+    tmp = tempfile.mkdtemp()
+    try:
+        for f in ("genome.fa", "reads.fa", "short.fa"):
+            shutil.copy(os.path.join(HERE, f), tmp)
+        subprocess.run(["makeblastdb", "-in", "genome.fa", "-dbtype", "nucl", "-out", "gdb"],
+                       cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+        for name, args in GOLDEN.items():
+            with open(os.path.join(HERE, name), "w") as fh:
+                subprocess.run(["blastn", "-db", "gdb"] + shlex.split(args), cwd=tmp, check=True,
+                               stdout=fh)
+    finally:
+        shutil.rmtree(tmp)
 
 if __name__ == "__main__":
     main()
