@@ -34,35 +34,35 @@ def _gapped_module():
     return nucl_gapped_stage
 
 
-def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
-    """Rows (q_off, s_off, q_start, s_start, length, score, context) of one subject, sorted as
-    ``Blast_InitHitListSortByScore``; ``diag``: the search's :class:`~nucl_words.DiagState`."""
-    f = st.flat
+def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced, matrix,
+              score_table, diag) -> np.ndarray:
+    """Saved ungapped hits of one subject in processing order, rows (q_off, s_off, q_start,
+    s_start, length, score, context): the scan (:func:`nucl_scan.scan_subject`, the unit a device
+    kernel replaces) in buffer-sized pieces, each handed to the compiled word finder."""
+    f = flat
     rows = np.zeros((64, 7), dtype=np.int64)
     total = 0
     if f is None or s_len < f.width:
         diag.exit_subject(s_len)
         return rows[:0]
-    cap = max(1 << 14, int(np.diff(f.cell_start).max()) if f.cell_start.size > 1 else 1)
+    cap = max(1 << 14, int(np.diff(f.cell_start).max()))
     hq = np.empty(cap, dtype=np.int64)
     hs = np.empty(cap, dtype=np.int64)
     s = np.asarray(s_packed, dtype=np.uint8)
     if s.size * 4 < s_len + 4:   # BLAST+ may read a byte past the end; give it one
         s = np.concatenate([s, np.zeros(2, dtype=np.uint8)])
-    b = st.batch
-    cq = st.compressed_query
-    ext = EXTENDERS[st.extender]
+    ext = EXTENDERS[extender]
     off = 0
     while off <= s_len - f.width:
         n, off = scan_subject(f.cell_start, f.q_offs, f.width, f.scan_step, s, s_len, off, hq, hs)
         first = 0
         while True:
             got, resume = word_finder(
-                hq, hs, first, n, ext, b.seq, cq, s, s_len, f.cell_start, f.q_offs, f.width,
-                f.word_size, b.offsets, b.lengths, st.cutoff_ungapped, st.xdrop_ungapped,
-                st.reduced_cutoff, f.word_size < 11, st.matrix, st.score_table, diag.hash,
-                diag.level, diag.length, int(diag.offset[0]), diag.backbone, diag.c_diag,
-                diag.c_level, diag.c_next, diag.occ, rows[total:])
+                hq, hs, first, n, ext, batch.seq, cq, s, s_len, f.cell_start, f.q_offs, f.width,
+                f.word_size, batch.offsets, batch.lengths, cutoff, xdrop, reduced,
+                f.word_size < 11, matrix, score_table, diag.hash, diag.level, diag.length,
+                int(diag.offset[0]), diag.backbone, diag.c_diag, diag.c_level, diag.c_next,
+                diag.occ, rows[total:])
             total += got
             if resume < 0:
                 break
@@ -72,7 +72,15 @@ def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
                 diag.grow()
             first = resume
     diag.exit_subject(s_len)
-    rows = rows[:total]
+    return rows[:total]
+
+
+def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
+    """:func:`word_hits` of one subject sorted as ``Blast_InitHitListSortByScore`` (score desc,
+    s_start, length desc, q_start); ``diag``: the search's :class:`~nucl_words.DiagState`."""
+    rows = word_hits(st.flat, st.batch, st.compressed_query, st.extender, s_packed, s_len,
+                     st.cutoff_ungapped, st.xdrop_ungapped, st.reduced_cutoff, st.matrix,
+                     st.score_table, diag)
     order = np.lexsort((-rows[:, 4], rows[:, 2], -rows[:, 4], rows[:, 3], -rows[:, 5]))
     return rows[order]
 
