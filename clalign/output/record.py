@@ -135,10 +135,12 @@ def _ev_key(e: float) -> float:
 def hsp_order_key(a: Alignment):
     """BLAST+'s order of the HSPs of one subject (``s_EvalueCompareHSPs`` then
     ``ScoreCompareHSPs``): E-value, score descending, subject start, subject end descending,
-    query start, query end descending. Subject ranges are compared low end first, so a
-    minus-strand nucleotide HSP (``sstart > send``) sorts by the range BLAST+ holds internally."""
-    lo, hi = (a.sstart, a.send) if a.sstart <= a.send else (a.send, a.sstart)
-    return (_ev_key(a.evalue), -a.score, lo, -hi, a.qstart, -a.qend)
+    query start, query end descending. Offsets are compared as BLAST+ holds them: a
+    minus-strand nucleotide HSP (``sstart > send``) by its subject range low end first and by
+    its offsets on the reverse-complemented query (``qlen - qend``, ``qlen - qstart + 1``)."""
+    if a.sstart <= a.send:
+        return (_ev_key(a.evalue), -a.score, a.sstart, -a.send, a.qstart, -a.qend)
+    return (_ev_key(a.evalue), -a.score, a.send, -a.sstart, a.qlen - a.qend, -(a.qlen - a.qstart + 1))
 
 
 def order_hits(alignments):
