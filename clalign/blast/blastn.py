@@ -100,32 +100,49 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None):
         for qi, hs in groups.items():
             best = min(h.evalue for h in hs)
             per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
-    results = []
-    for qi, query in enumerate(queries):
+    # traceback subject by subject (each subject's codes restored once), then per query
+    jobs = {}
+    for qi in range(len(queries)):
         lists = sorted(per_query[qi], key=lambda t: t[0])[:_prelim_hitlist_size(opts.max_target_seqs)]
-        final = []
         for _, oid, hs in lists:
-            s_codes = NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)]
-            out = traceback_subject(st, hs, s_codes, int(nt.lengths[oid]))
+            jobs.setdefault(oid, []).append((qi, hs))
+    final = [[] for _ in queries]
+    records = {}
+    for oid in sorted(jobs):
+        s_codes = NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)]
+        s_len = int(nt.lengths[oid])
+        for qi, hs in jobs[oid]:
+            out = traceback_subject(st, hs, s_codes, s_len)
             if out:
                 best = min(h.evalue for h in out)
-                final.append((hitlist_key(best, max(h.score for h in out), oid), oid, out, s_codes))
-        final.sort(key=lambda t: t[0])
+                final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
+                records[qi, oid] = _records(st, queries[qi], nt, oid, out, s_codes)
+    results = []
+    for qi, query in enumerate(queries):
+        final[qi].sort(key=lambda t: t[0])
         hits = []
-        for _, oid, out, s_codes in final[:opts.max_target_seqs]:
-            out = sorted(out, key=evalue_order)
+        for _, oid, out in final[qi][:opts.max_target_seqs]:
+            recs = records[qi, oid]
             if opts.max_hsps > 0:
-                out = out[:opts.max_hsps]
-            sid = _text(nt.ids[oid]) if nt.ids is not None else f"Subject_{oid + 1}"
-            desc = _text(nt.descriptions[oid]) if nt.descriptions is not None else ""
-            title = f"{sid} {desc}".strip()
-            for h in out:
-                a0 = int(b.offsets[h.context])
-                q_ctx = b.seq[a0:a0 + int(b.lengths[h.context])]
-                hits.append(alignment_record(query, query.qid, sid, oid, title, h, q_ctx,
-                                             bool(b.minus[h.context]), s_codes, int(nt.lengths[oid])))
+                recs = recs[:opts.max_hsps]
+            hits += recs
         results.append(QueryHits(query.qid, len(query.codes), hits, query.title))
     return results
+
+
+def _records(st, query, nt, oid, hsps, s_codes):
+    """Alignment records of one (query, subject) pair's final HSPs, best first."""
+    b = st.batch
+    sid = _text(nt.ids[oid]) if nt.ids is not None else f"Subject_{oid + 1}"
+    desc = _text(nt.descriptions[oid]) if nt.descriptions is not None else ""
+    title = f"{sid} {desc}".strip()
+    out = []
+    for h in sorted(hsps, key=evalue_order):
+        a0 = int(b.offsets[h.context])
+        q_ctx = b.seq[a0:a0 + int(b.lengths[h.context])]
+        out.append(alignment_record(query, query.qid, sid, oid, title, h, q_ctx,
+                                    bool(b.minus[h.context]), s_codes, int(nt.lengths[oid])))
+    return out
 
 
 def tabular_lines(results, **kw):

@@ -31,6 +31,7 @@ class FlatLookup:
     scan_step: int
     cell_start: np.ndarray   # int64 (4^width + 1,)
     q_offs: np.ndarray       # int32
+    max_cell: int = 0        # largest number of offsets of one code
 
 
 @nb.njit(cache=True, nogil=True)
@@ -65,19 +66,31 @@ def _indexed_words_nb(seq, seg_left, seg_right, width, word_size):
 
 
 def flat_lookup(batch, table, word_size: int) -> FlatLookup:
-    """The table BLAST+ built for ``batch`` (:func:`nucl_lookup.build_lookup`) as a FlatLookup."""
+    """The table BLAST+ built for ``batch`` (a :mod:`nucl_lookup` table object) as a FlatLookup."""
     kind = (SMALL if isinstance(table, SmallTable) else STANDARD if isinstance(table, StandardTable)
             else MEGABLAST)
+    return build_flat(batch, kind, table.width, word_size)
+
+
+def build_flat(batch, kind: str, width: int, word_size: int) -> FlatLookup:
+    """The FlatLookup of table kind ``kind`` and ``width`` for ``batch``, straight from the
+    indexed words (no intermediate table); a small table whose overflow would need 32768
+    cells or more becomes a standard table, as in ``BlastChooseNaLookupTable``."""
     seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     codes, offs = _indexed_words_nb(np.asarray(batch.seq, dtype=np.uint8), seg[:, 0].copy(),
-                                    seg[:, 1].copy(), table.width, word_size)
-    order = np.argsort(codes, kind="stable")
+                                    seg[:, 1].copy(), width, word_size)
+    cells = 1 << (2 * width)
+    counts = np.bincount(codes, minlength=cells)
+    if kind == SMALL and 2 + int((counts[counts > 1] + 1).sum()) >= 32768:
+        kind = STANDARD
     if kind == MEGABLAST:   # latest offset first within a code
         order = np.lexsort((-np.arange(codes.size), codes))
-    cells = 1 << (2 * table.width)
+    else:
+        order = np.argsort(codes, kind="stable")
     start = np.zeros(cells + 1, dtype=np.int64)
-    np.cumsum(np.bincount(codes, minlength=cells), out=start[1:])
-    return FlatLookup(kind, table.width, word_size, table.scan_step, start, offs[order].astype(np.int32))
+    np.cumsum(counts, out=start[1:])
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start,
+                      offs[order].astype(np.int32), int(counts.max()) if counts.size else 0)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -45,7 +45,7 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
     if f is None or s_len < f.width:
         diag.exit_subject(s_len)
         return rows[:0]
-    cap = max(1 << 14, int(np.diff(f.cell_start).max()))
+    cap = max(1 << 14, f.max_cell)
     hq = np.empty(cap, dtype=np.int64)
     hs = np.empty(cap, dtype=np.int64)
     s = np.asarray(s_packed, dtype=np.uint8)

@@ -34,8 +34,8 @@ from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import ungapped_params
 from ..stats.nucl import nucl_gapped_params, nucl_search_space
 from .nucl_dust import query_mask_intervals
-from .nucl_lookup import QueryBatch, build_lookup, choose_na_lookup
-from .nucl_scan import flat_lookup
+from .nucl_lookup import QueryBatch, choose_na_lookup
+from .nucl_scan import build_flat
 
 LN2 = math.log(2.0)
 TASKS = ("megablast", "blastn", "blastn-short")
@@ -169,8 +169,7 @@ class Setup:
     opts: BlastnOptions
     queries: list
     batch: QueryBatch
-    table: object
-    flat: object
+    flat: object                     # FlatLookup (None: every context masked whole)
     extender: str
     matrix: np.ndarray
     score_table: np.ndarray
@@ -198,11 +197,9 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
              for q in queries]
     batch = QueryBatch.build([q.codes for q in queries], masks, strand=opts.strand)
     entries, max_off = batch.estimate_entries()
-    table = build_lookup(batch, opts.word_size) if batch.segments else None
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
-    flat = flat_lookup(batch, table, opts.word_size) if table is not None else None
-    ext = choose_extend(flat.kind if flat else kind, table.width if table else width,
-                        opts.word_size, table.scan_step if table else 1)
+    flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
+    ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
     matrix = blastna_matrix(opts.reward, opts.penalty)
     nctx = len(batch.offsets)
     dbl = opts.dbsize or db_length
@@ -230,7 +227,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     lam = min(g.karlin.lam for g in gps if g is not None)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
-    return Setup(opts, queries, batch, table, flat, ext, matrix,
+    return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
                  (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
                  strand_offsets(batch.offsets, batch.minus))
