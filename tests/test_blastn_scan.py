@@ -124,3 +124,12 @@ def test_word_finder_equals_reference(kind, width, word, hashed):
         assert [tuple(r) for r in got.tolist()] == want
         total += len(want)
     assert total > 3
+
+
+def test_subject_chunks_as_blast():
+    from clalign.blast.nucl_search import subject_chunks
+
+    assert subject_chunks(1000) == [(0, 1000)]
+    assert subject_chunks(5000000) == [(0, 5000000)]
+    assert subject_chunks(5000001) == [(0, 5000000), (4999900, 101)]
+    assert subject_chunks(12000000) == [(0, 5000000), (4999900, 5000000), (9999800, 2000200)]

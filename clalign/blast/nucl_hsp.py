@@ -192,3 +192,60 @@ def purge_common_endpoints(hsps, purge: bool):
         arr = [h for h in arr if h is not None]
         return arr, len(arr)
     return arr, count
+
+
+OVERLAP_DIAG_CLOSE = 10
+
+
+def _merge_two(h1: NHSP, h2: NHSP) -> bool:
+    """``s_BlastMergeTwoHSPs`` (gapped search): h1 grows to cover h2 when h2's start or end lies
+    in h1's box; the score becomes the better one or the pair's score density over the union."""
+    def inside(q, s):
+        return h1.q_start <= q <= h1.q_end and h1.s_start <= s <= h1.s_end
+
+    if not (inside(h2.q_start, h2.s_start) or inside(h2.q_end, h2.s_end)):
+        return False
+    density = (h1.score + h2.score) * 1.0 / ((h1.q_end - h1.q_start) + (h2.q_end - h2.q_start))
+    h1.q_start, h1.s_start = min(h1.q_start, h2.q_start), min(h1.s_start, h2.s_start)
+    h1.q_end, h1.s_end = max(h1.q_end, h2.q_end), max(h1.s_end, h2.s_end)
+    if h2.score > h1.score:
+        h1.q_gstart, h1.s_gstart, h1.score = h2.q_gstart, h2.s_gstart, h2.score
+    h1.score = max(int(density * (h1.q_end - h1.q_start)), h1.score)
+    return True
+
+
+def _to_front(arr, pred):
+    """BLAST+'s in-place swap of the elements satisfying ``pred`` to the front; returns their count."""
+    n = 0
+    for i in range(len(arr)):
+        if pred(arr[i]):
+            arr[n], arr[i] = arr[i], arr[n]
+            n += 1
+    return n
+
+
+def merge_subject_chunks(combined, new, split: int, overlap: int):
+    """``Blast_HSPListsMerge`` for consecutive chunks of one subject (offsets already shifted to
+    the whole subject): HSPs of the new chunk that start within ``overlap`` of ``split`` and
+    continue an HSP of the earlier chunks (end/start diagonals closer than 10, same context)
+    are merged into it; the rest are appended and the list is sorted by score."""
+    if not new:
+        return combined
+    if combined is None:
+        return new
+    combined, new = list(combined), list(new)
+    n1 = _to_front(combined, lambda h: h.s_end > split)
+    n2 = _to_front(new, lambda h: h.s_start < split + overlap)
+    if n1 and n2:
+        for i in range(n1):
+            h1 = combined[i]
+            for j in range(n2):
+                h2 = new[j]
+                if h2 is None or h1.context != h2.context:
+                    continue
+                if abs((h1.q_end - h1.s_end) - (h2.q_start - h2.s_start)) < OVERLAP_DIAG_CLOSE:
+                    if _merge_two(h1, h2):
+                        new[j] = None
+    out = combined + [h for h in new if h is not None]
+    out.sort(key=score_order)
+    return out

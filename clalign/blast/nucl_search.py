@@ -23,9 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..stats.nucl import nucl_evalue_bits
-from .nucl_hsp import DEL, SUB, NHSP, NuclTree, purge_common_endpoints, score_order
+from .nucl_hsp import (DEL, SUB, NHSP, NuclTree, merge_subject_chunks, purge_common_endpoints,
+                       score_order)
 from .nucl_scan import scan_subject
 from .nucl_words import EXTENDERS, word_finder
+
+MAX_DBSEQ_LEN = 5000000          # subjects are searched in chunks of this many bases
+DBSEQ_CHUNK_OVERLAP = 100
 
 
 
@@ -85,8 +89,8 @@ def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
     return rows[order]
 
 
-def prelim_subject(st, diag, s_packed, s_len: int):
-    """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch."""
+def _prelim_chunk(st, diag, s_packed, s_len: int):
+    """Preliminary gapped HSPs of one subject (chunk), purged and in score order."""
     rows = initial_hits(st, diag, s_packed, s_len)
     if not len(rows):
         return []
@@ -106,8 +110,39 @@ def prelim_subject(st, diag, s_packed, s_len: int):
             tree.add_hsp(h)
     kept, _ = purge_common_endpoints(kept, purge=True)
     kept.sort(key=score_order)
+    return kept
+
+
+def subject_chunks(s_len: int):
+    """``s_GetNextSubjectChunk`` without subject masks: (offset, length) of the pieces BLAST+
+    searches a subject in (5,000,000 bases, each next one starting 100 bases before the end
+    of the previous; offsets stay multiples of 4)."""
+    out, nxt = [], 0
+    while nxt < s_len:
+        off = nxt - nxt % 4
+        if off + MAX_DBSEQ_LEN < s_len:
+            out.append((off, MAX_DBSEQ_LEN))
+            nxt = off + MAX_DBSEQ_LEN - DBSEQ_CHUNK_OVERLAP
+        else:
+            out.append((off, s_len - off))
+            nxt = s_len
+    return out
+
+
+def prelim_subject(st, diag, s_packed, s_len: int):
+    """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
+    subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
+    merged as ``Blast_HSPListsMerge`` does."""
+    combined = None
+    for off, n in subject_chunks(s_len):
+        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n)
+        for h in hsps:
+            h.s_start += off
+            h.s_end += off
+            h.s_gstart += off
+        combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
     out = []
-    for h in kept:
+    for h in combined or []:
         h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped[h.context], st.searchsp[h.context])
         if h.evalue <= st.opts.evalue:
             out.append(h)
