@@ -82,3 +82,16 @@ def test_bad_query_letter_names_file_and_line(tmp_path):
     (tmp_path / "q.fa").write_text(">a\nACGT\n>b\nACGJT\n")
     r = _cli(["-query", "q.fa"], tmp_path, GENOME)
     assert r.exit_code != 0 and "q.fa:4" in r.output and r.output.count("\n") == 1
+
+
+def test_invalid_query_warns_and_others_still_search(tmp_path):
+    """An all-N query gets BLAST+'s warning and no hits; the other queries are searched."""
+    reads = open(os.path.join(HERE, "reads.fa")).read().split(">")[1:3]
+    q = tmp_path / "q.fa"
+    q.write_text(">allN\n" + "N" * 40 + "\n>" + ">".join(reads))
+    warned = []
+    res = run_blastn(str(q), GENOME, BlastnOptions(), warn=lambda qid, m: warned.append(qid))
+    assert warned == ["allN"] and res[0].hits == []
+    ids = {r.split()[0] for r in reads}
+    assert [l for l in tabular_lines(res[1:])] == [l for l in _golden("megablast.tsv")
+                                                  if l.split("\t")[0] in ids]

@@ -15,6 +15,7 @@ the reverse complement of the subject.
 from __future__ import annotations
 
 import io
+import sys
 
 import numpy as np
 
@@ -79,15 +80,24 @@ def _text(x):
     return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
 
 
-def run_blastn(query_path, db, opts: BlastnOptions, progress=None):
-    """[QueryHits] of every query, in file order."""
+def _warn_stderr(qid, message):
+    print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
+
+
+def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr):
+    """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
+    queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them)."""
     queries = read_queries(query_path)
     nt = open_nucleotide(db)
     st = setup_search(queries, opts, nt.total_bases, len(nt))
     b = st.batch
+    for qi, q in enumerate(queries):
+        if not st.ctx_valid[b.query_of == qi].all():
+            warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
+                        "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
     per_query = [[] for _ in queries]
     diag = DiagState(len(b.seq))
-    for oid in range(len(nt)):
+    for oid in range(len(nt) if st.ctx_valid.any() else 0):
         s_len = int(nt.lengths[oid])
         hsps = prelim_subject(st, diag, nt.packed(oid), s_len)
         if progress is not None:

@@ -77,6 +77,6 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
     results = run_blastn(query, db, opts)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
-                          database=os.path.basename(os.path.normpath(db)))
+                          database=db)
     with atomic_output(out, force=force) as fh:
         fh.write("".join(line + "\n" for line in lines))

@@ -222,9 +222,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
         trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
         cu[c] = min(trigger, cg[c])
         xu[c] = int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
-    if not valid.any():
-        raise InputError("no query context with valid Karlin-Altschul parameters", None)
-    lam = min(g.karlin.lam for g in gps if g is not None)
+    lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
