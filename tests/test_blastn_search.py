@@ -95,3 +95,10 @@ def test_invalid_query_warns_and_others_still_search(tmp_path):
     ids = {r.split()[0] for r in reads}
     assert [l for l in tabular_lines(res[1:])] == [l for l in _golden("megablast.tsv")
                                                   if l.split("\t")[0] in ids]
+
+
+def test_clalign_makedb_database_gives_the_fasta_output(tmp_path):
+    r = CliRunner().invoke(main, ["makedb", GENOME, str(tmp_path / "cdb"), "-dbtype", "nucl", "-q"])
+    assert r.exit_code == 0, r.output
+    res = run_blastn(os.path.join(HERE, "reads.fa"), str(tmp_path / "cdb"), BlastnOptions())
+    assert tabular_lines(res) == _golden("megablast.tsv")
