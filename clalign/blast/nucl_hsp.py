@@ -5,9 +5,8 @@
   edit script as BLAST+'s run-length ``(op, count)`` lists (ops: SUB 3, DEL 0 = subject letter
   against a gap, INS 6 = query letter against a gap).
 - :class:`NuclTree`: the interval tree of :mod:`clalign.blast.itree` with BLAST+'s nucleotide
-  details: tree positions are ``strand offset + query offset`` (``s_GetQueryStrandOffset``: a
-  context's offset, walking back over earlier contexts of the same strand sign, so with
-  ``-strand plus`` every context maps to offset 0), HSPs of different strand offsets never
+  details: tree positions are ``strand offset + query offset`` (``s_GetQueryStrandOffset``:
+  the context's own offset, see :func:`strand_offsets`), HSPs of different contexts never
   contain or replace each other, and containment additionally needs the two HSPs' start or end
   diagonals closer than ``min_diag_separation`` when that is set (``MB_HSP_CLOSE``).
 - :func:`purge_common_endpoints`: ``Blast_HSPListPurgeHSPsWithCommonEndpoints`` including the
@@ -53,14 +52,10 @@ class _Boxed:
 
 
 def strand_offsets(ctx_off, minus):
-    """``s_GetQueryStrandOffset`` of every context (frames +1/-1 by strand)."""
-    out = []
-    for c in range(len(ctx_off)):
-        k = c
-        while k and bool(minus[k]) == bool(minus[k - 1]):
-            k -= 1
-        out.append(int(ctx_off[k]))
-    return out
+    """``s_GetQueryStrandOffset`` of every context. BLAST+ keeps two contexts per blastn query
+    (frames +1, -1; the strand not searched has length 0), so walking back over contexts of the
+    same frame sign never moves: each context is its own strand, with its own offset."""
+    return [int(x) for x in ctx_off]
 
 
 class NuclTree(IntervalTree):

@@ -33,6 +33,7 @@ GOLDEN = {
     "bn_1_2.tsv": ("-task blastn -query reads.fa -reward 1 -penalty -2 -gapopen 2 -gapextend 1 "
                    "-evalue 1e-5 -max_target_seqs 1 -outfmt 6"),
     "mb_dbsize.tsv": "-task megablast -query reads.fa -dbsize 1000000000 -outfmt 7",
+    "bn_minus.tsv": "-task blastn -query reads.fa -strand minus -outfmt 6",
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
