@@ -249,6 +249,7 @@ def _ungapped_exact(q, s, s_len, matrix, q_off, s_off, X):
     total = 0
     q_end = q_off
     p = s_off
+    x_now = X           # right side: the drop-off never exceeds the score so far
     while p < end:
         qi = q_off + (p - s_off)
         total += matrix[_q(q, qi), _sbase(s, p)]
@@ -256,8 +257,9 @@ def _ungapped_exact(q, s, s_len, matrix, q_off, s_off, X):
         if total > 0:
             q_end = qi + 1
             score += total
+            x_now = max(-score, X)
             total = 0
-        elif total < X:
+        elif total < x_now:
             break
     return q_beg, s_start, q_end - q_beg, score
 

@@ -34,6 +34,7 @@ GOLDEN = {
                    "-evalue 1e-5 -max_target_seqs 1 -outfmt 6"),
     "mb_dbsize.tsv": "-task megablast -query reads.fa -dbsize 1000000000 -outfmt 7",
     "bn_minus.tsv": "-task blastn -query reads.fa -strand minus -outfmt 6",
+    "bn_w7.tsv": "-task blastn -query reads.fa -word_size 7 -outfmt 6",
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
