@@ -69,7 +69,7 @@ def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_le
     sseq = LETTERS[sa].tobytes().decode()
     a = Alignment.make(qid, sid, qlen, s_len, h.score, h.bit_score, h.evalue, qstart,
                        h.s_start + 1, qseq, sseq, subject_index=oid, subject_title=title,
-                       query_title=query.title)
+                       query_title=query.title, sstrand="minus" if minus else "plus")
     if minus:
         from dataclasses import replace
         a = replace(a, sstart=h.s_end, send=h.s_start + 1)

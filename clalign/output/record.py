@@ -38,6 +38,7 @@ class Alignment:
     subject_index: int = -1           # database order (BLAST's oid), for the ordering tie rule
     subject_title: str = ""           # the subject's whole definition line (stitle)
     query_title: str = ""
+    sstrand: str = "N/A"              # nucleotide searches: subject strand, 'plus' or 'minus'
 
     @classmethod
     def make(cls, query_id, subject_id, qlen, slen, score, bitscore, evalue, qstart, sstart, qseq, sseq,

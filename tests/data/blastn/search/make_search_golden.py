@@ -29,7 +29,7 @@ GOLDEN = {
     "mb_minus_pid97.tsv": "-task megablast -query reads.fa -strand minus -perc_identity 97 -outfmt 6",
     "mb_cols.tsv": ("-task megablast -query reads.fa -lcase_masking -dust no -word_size 16 -max_hsps 1 "
                     "-outfmt '6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send "
-                    "evalue bitscore score nident gaps qlen slen qseq sseq'"),
+                    "evalue bitscore score nident gaps qlen slen qseq sseq sstrand btop qcovs'"),
     "bn_1_2.tsv": ("-task blastn -query reads.fa -reward 1 -penalty -2 -gapopen 2 -gapextend 1 "
                    "-evalue 1e-5 -max_target_seqs 1 -outfmt 6"),
     "mb_dbsize.tsv": "-task megablast -query reads.fa -dbsize 1000000000 -outfmt 7",
