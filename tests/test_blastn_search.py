@@ -103,3 +103,13 @@ def test_clalign_makedb_database_gives_the_fasta_output(tmp_path):
     assert r.exit_code == 0, r.output
     res = run_blastn(os.path.join(HERE, "reads.fa"), str(tmp_path / "cdb"), BlastnOptions())
     assert tabular_lines(res) == _golden("megablast.tsv")
+
+
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_subject_longer_than_a_blast_chunk(task, tmp_path):
+    """A 5.3 Mb subject is searched in BLAST+'s two overlapping chunks; reads across the seam."""
+    from make_search_golden import long_subject
+
+    long_subject(str(tmp_path))
+    res = run_blastn(str(tmp_path / "long_reads.fa"), str(tmp_path / "long.fa"), BlastnOptions(task=task))
+    assert tabular_lines(res) == _golden(f"long_{task}.tsv")

@@ -11,7 +11,9 @@
   substitution, odd ones reverse-complemented;
 - golden tables (gdb made by ``makeblastdb -in genome.fa -dbtype nucl -out gdb`` in a temporary
   folder, blastn run there so outfmt 7 says ``# Database: gdb``), file: arguments after
-  ``blastn -db gdb``, see GOLDEN below.
+  ``blastn -db gdb``, see GOLDEN below;
+- long_megablast.tsv, long_blastn.tsv: ``blastn -task T -query long_reads.fa -subject long.fa
+  -outfmt 6`` on the data of :func:`long_subject` (made again by the test, not stored).
 """
 import gzip
 import os
@@ -69,6 +71,28 @@ def synthetic(rng, n=40000):
         rep = (unit * 200)[:rng.randint(40, 120)]
         s[p:p + len(rep)] = rep
     return "".join(s)[:n]
+
+
+def long_subject(folder):
+    """A 5,300,000-base random subject (numpy PCG64 seed 3; BLAST+ searches it in two chunks
+    meeting at 4,999,900-5,000,000) and 12 reads of 200-800 bases around the chunk boundary
+    (random.seed(2), 2 % substitutions, odd ones reverse-complemented) in ``folder``."""
+    import numpy as np
+
+    n = 5_300_000
+    g = np.frombuffer(b"ACGT", dtype=np.uint8)[np.random.default_rng(3).integers(0, 4, n)].tobytes().decode()
+    with open(os.path.join(folder, "long.fa"), "w") as fh:
+        fh.write(">long1 synthetic\n" + "".join(g[i:i + 80] + "\n" for i in range(0, n, 80)))
+    r = random.Random(2)
+    with open(os.path.join(folder, "long_reads.fa"), "w") as fh:
+        for k, c in enumerate([4999700, 4999850, 4999900, 4999950, 4999990, 5000000, 5000050,
+                               5000100, 4999600, 100000, 5200000, 4999980]):
+            m = r.randint(200, 800)
+            a = c - m // 2
+            q = "".join(r.choice("ACGT") if r.random() < 0.02 else x for x in g[a:a + m])
+            if k % 2:
+                q = q.translate(COMP)[::-1]
+            fh.write(f">b{k}\n{q}\n")
 
 
 def mutate(rng, r, rate):
@@ -143,6 +167,11 @@ def main():
             with open(os.path.join(HERE, name), "w") as fh:
                 subprocess.run(["blastn", "-db", "gdb"] + shlex.split(args), cwd=tmp, check=True,
                                stdout=fh)
+        long_subject(tmp)
+        for task in ("megablast", "blastn"):
+            with open(os.path.join(HERE, f"long_{task}.tsv"), "w") as fh:
+                subprocess.run(["blastn", "-task", task, "-query", "long_reads.fa", "-subject",
+                                "long.fa", "-outfmt", "6"], cwd=tmp, check=True, stdout=fh)
     finally:
         shutil.rmtree(tmp)
 
