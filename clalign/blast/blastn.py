@@ -119,7 +119,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     final = [[] for _ in queries]
     records = {}
     for oid in sorted(jobs):
-        s_codes = NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)]
+        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))  # + sentinel
         s_len = int(nt.lengths[oid])
         for qi, hs in jobs[oid]:
             out = traceback_subject(st, hs, s_codes, s_len)

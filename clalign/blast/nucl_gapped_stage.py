@@ -6,7 +6,8 @@ dynamic programming for blastn/blastn-short; the aligners are :mod:`nucl_greedy`
   the 2-bit subject): ``(score, q_start, q_end, s_start, s_end, q_seed, s_seed)``, query offsets
   relative to the context, ends exclusive.
 - :func:`traceback_extend` (``Blast_TracebackFromHSPList``'s start choice, subject window and
-  realignment with the final X-drop on the BLASTNA subject): updates the HSP (score, extents,
+  realignment with the final X-drop on the BLASTNA subject, ``s_len`` bases followed by one
+  sentinel as BLAST+'s buffers have it): updates the HSP (score, extents,
   gapped start, edit script ``[[op, count], ...]``); False when no start was found.
 - :func:`reevaluate` (``Blast_HSPReevaluateWithAmbiguitiesGapped``): True = delete the HSP.
 """
@@ -41,10 +42,11 @@ def prelim_extend(st, context, s_packed, s_len, q_off, s_off, u_q_start, u_s_sta
     return tuple(int(x) for x in r)
 
 
-def traceback_extend(st, h, s_codes) -> bool:
+def traceback_extend(st, h, s_codes, s_len) -> bool:
     o = st.opts
     q = _context(st, h.context)
-    args = (st.matrix, q, s_codes, h.q_start, h.q_end, h.s_start, h.s_end, h.q_gstart, h.s_gstart)
+    args = (st.matrix, q, s_codes, s_len, h.q_start, h.q_end, h.s_start, h.s_end, h.q_gstart,
+            h.s_gstart)
     if o.greedy:
         r = nucl_traceback.greedy_traceback(*args, o.reward, o.penalty, o.gap_open, o.gap_extend,
                                             st.xdrop_final)
@@ -58,12 +60,12 @@ def traceback_extend(st, h, s_codes) -> bool:
     return True
 
 
-def reevaluate(st, h, s_codes) -> bool:
+def reevaluate(st, h, s_codes, s_len) -> bool:
     o = st.opts
     q = _context(st, h.context)
     ops = np.array([x[0] for x in h.ops], dtype=np.int8)
     nums = np.array([x[1] for x in h.ops], dtype=np.int64)
-    r = nucl_traceback.reevaluate_gapped(st.matrix, q, s_codes, h.q_start, h.s_start, ops, nums,
+    r = nucl_traceback.reevaluate_gapped(st.matrix, q, s_codes, s_len, h.q_start, h.s_start, ops, nums,
                                          o.reward, o.penalty, o.gap_open, o.gap_extend,
                                          int(st.cutoff_gapped[h.context]))
     h.score = int(r[1])

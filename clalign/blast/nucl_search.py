@@ -178,7 +178,8 @@ def _fails_identity(h, q, s, perc):
 
 
 def traceback_subject(st, hsps, s_codes, s_len: int):
-    """Final HSPs of one (query, subject) pair from its preliminary ones (score order)."""
+    """Final HSPs of one (query, subject) pair from its preliminary ones (score order);
+    ``s_codes``: the subject's BLASTNA codes (``s_len`` of them, then a sentinel 15)."""
     g = _gapped_module()
     o = st.opts
     b = st.batch
@@ -187,7 +188,7 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
     for h in hsps:
         if tree.contains_hsp(h):
             continue
-        if not g.traceback_extend(st, h, s_codes):
+        if not g.traceback_extend(st, h, s_codes, s_len):
             continue
         if not o.greedy and _fails_identity(h, _query(st, h), s_codes, o.perc_identity):
             continue
@@ -197,7 +198,7 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
     extra = 0 if o.greedy else count
     for i in range(extra, len(arr)):
         h = arr[i]
-        if h is not None and (g.reevaluate(st, h, s_codes)
+        if h is not None and (g.reevaluate(st, h, s_codes, s_len)
                               or _fails_identity(h, _query(st, h), s_codes, o.perc_identity)):
             arr[i] = None
     arr = [h for h in arr if h is not None]
