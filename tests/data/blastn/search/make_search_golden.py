@@ -20,8 +20,6 @@ import os
 import random
 import subprocess
 
-import pyrodigal
-
 #: golden file -> blastn arguments (besides -db gdb)
 GOLDEN = {
     "megablast.tsv": "-task megablast -query reads.fa -outfmt 6",
@@ -44,6 +42,8 @@ COMP = str.maketrans("ACGTRYMKWSBDHVNacgtrymkwsbdhvn", "TGCAYRKMWSVHDBNtgcayrkmw
 
 
 def real_slice(n=150000):
+    import pyrodigal
+
     path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
                         "GCF_001457455.1_NCTC11397_genomic.fna.gz")
     seq, started = [], False
