@@ -109,6 +109,7 @@ def main():
 
     print(f"genome {glen:,} bases; {args.reads} reads, {args.genes} genes; {args.rounds} rounds; "
           f"blastn -num_threads {args.threads}")
+    phases = {}
     print("| task | queries | blastn s | clalign s (process) | ratio | clalign s (in-process) | identical |")
     print("|---|---|---|---|---|---|---|")
     for task, q in cases:
@@ -116,9 +117,18 @@ def main():
         cl = statistics.median(times[task, q]["clalign"])
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task))
         t = time.perf_counter()
-        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task))
+        phases[task, q] = {}
+        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
+                   times=phases[task, q])
         warm = time.perf_counter() - t
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {cl / bl:.1f}x slower | {warm:.2f} | {same[task, q]} |")
+    names = ("setup", "words", "prelim", "traceback", "records")
+    print("\nIn-process phases (seconds): setup = queries, DUST, lookup table, statistics; words = scan, "
+          "mini-extension, diagonals, ungapped; prelim = preliminary gapped stage; traceback; records = output records")
+    print("| task | queries | " + " | ".join(names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for task, q in cases:
+        print(f"| {task} | {q} | " + " | ".join(f"{phases[task, q].get(n, 0.0):.2f}" for n in names) + " |")
 
 
 if __name__ == "__main__":

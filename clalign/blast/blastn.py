@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 
 import numpy as np
 
@@ -84,12 +85,21 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr):
+def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
-    queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them)."""
+    queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
+    ``times``: a dict that collects seconds per phase (setup: queries, masks, lookup table,
+    statistics; words: scan, mini-extension, diagonals, ungapped; prelim: the rest of the
+    preliminary stage; traceback; records: output records)."""
+    clock = time.perf_counter
+    t0 = clock()
     queries = read_queries(query_path)
     nt = open_nucleotide(db)
     st = setup_search(queries, opts, nt.total_bases, len(nt))
+    times = {} if times is None else times
+    times["setup"] = times.get("setup", 0.0) + clock() - t0
+    t0 = clock()
+    words0 = times.get("words", 0.0)
     b = st.batch
     for qi, q in enumerate(queries):
         if not st.ctx_valid[b.query_of == qi].all():
@@ -99,7 +109,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     diag = DiagState(len(b.seq))
     for oid in range(len(nt) if st.ctx_valid.any() else 0):
         s_len = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), s_len)
+        hsps = prelim_subject(st, diag, nt.packed(oid), s_len, times)
         if progress is not None:
             progress(oid)
         if not hsps:
@@ -110,6 +120,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         for qi, hs in groups.items():
             best = min(h.evalue for h in hs)
             per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
+    times["prelim"] = times.get("prelim", 0.0) + clock() - t0 - (times.get("words", 0.0) - words0)
+    t0 = clock()
+    rec0 = times.get("records", 0.0)
     # traceback subject by subject (each subject's codes restored once), then per query
     jobs = {}
     for qi in range(len(queries)):
@@ -126,7 +139,11 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
             if out:
                 best = min(h.evalue for h in out)
                 final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
+                t1 = clock()
                 records[qi, oid] = _records(st, queries[qi], nt, oid, out, s_codes)
+                times["records"] = times.get("records", 0.0) + clock() - t1
+    times["traceback"] = (times.get("traceback", 0.0) + clock() - t0
+                          - (times.get("records", 0.0) - rec0))
     results = []
     for qi, query in enumerate(queries):
         final[qi].sort(key=lambda t: t[0])

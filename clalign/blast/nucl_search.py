@@ -20,6 +20,8 @@ order, containment, E-values and the E-value cut.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..stats.nucl import nucl_evalue_bits
@@ -89,9 +91,12 @@ def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
     return rows[order]
 
 
-def _prelim_chunk(st, diag, s_packed, s_len: int):
+def _prelim_chunk(st, diag, s_packed, s_len: int, times=None):
     """Preliminary gapped HSPs of one subject (chunk), purged and in score order."""
+    t0 = time.perf_counter()
     rows = initial_hits(st, diag, s_packed, s_len)
+    if times is not None:
+        times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
     if not len(rows):
         return []
     g = _gapped_module()
@@ -129,13 +134,13 @@ def subject_chunks(s_len: int):
     return out
 
 
-def prelim_subject(st, diag, s_packed, s_len: int):
+def prelim_subject(st, diag, s_packed, s_len: int, times=None):
     """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
     subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
     merged as ``Blast_HSPListsMerge`` does."""
     combined = None
     for off, n in subject_chunks(s_len):
-        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n)
+        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times)
         for h in hsps:
             h.s_start += off
             h.s_end += off
