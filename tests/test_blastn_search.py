@@ -48,7 +48,7 @@ def test_blastn_short_equal_blastn():
 
 
 @pytest.mark.parametrize("name", ["mb_plus.tsv", "mb_minus_pid97.tsv", "mb_cols.tsv", "bn_1_2.tsv",
-                                  "bn_minus.tsv", "bn_w7.tsv"])
+                                  "bn_minus.tsv", "bn_w7.tsv", "bn_searchsp.tsv"])
 def test_options_equal_blastn(name, tmp_path):
     for f in ("reads.fa", "short.fa"):
         shutil.copy(os.path.join(HERE, f), tmp_path)

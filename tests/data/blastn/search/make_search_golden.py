@@ -35,6 +35,7 @@ GOLDEN = {
     "mb_dbsize.tsv": "-task megablast -query reads.fa -dbsize 1000000000 -outfmt 7",
     "bn_minus.tsv": "-task blastn -query reads.fa -strand minus -outfmt 6",
     "bn_w7.tsv": "-task blastn -query reads.fa -word_size 7 -outfmt 6",
+    "bn_searchsp.tsv": "-task blastn -query reads.fa -searchsp 50000000 -outfmt 6",
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
