@@ -72,6 +72,9 @@ def test_makeblastdb_database_gives_the_fasta_output(tmp_path):
     (["-task", "dc-megablast"], "dc-megablast is not implemented"),
     (["-ungapped"], "-ungapped is not implemented"),
     (["-dust", "20 64 1"], "-dust"),
+    (["-reward", "3", "-penalty", "-2"], "not supported for substitution scores 3 and -2"),
+    (["-task", "blastn", "-gapopen", "1", "-gapextend", "9"], "values 1 and 9 are not supported"),
+    (["-outfmt", "5"], "-outfmt"),
 ])
 def test_refused_options_one_line(args, msg, tmp_path):
     shutil.copy(os.path.join(HERE, "short.fa"), tmp_path)

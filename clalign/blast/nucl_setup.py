@@ -31,7 +31,7 @@ import numpy as np
 from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
 from ..stats.evalue import karlin_cutoff
-from ..stats.karlin import ungapped_params
+from ..stats.karlin import KarlinParams, ungapped_params
 from ..stats.nucl import nucl_gapped_params, nucl_search_space
 from .nucl_dust import query_mask_intervals
 from .nucl_lookup import QueryBatch, choose_na_lookup
@@ -101,6 +101,11 @@ class BlastnOptions:
             raise ParameterError("-perc_identity must be between 0 and 100")
         if not self.evalue > 0 or math.isinf(self.evalue):
             raise ParameterError("-evalue must be a positive number")
+        try:   # BLAST+'s check of the scoring system (any ungapped block stands in here)
+            nucl_gapped_params(self.reward, self.penalty, self.gap_open, self.gap_extend,
+                               KarlinParams(1.0, 1.0, 1.0))
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
         if self.ungapped:
             raise ParameterError("-ungapped is not implemented yet for blastn (BLAST+ then links "
                                  "HSPs with sum statistics)")
