@@ -46,8 +46,9 @@ TASK_DEFAULTS = {"megablast": (28, 1, -2, 0, 0, 25.0, True, 6),
 UNGAPPED_XDROP_BITS = 20.0
 GAP_XDROP_FINAL_BITS = 100.0
 GAP_TRIGGER_BITS = 27.0
-#: Letters to BLASTNA codes (A C G T R Y M K W S B D H V N -); U reads as T.
-_LETTERS = "ACGTRYMKWSBDHVN-"
+#: Letters to BLASTNA codes (A C G T R Y M K W S B D H V N); U reads as T. A '-' in a query
+#: is refused (BLAST+ drops it with a warning; code 15 would be the context sentinel here).
+_LETTERS = "ACGTRYMKWSBDHVN"
 BLASTNA_OF = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(_LETTERS):
     BLASTNA_OF[ord(_c)] = BLASTNA_OF[ord(_c.lower())] = _i
