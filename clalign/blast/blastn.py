@@ -159,10 +159,11 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
 
 def _records(st, query, nt, oid, hsps, s_codes):
     """Alignment records of one (query, subject) pair's final HSPs, best first."""
+    from ..data.deflines import subject_ids
+
     b = st.batch
-    sid = _text(nt.ids[oid]) if nt.ids is not None else f"Subject_{oid + 1}"
-    desc = _text(nt.descriptions[oid]) if nt.descriptions is not None else ""
-    title = f"{sid} {desc}".strip()
+    ids = subject_ids(nt)
+    sid, title = ids.sacc(oid), ids.stitle(oid)   # BLAST+'s accession.version and title
     out = []
     for h in sorted(hsps, key=evalue_order):
         a0 = int(b.offsets[h.context])
