@@ -103,7 +103,7 @@ def test_word_finder_equals_reference(kind, width, word, hashed):
     table = _table(batch, kind, width, word)
     flat = flat_lookup(batch, table, word)
     ext = choose_extend(kind, width, word, table.scan_step)
-    matrix = blastna_matrix(1, -2)
+    matrix = blastna_matrix(1, -2).astype(np.int32)   # as the search passes it
     st = nucl_score_table(1, -2)
     nctx = len(batch.offsets)
     cutoff = np.full(nctx, 14, dtype=np.int64)

@@ -206,7 +206,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
-    matrix = blastna_matrix(opts.reward, opts.penalty)
+    matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
     nctx = len(batch.offsets)
     dbl = opts.dbsize or db_length
     valid = np.zeros(nctx, dtype=bool)
