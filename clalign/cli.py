@@ -62,7 +62,8 @@ def _exit_now_if_workers(status):
 _COMMANDS = {"devices": "clalign.runtime.cli:devices", "cache": "clalign.runtime.cli:cache",
              "makedb": "clalign.data.cli:makedb",
              "sw": "clalign.sw.cli:sw", "hmmsearch": "clalign.hmm.cli:hmmsearch",
-             "blastp": "clalign.blast.cli:blastp", "tune": "clalign.tune.cli:tune"}
+             "blastp": "clalign.blast.cli:blastp", "blastn": "clalign.blast.nucl_cli:blastn",
+             "tune": "clalign.tune.cli:tune"}
 
 
 class _Group(click.Group):

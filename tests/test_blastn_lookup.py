@@ -32,7 +32,8 @@ def test_segments_and_layout():
     q = [np.array([0, 1, 2, 3, 0], dtype=np.uint8), np.array([2, 2, 4], dtype=np.uint8)]
     b = QueryBatch.build(q)
     assert list(b.offsets) == [0, 6, 12, 16] and list(b.lengths) == [5, 5, 3, 3]
-    assert list(b.seq[6:11]) == [3, 0, 1, 2, 3] and b.seq[5] == 15 and list(b.seq[12:]) == [2, 2, 4, 15, 4, 1, 1]
+    # minus strands complement BLASTNA codes, ambiguity sets too (R = 4 becomes Y = 5)
+    assert list(b.seq[6:11]) == [3, 0, 1, 2, 3] and b.seq[5] == 15 and list(b.seq[12:]) == [2, 2, 4, 15, 5, 1, 1]
     assert b.estimate_entries() == (4 + 4 + 2 + 2, 18)
     assert list(QueryBatch.build(q, strand="minus").offsets) == [0, 6]
 

@@ -10,15 +10,19 @@ def _pack(b):
     return (b[0::4] << 6 | b[1::4] << 4 | b[2::4] << 2 | b[3::4]).astype(np.uint8)
 
 
-def _xdrop(pairs, X):
+def _xdrop(pairs, X, before=None):
     """(bases kept, score) of a one-sided X-drop walk over pair scores: the end moves to every
-    strictly better prefix; stop when the prefix falls below best + X."""
-    best, cur, keep = 0, 0, 0
+    strictly better prefix; stop when the prefix falls below best + X. ``before``: the score
+    already gathered on the other side; then, once a prefix improved, the walk also stops when
+    it falls more than the whole score so far below the best (BLAST+'s right-side rule)."""
+    best, cur, keep, x = 0, 0, 0, X
     for k, v in enumerate(pairs):
         cur += v
         if cur > best:
             best, keep = cur, k + 1
-        elif cur - best < X:
+            if before is not None:
+                x = max(-(before + best), X)
+        elif cur - best < x:
             break
     return keep, best
 
@@ -41,7 +45,7 @@ def test_exact_extension_matches_xdrop_definition():
         got = ungapped_exact(q, _pack(sb), len(sb), m, qo, so, X)
         qq = lambda i: int(q[i]) if 0 <= i < len(q) else 15
         lk, ls = _xdrop([m[qq(qo - j), sb[so - j]] for j in range(1, min(qo, so) + 1)], X)
-        rk, rs = _xdrop([m[qq(qo + j), sb[so + j]] for j in range(n)], X)
+        rk, rs = _xdrop([m[qq(qo + j), sb[so + j]] for j in range(n)], X, before=ls)
         assert got == (qo - lk, so - lk, lk + rk, ls + rs)
 
 

@@ -123,21 +123,16 @@ def na_extend_aligned(q, s, q_off: int, s_off: int, width: int, word_size: int, 
 
 def compress_query(q) -> np.ndarray:
     """``BlastCompressBlastnaSequence``: byte ``3 + i`` packs bases i..i+3 (``code & 3``);
-    bytes 0..2 hold the first bases right-justified, the last 3 the last bases left-justified."""
+    bytes 0..2 hold the first bases right-justified, the last 3 the last bases left-justified.
+    (Byte ``3 - m + i``, m = min(3, n), packs bases i-3..i, bases outside the query read 0.)"""
     q = np.asarray(q, dtype=np.int64) & 3
     n = len(q)
-    out = np.zeros(n + 3, dtype=np.uint8)
-    cur = 0
     m = min(3, n)
-    for i in range(m):
-        cur = (cur << 2) | int(q[i])
-        out[3 + i - m] = cur & 0xFF
-    for i in range(m, n):
-        cur = (cur << 2) | int(q[i])
-        out[3 + i - m] = cur & 0xFF
-    for i in range(m):
-        cur <<= 2
-        out[3 + n - (m - i)] = cur & 0xFF
+    out = np.zeros(n + 3, dtype=np.uint8)
+    qq = np.concatenate([np.zeros(3, dtype=np.int64), q, np.zeros(3, dtype=np.int64)])
+    i = np.arange(n + m)
+    packed = (qq[i] << 6) | (qq[i + 1] << 4) | (qq[i + 2] << 2) | qq[i + 3]
+    out[3 - m + i] = packed.astype(np.uint8)
     return out
 
 

@@ -30,8 +30,9 @@ PV_BTS = 5                    # 32-bit presence-vector words
 PV_TARGET_SIZE = 131072       # megablast PV target size in bytes (kTargetPVSize)
 SMALL_QUERY_CUTOFF = 15000
 LARGE_QUERY_CUTOFF = 800000
-#: Complement of NCBI2na codes; ambiguous codes (>= 4) stay ambiguous.
-_COMPLEMENT = np.array([3, 2, 1, 0] + list(range(4, 16)), dtype=np.uint8)
+#: Complement of BLASTNA codes (A C G T R Y M K W S B D H V N -): bases and ambiguity sets
+#: complemented as BLAST+ does (it reverse-complements NCBI4NA, then converts).
+_COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
 
 
 def choose_na_lookup(word_size: int, entries: int, max_off: int):

@@ -7,7 +7,8 @@ Two extenders, both X-drop (``X`` negative):
   query side may run into a context sentinel, whose score -2^30 stops it); right from the word
   start over ``min(query rest, subject rest)`` bases. A running sum is banked into the score
   whenever it turns positive (the extension end moves there) and the extension stops once the
-  sum falls below X.
+  sum falls below X; on the right side below ``max(X, -score so far)`` (BLAST+'s
+  ``X_current``: a drop larger than the score gathered so far ends the extension).
 - :func:`ungapped_approx` (``s_NuclUngappedExtend``): the same walk a subject byte (4 bases)
   at a time from the first 4-aligned subject offset at or after the word, each byte scored by
   :func:`nucl_score_table` of ``query byte XOR subject byte`` (the query byte is built from
@@ -62,6 +63,7 @@ def ungapped_exact(q, s, s_len: int, matrix, q_off: int, s_off: int, X: int):
     total = 0
     q_end = q_off
     p = s_off
+    x_now = X           # right side: the drop-off never exceeds the score so far
     while p < end:
         qi = q_off + (p - s_off)
         total += int(matrix[_q(q, qi), subject_base(s, p)])
@@ -69,8 +71,9 @@ def ungapped_exact(q, s, s_len: int, matrix, q_off: int, s_off: int, X: int):
         if total > 0:
             q_end = qi + 1
             score += total
+            x_now = max(-score, X)
             total = 0
-        elif total < X:
+        elif total < x_now:
             break
     return q_start, s_start, q_end - q_beg, score
 

@@ -38,6 +38,7 @@ class Alignment:
     subject_index: int = -1           # database order (BLAST's oid), for the ordering tie rule
     subject_title: str = ""           # the subject's whole definition line (stitle)
     query_title: str = ""
+    sstrand: str = "N/A"              # nucleotide searches: subject strand, 'plus' or 'minus'
 
     @classmethod
     def make(cls, query_id, subject_id, qlen, slen, score, bitscore, evalue, qstart, sstart, qseq, sseq,
@@ -135,8 +136,12 @@ def _ev_key(e: float) -> float:
 def hsp_order_key(a: Alignment):
     """BLAST+'s order of the HSPs of one subject (``s_EvalueCompareHSPs`` then
     ``ScoreCompareHSPs``): E-value, score descending, subject start, subject end descending,
-    query start, query end descending."""
-    return (_ev_key(a.evalue), -a.score, a.sstart, -a.send, a.qstart, -a.qend)
+    query start, query end descending. Offsets are compared as BLAST+ holds them: a
+    minus-strand nucleotide HSP (``sstart > send``) by its subject range low end first and by
+    its offsets on the reverse-complemented query (``qlen - qend``, ``qlen - qstart + 1``)."""
+    if a.sstart <= a.send:
+        return (_ev_key(a.evalue), -a.score, a.sstart, -a.send, a.qstart, -a.qend)
+    return (_ev_key(a.evalue), -a.score, a.send, -a.sstart, a.qlen - a.qend, -(a.qlen - a.qstart + 1))
 
 
 def order_hits(alignments):

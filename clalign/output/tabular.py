@@ -73,7 +73,7 @@ FIELDS = {
     "btop": ("BTOP", lambda a, c: a.btop),
     "stitle": ("subject title", lambda a, c: a.subject_title or a.subject_id),
     "salltitles": ("subject titles", lambda a, c: a.subject_title or a.subject_id),
-    "sstrand": ("subject strand", lambda a, c: "N/A"),
+    "sstrand": ("subject strand", lambda a, c: a.sstrand),
     "qcovs": ("% query coverage per subject", lambda a, c: str(c["qcovs"][(a.subject_index, a.subject_id)])),
     "qcovhsp": ("% query coverage per hsp",
                 lambda a, c: str(coverage_percent(abs(a.qend - a.qstart) + 1, a.qlen))),

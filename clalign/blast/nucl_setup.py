@@ -1,0 +1,237 @@
+"""BLASTN search setup as BLAST+ 2.12 does it: options per task, queries, masks, contexts, lookup
+table, Karlin-Altschul blocks, effective lengths and cutoffs.
+
+Tasks (``CBlastNucleotideOptionsHandle`` and ``CBlastOptionsFactory::CreateTask``):
+
+======== ==== ====== ======= ======= ====== ========= ============ ======
+task     word reward penalty gapopen extend gap X-drop final X-drop diag sep
+======== ==== ====== ======= ======= ====== ========= ============ ======
+megablast  28    1     -2      0      0      25 (greedy)   100        6
+blastn     11    2     -3      5      2      30 (DP)       100       50
+blastn-short 7   1     -3      5      2      30 (DP)       100       50
+======== ==== ====== ======= ======= ====== ========= ============ ======
+
+plus ungapped X-drop 20 bits, gap trigger 27 bits, DUST on, E-value 10 for every task (the
+``blastn`` application's own defaults win over the blastn-short task's E-value 1000 and filter
+clearing: checked against blastn 2.12).
+Per context (``BlastInitialWordParametersNew`` / ``BlastHitSavingParametersUpdate``):
+ungapped block from the context's base composition against uniform bases; gapped block from
+the reward/penalty tables (:mod:`clalign.stats.nucl`); gapped cutoff = score of E = ``-evalue``
+on the context's effective search space; ungapped cutoff = ``min(gap trigger, gapped cutoff)``
+with gap trigger ``(27 ln2 + ln K) / Lambda`` (ungapped block); ungapped X-drop ``ceil(20 ln2 /
+Lambda)``; gapped X-drops ``bits ln2 / Lambda_gapped`` (final at least the preliminary one).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data.nucleotide import blastna_matrix
+from ..errors import InputError, ParameterError
+from ..stats.evalue import karlin_cutoff
+from ..stats.karlin import KarlinParams, ungapped_params
+from ..stats.nucl import nucl_gapped_params, nucl_search_space
+from .nucl_dust import query_mask_intervals
+from .nucl_lookup import QueryBatch, choose_na_lookup
+from .nucl_scan import build_flat
+
+LN2 = math.log(2.0)
+TASKS = ("megablast", "blastn", "blastn-short")
+#: task -> (word, reward, penalty, gap open, gap extend, gap X-drop bits, greedy, diag sep)
+TASK_DEFAULTS = {"megablast": (28, 1, -2, 0, 0, 25.0, True, 6),
+                 "blastn": (11, 2, -3, 5, 2, 30.0, False, 50),
+                 "blastn-short": (7, 1, -3, 5, 2, 30.0, False, 50)}
+UNGAPPED_XDROP_BITS = 20.0
+GAP_XDROP_FINAL_BITS = 100.0
+GAP_TRIGGER_BITS = 27.0
+#: Letters to BLASTNA codes (A C G T R Y M K W S B D H V N); U reads as T. A '-' in a query
+#: is refused (BLAST+ drops it with a warning; code 15 would be the context sentinel here).
+_LETTERS = "ACGTRYMKWSBDHVN"
+BLASTNA_OF = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(_LETTERS):
+    BLASTNA_OF[ord(_c)] = BLASTNA_OF[ord(_c.lower())] = _i
+BLASTNA_OF[ord("U")] = BLASTNA_OF[ord("u")] = 3
+
+
+@dataclass
+class BlastnOptions:
+    """A blastn search's settings, BLAST+ option names in comments."""
+    task: str = "megablast"            # -task
+    word_size: int = 0                 # -word_size (0: the task's)
+    reward: int = 0                    # -reward
+    penalty: int = 0                   # -penalty
+    gap_open: int = -1                 # -gapopen (-1: the task's)
+    gap_extend: int = -1               # -gapextend
+    evalue: float = 10.0               # -evalue
+    dust: bool = True                  # -dust yes|no
+    lcase_masking: bool = False        # -lcase_masking
+    strand: str = "both"               # -strand
+    max_target_seqs: int = 500         # -max_target_seqs
+    max_hsps: int = 0                  # -max_hsps (0: all)
+    dbsize: int = 0                    # -dbsize
+    searchsp: int = 0                  # -searchsp
+    perc_identity: float = 0.0         # -perc_identity
+    ungapped: bool = False             # -ungapped
+    greedy: bool = field(default=True, init=False)
+    xdrop_gap_bits: float = field(default=25.0, init=False)
+    min_diag_separation: int = field(default=6, init=False)
+
+    def __post_init__(self):
+        if self.task == "dc-megablast":
+            raise ParameterError("-task dc-megablast is not implemented (tasks: megablast, blastn, blastn-short)")
+        if self.task not in TASKS:
+            raise ParameterError(f"-task {self.task!r}: one of {', '.join(TASKS)}")
+        w, r, p, go, ge, xb, greedy, sep = TASK_DEFAULTS[self.task]
+        self.word_size = self.word_size or w
+        self.reward = self.reward or r
+        self.penalty = self.penalty or p
+        if self.gap_open < 0:
+            self.gap_open = go
+        if self.gap_extend < 0:
+            self.gap_extend = ge
+        self.greedy, self.xdrop_gap_bits, self.min_diag_separation = greedy, xb, sep
+        if self.word_size < 4:
+            raise ParameterError(f"-word_size must be at least 4, got {self.word_size}")
+        if self.reward <= 0 or self.penalty >= 0:
+            raise ParameterError("-reward must be > 0 and -penalty < 0")
+        if self.strand not in ("both", "plus", "minus"):
+            raise ParameterError(f"-strand: both, plus or minus, not {self.strand!r}")
+        if not 0.0 <= self.perc_identity <= 100.0:
+            raise ParameterError("-perc_identity must be between 0 and 100")
+        if not self.evalue > 0 or math.isinf(self.evalue):
+            raise ParameterError("-evalue must be a positive number")
+        try:   # BLAST+'s check of the scoring system (any ungapped block stands in here)
+            nucl_gapped_params(self.reward, self.penalty, self.gap_open, self.gap_extend,
+                               KarlinParams(1.0, 1.0, 1.0))
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+        if self.ungapped:
+            raise ParameterError("-ungapped is not implemented yet for blastn (BLAST+ then links "
+                                 "HSPs with sum statistics)")
+
+
+@dataclass
+class Query:
+    qid: str
+    title: str
+    text: bytes          # the sequence as read (case kept)
+    codes: np.ndarray    # BLASTNA
+
+
+def read_queries(path):
+    """[(id, title, letters)] of a nucleotide FASTA file; one-line error naming file and line."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as exc:
+        raise InputError(f"cannot read query file ({exc.strerror})", path) from None
+    out, head, seq, head_line = [], None, [], 0
+    for n, line in enumerate(data.split(b"\n"), 1):
+        line = line.rstrip(b"\r")
+        if line.startswith(b">"):
+            if head is not None:
+                out.append((head, b"".join(seq), head_line))
+            head, seq, head_line = line[1:].strip(), [], n
+        elif line.strip():
+            if head is None:
+                raise InputError("sequence data before the first '>' header", path, n)
+            s = line.strip().replace(b" ", b"")
+            bad = np.flatnonzero(BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)] == 255)
+            if bad.size:
+                ch = chr(s[int(bad[0])])
+                raise InputError(f"not a nucleotide letter: {ch!r}", path, n)
+            seq.append(s)
+    if head is not None:
+        out.append((head, b"".join(seq), head_line))
+    queries = []
+    for head, s, line in out:
+        if not s:
+            raise InputError("empty query sequence", path, line)
+        title = head.decode("utf-8", "replace")
+        qid = title.split(None, 1)[0] if title.strip() else f"Query_{len(queries) + 1}"
+        queries.append(Query(qid, title, s, BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)].copy()))
+    if not queries:
+        raise InputError("no query sequences", path)
+    return queries
+
+
+def ungapped_block(codes, matrix):
+    """A context's ungapped Karlin block as ``Blast_ScoreBlkKbpUngappedCalc``: the context's
+    letter frequencies (every BLASTNA code but N counted) against BLAST's uniform A/C/G/T,
+    scored with the BLASTNA matrix (sentinel row and column left out). None when BLAST+ finds
+    no valid block (e.g. a context of N only)."""
+    comp = np.bincount(np.asarray(codes, dtype=np.int64), minlength=16)[:15].astype(np.float64)
+    comp[14] = 0.0
+    if comp.sum() == 0:
+        return None
+    p_std = np.zeros(15)
+    p_std[:4] = 0.25
+    return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
+
+
+@dataclass
+class Setup:
+    opts: BlastnOptions
+    queries: list
+    batch: QueryBatch
+    flat: object                     # FlatLookup (None: every context masked whole)
+    extender: str
+    matrix: np.ndarray
+    score_table: np.ndarray
+    gapped: list                     # NuclGappedParams per context (None: invalid context)
+    ctx_valid: np.ndarray
+    searchsp: np.ndarray             # per context
+    cutoff_gapped: np.ndarray
+    cutoff_ungapped: np.ndarray
+    xdrop_ungapped: np.ndarray
+    reduced_cutoff: np.ndarray
+    xdrop_gap: int
+    xdrop_final: int
+    masks: list
+    compressed_query: np.ndarray = None
+    strand_off: list = None
+
+
+def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int) -> Setup:
+    """Everything BLAST+ fixes before the first subject is scanned."""
+    from .nucl_extend import choose_extend, compress_query
+    from .nucl_hsp import strand_offsets
+    from .nucl_ungapped import nucl_score_table
+
+    masks = [query_mask_intervals(q.text, dust=opts.dust, lcase=opts.lcase_masking)
+             for q in queries]
+    batch = QueryBatch.build([q.codes for q in queries], masks, strand=opts.strand)
+    entries, max_off = batch.estimate_entries()
+    kind, width = choose_na_lookup(opts.word_size, entries, max_off)
+    flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
+    ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
+    matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
+    nctx = len(batch.offsets)
+    dbl = opts.dbsize or db_length
+    valid = np.zeros(nctx, dtype=bool)
+    gps = [None] * nctx
+    ssp = np.zeros(nctx, dtype=np.float64)
+    cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
+    cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
+    xu = np.zeros(nctx, dtype=np.int64)
+    for c in range(nctx):
+        a, n = int(batch.offsets[c]), int(batch.lengths[c])
+        ku = ungapped_block(batch.seq[a:a + n], matrix)
+        if ku is None:
+            continue
+        valid[c] = True
+        gps[c] = gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open,
+                                         opts.gap_extend, ku)
+        ssp[c] = opts.searchsp or nucl_search_space(gp, n, dbl, db_num_seqs)[1]
+        cg[c] = max(1, karlin_cutoff(opts.evalue, gp.karlin, ssp[c]))
+        trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
+        cu[c] = min(trigger, cg[c])
+        xu[c] = int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
+    lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
+    xg = int(opts.xdrop_gap_bits * LN2 / lam)
+    xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
+    return Setup(opts, queries, batch, flat, ext, matrix,
+                 nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
+                 strand_offsets(batch.offsets, batch.minus))
