@@ -8,7 +8,7 @@ variant: summed kernel seconds (profiling events), word hits, two-hit extensions
 hits per second, and whether the initial-HSP rows equal the first variant's (all queries).
 Prints one JSON line per variant. Example (H100 host)::
 
-    python tools/bench_blast_device.py -n 570000 --variants '[{}, {"WG": 128}, {"KERNEL": "subject"}]'
+    python3 -m tools.bench_blast_device -n 570000 --variants '[{}, {"WG": 128}, {"KERNEL": "subject"}]'
 """
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
 QUERIES = [ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta",
            ROOT.parent / "shared" / "data" / "cudasw_queries.fasta"]
@@ -31,7 +29,7 @@ QUERIES = [ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta",
 
 def subjects_of(n, seed):
     """``engine.Subjects`` of the generated database (NCBIstdaa codes)."""
-    from gen_protein_db import generate
+    from tools.gen_protein_db import generate
     from clalign.blast.engine import Subjects
     from clalign.data.alphabet import PROTEIN
 

@@ -9,8 +9,8 @@ Nucleotide (``--nucl BP``): a seeded random genome with N runs and IUPAC codes p
 reads, through ``makeblastdb -dbtype nucl``; times opening the 2-bit form, unpacking it, and
 packing the FASTA with makeblastdb's ambiguity bases (checked byte-equal). Needs BLAST+.
 
-    python3 tools/bench_blastdb.py                      # 570000 proteins, seed 1, in /tmp
-    python3 tools/bench_blastdb.py -n 50000 --nucl 115000000
+    python3 -m tools.bench_blastdb                      # 570000 proteins, seed 1, in /tmp
+    python3 -m tools.bench_blastdb -n 50000 --nucl 115000000
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+ROOT = os.path.dirname(HERE)
 
 from clalign.data import Database  # noqa: E402
 from clalign.data.blastdb import open_blast_nucleotide, open_blastdb  # noqa: E402
@@ -47,8 +47,8 @@ def _makeblastdb(fasta, out, dbtype, *extra):
 def protein(n, seed, workdir):
     fasta = os.path.join(workdir, f"bench_{n}_s{seed}.fasta")
     if not os.path.exists(fasta):
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(n), "--seed", str(seed),
-                        "-o", fasta], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(n), "--seed", str(seed),
+                        "-o", os.path.abspath(fasta)], check=True, cwd=ROOT)
     ref, dt = _timed(lambda: Database.from_fasta(fasta, "protein"))
     print(f"FASTA parse: {dt:.2f} s ({len(ref)} sequences, {ref.total_residues} residues)")
     for extra in ((), ("-parse_seqids",)):

@@ -10,7 +10,7 @@ cache loading included), blastn and clalign blastn for every (task, query file) 
 report gives medians per program and the ratio, plus clalign's in-process time of a second
 run (start-up and compiled-code loading excluded).
 
-    python3 tools/bench_blastn_cpu.py --work /tmp/bnbench --rounds 3 --threads 2
+    python3 -m tools.bench_blastn_cpu --work /tmp/bnbench --rounds 3 --threads 2
 """
 import argparse
 import gzip
@@ -103,7 +103,6 @@ def main():
                 [sys.executable, "-m", "clalign", "blastn", "-task", task, "-query", f"{q}.fa", "-db", "gdb",
                  "-outfmt", "6"], args.work, b))
             same[task, q] &= open(a).read() == open(b).read()
-    sys.path.insert(0, ROOT)
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
 

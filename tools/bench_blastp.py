@@ -19,7 +19,7 @@ included); ``scan_cpu/gapped_cpu/traceback_cpu`` the CPU seconds of the compiled
 first searches one query against 2,000 subjects and itself, so numba's compilation and the OpenCL build
 are not timed (the query is put among the subjects so that every stage runs). Example (H100 host)::
 
-    python tools/bench_blastp.py -n 570000 --queries queries.fasta --many 300 --threads 16 \
+    python3 -m tools.bench_blastp -n 570000 --queries queries.fasta --many 300 --threads 16 \
         --device 0:0 --work /tmp/b --warmup
 """
 from __future__ import annotations
@@ -33,15 +33,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
 BLASTP_OPTS = ["-task", "blastp", "-comp_based_stats", "0", "-seg", "no", "-max_target_seqs", "500",
                "-outfmt", "6"]
 
 
 def build_db(n, seed, work: Path):
-    from gen_protein_db import generate, write_fasta
+    from tools.gen_protein_db import generate, write_fasta
 
     fasta = work / f"synth_{n}_{seed}.fa"
     info = {}

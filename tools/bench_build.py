@@ -19,7 +19,7 @@ Three parts, all written to ``--out/build.json`` (and logged):
 3. ``--speed``: kernel time (profiling events) of SW variants, including compiler options,
    on a few queries, with their scores checked equal; and the probe's compile time.
 
-    CUDA_CACHE_DISABLE=1 python3 tools/bench_build.py --db DBDIR --queries Q.fa --out OUT --kernels --cli
+    CUDA_CACHE_DISABLE=1 python3 -m tools.bench_build --db DBDIR --queries Q.fa --out OUT --kernels --cli
 """
 from __future__ import annotations
 

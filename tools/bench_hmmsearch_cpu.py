@@ -7,7 +7,7 @@ programs round by round spreads the noise of a shared machine over all of them; 
 gives median, min and max per program, the ratios of medians, and whether every ``--tblout``
 equals hmmsearch's (comment lines aside).
 
-    python3 tools/bench_hmmsearch_cpu.py --hmm data/hmms.hmm --db /tmp/db22k.fa \\
+    python3 -m tools.bench_hmmsearch_cpu --hmm data/hmms.hmm --db /tmp/db22k.fa \\
         --generate 20000 --append data/proteome.faa.gz --cpu 2 --rounds 9 --opencl-rounds 2
 """
 import argparse
@@ -19,8 +19,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_hmmsearch import rows as _rows, run as _run  # noqa: E402  (one timed runner for both tools)
+from tools.bench_hmmsearch import rows as _rows, run as _run  # one timed runner for both tools
 
 
 def main():
@@ -37,8 +36,8 @@ def main():
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     if args.generate:
-        subprocess.run([sys.executable, os.path.join(here, "gen_protein_db.py"), "-n", str(args.generate),
-                        "--seed", "1", "-o", args.db], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.generate),
+                        "--seed", "1", "-o", os.path.abspath(args.db)], check=True, cwd=os.path.dirname(here))
         if args.append:
             opener = gzip.open if args.append.endswith(".gz") else open
             with opener(args.append, "rt") as src, open(args.db, "a") as dst:

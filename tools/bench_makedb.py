@@ -7,8 +7,8 @@ reports its wall-clock seconds and peak resident memory (``resource.getrusage`` 
 child; the parent does no work meanwhile). Targets: < 60 s and < 3 GB on the 2-core CI
 machine. Example::
 
-    python3 tools/bench_makedb.py                # 570000 sequences, seed 1, in /tmp
-    python3 tools/bench_makedb.py -n 50000 --gzip
+    python3 -m tools.bench_makedb                # 570000 sequences, seed 1, in /tmp
+    python3 -m tools.bench_makedb -n 50000 --gzip
 """
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def main():
 
     fasta = os.path.join(args.workdir, f"bench_{args.n}_s{args.seed}.fasta" + (".gz" if args.gzip else ""))
     if not os.path.exists(fasta):
-        cmd = [sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(args.n), "--seed", str(args.seed),
-               "-o", fasta] + (["--gzip"] if args.gzip else [])
+        cmd = [sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.n), "--seed", str(args.seed),
+               "-o", os.path.abspath(fasta)] + (["--gzip"] if args.gzip else [])
         print("generating:", " ".join(cmd), file=sys.stderr)
-        subprocess.run(cmd, check=True)
+        subprocess.run(cmd, check=True, cwd=ROOT)
     out = os.path.join(args.workdir, f"bench_{args.n}_s{args.seed}.db")
     shutil.rmtree(out, ignore_errors=True)
 

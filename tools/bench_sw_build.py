@@ -16,7 +16,7 @@ tuned first-pass kernel (ROWS=64 UNROLL=4) takes ~25 s to build. This tool measu
 3. ``--cli-profile``: ``clalign sw`` of the queries against the database twice (plain wall
    time, then under cProfile and ``-X importtime``), top functions and imports in the report.
 
-    CUDA_CACHE_DISABLE=1 python3 tools/bench_sw_build.py --db DBDIR --queries Q.fa --out OUT \\
+    CUDA_CACHE_DISABLE=1 python3 -m tools.bench_sw_build --db DBDIR --queries Q.fa --out OUT \\
         --variants "tuned;UNROLL=2;ROWS=32,UNROLL=4;CHAIN=x,UNROLL=1" --cli-profile
 
 Results: ``OUT/sw_build.json`` (and the log on stdout).
@@ -256,8 +256,7 @@ def main(argv=None):
             best = choose_best(report, args.best_max_build)
             report["cli_variant"] = best
             log(f"CLI runs with the variant {best!r}")
-            sys.path.insert(0, str(ROOT / "tools"))
-            from bench_build import run_cli
+            from tools.bench_build import run_cli
 
             args.cache_dir, args.device, args.cli_runs = None, None, args.cli_runs or "fresh-all,fresh,repeated,repeated"
             run_cli(args, report, tune=parse_spec(best))

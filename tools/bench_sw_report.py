@@ -17,7 +17,7 @@ Each is repeated ``--repeat`` times alternately; medians are reported, and the a
 and every alignment's re-scoring check on a sample. Results go to stdout and ``--out``/
 ``sw_report_bench.json``.
 
-    python3 tools/bench_sw_report.py -n 570000 --out /tmp/r
+    python3 -m tools.bench_sw_report -n 570000 --out /tmp/r
 """
 from __future__ import annotations
 
@@ -33,12 +33,9 @@ import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
-sys.path.insert(0, _HERE)
-if _ROOT not in sys.path:
-    sys.path.insert(1, _ROOT)
 
-import gen_protein_db  # noqa: E402
-from bench_sw import QUERY_PLACES, read_queries  # noqa: E402
+from tools import gen_protein_db
+from tools.bench_sw import QUERY_PLACES, read_queries
 
 
 def main(argv=None) -> int:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The issue-14 SW benchmark on the long-tail database, in one command (GPU machine).
 
-    python3 tools/bench_sw_tail.py --out $OUT [-n 570000] [--queries Q.fa] [--variants]
+    python3 -m tools.bench_sw_tail --out $OUT [-n 570000] [--queries Q.fa] [--variants]
 
 1. generates the long-tail database (``tools/gen_protein_db.py``, default model) as FASTA;
 2. API timings (20 queries, database resident, after a warm-up that builds the kernels and
@@ -28,13 +28,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
-import gen_protein_db  # noqa: E402
-from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
-from clalign.errors import ParameterError  # noqa: E402
-from clalign.sw.engine import SWEngine  # noqa: E402
+from clalign.data import PROTEIN, Database, read_fasta
+from clalign.errors import ParameterError
+from clalign.sw.engine import SWEngine
+from tools import gen_protein_db
 
 def _v(th, tw, wg, prof="global", **kw):
     return dict(INTRA_TH=th, INTRA_TW=tw, INTRA_WG=wg, INTRA_PROF=prof, **kw)

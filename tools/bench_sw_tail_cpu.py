@@ -2,7 +2,7 @@
 """Issue-14 CPU checks (PoCL): per-cell rate on the long-tail database vs the same generator
 without the tail, and a long query against a handful of long subjects, in one process.
 
-    python3 tools/bench_sw_tail_cpu.py [-n 20000] [--queries Q.fa] [--max-queries 3] [--lanes-ab]
+    python3 -m tools.bench_sw_tail_cpu [-n 20000] [--queries Q.fa] [--max-queries 3] [--lanes-ab]
 
 Prints GCUPS (query length x residues / wall seconds of one warmed-up search) and the ratios
 the issue asks for (long-tail / no tail >= 0.8; long query / no tail >= 0.5).
@@ -17,12 +17,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
-import gen_protein_db  # noqa: E402
-from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
-from clalign.sw.engine import SWEngine  # noqa: E402
+from clalign.data import PROTEIN, Database, read_fasta
+from clalign.sw.engine import SWEngine
+from tools import gen_protein_db
 
 
 def make_db(n, seed, model):

@@ -11,7 +11,7 @@ ratios (pyhmmer / clalign), whether the tables are identical (comment lines asid
 summary lines (stage times, kernel TCUPS) and one cProfile of clalign (top 25 by cumulative
 time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s``.
 
-    source .whl/device-env.sh && python3 tools/device_hmmsearch.py --out $OUT --pfam 300
+    source .whl/device-env.sh && python3 -m tools.device_hmmsearch --out $OUT --pfam 300
 """
 import argparse
 import gzip
@@ -43,6 +43,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
     os.makedirs(a.out, exist_ok=True)
+    a.work = os.path.abspath(a.work)
     os.makedirs(a.work, exist_ok=True)
     report = open(os.path.join(a.out, "device_hmmsearch.txt"), "a")
 
@@ -54,7 +55,7 @@ def main(argv=None):
 
     def run(cmd, label):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         dt = time.perf_counter() - t0
         last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         if p.returncode != 0:
@@ -69,8 +70,8 @@ def main(argv=None):
 
     log(f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, host {os.uname().nodename}, {os.cpu_count()} cores, argv {sys.argv}")
     fa, db = os.path.join(a.work, "db.fa"), os.path.join(a.work, "db")
-    subprocess.run([sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(a.n), "--seed", "1", "-o", fa],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(a.n), "--seed", "1", "-o",
+                    os.path.abspath(fa)], check=True, capture_output=True, cwd=ROOT)
     with gzip.open(os.path.join(ROOT, "data", "proteome.faa.gz"), "rt") as src, open(fa, "a") as dst:
         dst.write(src.read())
     shutil.rmtree(db, ignore_errors=True)
@@ -78,8 +79,8 @@ def main(argv=None):
     sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
     if a.pfam:
         pf = os.path.join(a.work, "pfamlike.hmm")
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_pfamlike_hmms.py"), "-n", str(a.pfam), "--seed", "1",
-                        "-o", pf], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_pfamlike_hmms", "-n", str(a.pfam), "--seed", "1",
+                        "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
     cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
     for name, hmm, rounds in sets:
@@ -87,7 +88,7 @@ def main(argv=None):
         tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
         cmds = {"clalign_fasta": cl + ["--tblout", tbl["clalign_fasta"], hmm, fa],
                 "clalign_db": cl + ["--tblout", tbl["clalign_db"], hmm, db],
-                "pyhmmer_fasta": [sys.executable, os.path.join(HERE, "pyhmmer_hmmsearch.py"), hmm, fa, "--cpus",
+                "pyhmmer_fasta": [sys.executable, "-m", "tools.pyhmmer_hmmsearch", hmm, fa, "--cpus",
                                   str(a.cpu), "--tblout", tbl["pyhmmer_fasta"]]}
         for r in range(rounds):
             for k, cmd in cmds.items():

@@ -5,7 +5,7 @@ For every (query, subject) pair both report, compares clalign's raw score with b
 HSP score (SW is exact, so it is >= blastp's), and for the pairs with the same raw score
 whether the evalue and bitscore strings are identical. Prints counts; exit 1 on any mismatch.
 
-    python3 tools/sw_vs_blastp.py --query allq.faa --db data/proteome.faa.gz \\
+    python3 -m tools.sw_vs_blastp --query allq.faa --db data/proteome.faa.gz \\
         --blastp tests/data/blastp/sw_golden.tsv [--top 500] [--evalue 10]
 """
 from __future__ import annotations
@@ -16,8 +16,6 @@ import os
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
 
 
 def compare(results, blastp_rows):
