@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from tools.results import peer_row, save
+
 
 def run(cmd, env=None):
     """(wall seconds, stderr) of ``cmd``; exits with its stderr if it fails."""
@@ -75,6 +77,10 @@ def main():
           f"hmmsearch --cpu {args.cpu}: runs {' '.join(f'{t:.2f}' for t in h_times)} s; "
           f"ratio hmmsearch/clalign (medians, warm) {h_med / warm:.2f}x, cold {h_med / c_times[0]:.2f}x; "
           f"tblout rows: {len(rows(ct))} vs {len(rows(ht))}, identical: {same}")
+    save(os.path.join(args.out, "bench_hmmsearch.json"),
+         [peer_row("hmmsearch", os.path.basename(args.hmm), round(warm, 3), "hmmsearch", round(h_med, 3), same,
+                   cold_seconds=round(c_times[0], 3), samples=c_times, peer_samples=h_times, cpu=args.cpu,
+                   device=args.device, db=args.db)])
     if args.profile:
         prof = os.path.join(args.out, "clalign.prof")
         run([sys.executable, "-m", "cProfile", "-o", prof, "-m", "clalign", *ccmd])

@@ -20,6 +20,7 @@ import sys
 import time
 
 from tools.bench_hmmsearch import rows as _rows, run as _run  # one timed runner for both tools
+from tools.results import peer_row, save
 
 
 def main():
@@ -67,10 +68,14 @@ def main():
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.uname().nodename}, --cpu {args.cpu}, "
              f"{args.rounds} rounds (load average before: {os.getloadavg()[0]:.2f})"]
     med = {k: statistics.median(v) for k, v in times.items() if v}
+    results = []
     for k, v in times.items():
         if not v:
             continue
         same = _rows(tbl[k]) == ref
+        if k != "hmmsearch":
+            results.append(peer_row("hmmsearch", f"{os.path.basename(args.hmm)}:{k}", round(med[k], 3), "hmmsearch",
+                                    round(med["hmmsearch"], 3), same, samples=v, cpu=args.cpu, db=args.db))
         lines.append(f"{k:10s} median {med[k]:7.3f} s  min {min(v):7.3f}  max {max(v):7.3f}  n={len(v)}  "
                      f"hmmsearch/this {med['hmmsearch'] / med[k]:.2f}x  tblout {'identical' if same else 'DIFFERS'}")
     for k, s in summary.items():
@@ -79,6 +84,7 @@ def main():
     print(text)
     with open(os.path.join(args.out, "bench_hmmsearch_cpu.txt"), "w") as fh:
         fh.write(text + "\n")
+    save(os.path.join(args.out, "bench_hmmsearch_cpu.json"), results)
 
 
 if __name__ == "__main__":
