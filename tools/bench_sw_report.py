@@ -36,6 +36,7 @@ _ROOT = os.path.dirname(_HERE)
 
 from tools import gen_protein_db
 from tools.bench_sw import QUERY_PLACES, read_queries
+from tools.results import save
 
 
 def main(argv=None) -> int:
@@ -113,8 +114,11 @@ def main(argv=None) -> int:
     print(json.dumps(res, indent=1))
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "sw_report_bench.json"), "w") as fh:
-            json.dump(res, fh, indent=1)
+        ok = bad == 0                     # the reported alignments rescore to their scores
+        save(os.path.join(a.out, "sw_report_bench.json"),
+             [{"family": "sw-report", "input": f"n={a.n}", "values": {}, "status": "ok" if ok else "wrong",
+               "seconds": round(mr, 4), "reason": "" if ok else f"{bad} rescore mismatches", "identical": ok,
+               "ratio": res["added_fraction"], "ratio_valid": ok, **res}], caps=eng.caps)
     return 0 if bad == 0 and nhits == a.top * len(queries) else 1
 
 
