@@ -23,6 +23,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+# the one results writer of the tools (clalign.runtime.harness documents)
+from tools.results import save  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -55,7 +58,11 @@ def main():
     print(f"input: {fasta} ({size / 1e6:.1f} MB)")
     print(f"makedb wall: {wall:.2f} s")
     print(f"makedb peak RSS: {peak_kib / 1024 ** 2:.2f} GiB ({peak_kib} KiB)")
-    print(f"database: {sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) / 1e6:.1f} MB in {out}")
+    db_mb = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) / 1e6
+    print(f"database: {db_mb:.1f} MB in {out}")
+    save(os.path.join(args.workdir, f"bench_makedb_{args.n}_s{args.seed}.json"),
+         [{"family": "makedb", "input": os.path.basename(fasta), "values": {"gzip": args.gzip}, "status": "ok",
+           "seconds": wall, "peak_rss_kib": peak_kib, "input_bytes": size, "database_mb": round(db_mb, 1)}])
     shutil.rmtree(out, ignore_errors=True)
 
 
