@@ -27,6 +27,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+from tools.results import peer_row, save  # noqa: E402  (the tools' one results writer)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -83,6 +85,7 @@ def main(argv=None):
                         "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
     cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
+    results = []
     for name, hmm, rounds in sets:
         times = {"clalign_fasta": [], "clalign_db": [], "pyhmmer_fasta": []}
         tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
@@ -112,6 +115,9 @@ def main(argv=None):
                 log(f"RESULT {name} {k}: median {med[k]:.2f} s (runs {times[k]}) vs pyhmmer {med['pyhmmer_fasta']:.2f} s "
                     f"(runs {times['pyhmmer_fasta']}): pyhmmer/clalign {med['pyhmmer_fasta'] / med[k]:.2f}x; "
                     f"tblout identical to pyhmmer's: {same} ({len(rows(tbl[k]))} rows)")
+                results.append(peer_row("hmmsearch", f"{name}:{k}", round(med[k], 3), "pyhmmer",
+                                        round(med["pyhmmer_fasta"], 3), same, samples=times[k],
+                                        peer_samples=times["pyhmmer_fasta"], cpu=a.cpu))
         if name == "bundled14" and a.hmmsearch and time.perf_counter() - t_start < a.budget_s:
             ht = os.path.join(a.work, "hmmsearch.tbl")
             dt, _ = run([shutil.which("hmmsearch") or "hmmsearch", "--cpu", str(a.cpu), "--tblout", ht, "-o", os.devnull,
@@ -125,6 +131,7 @@ def main(argv=None):
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
         report.write(buf.getvalue())
+    save(os.path.join(a.out, "device_hmmsearch.json"), results, n=a.n, pfam=a.pfam)
     log("done")
 
 
