@@ -28,7 +28,6 @@ import argparse
 import gzip
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
