@@ -61,7 +61,7 @@ def main(argv=None) -> int:
         save(a.results, [{"family": "sw", "input": os.path.basename(a.query), "values": {"top": a.top},
                           "status": "wrong" if wrong else "ok", "seconds": None, "peer": "blastp",
                           "identical": not wrong, "reason": f"{len(bad)} mismatches" if wrong else "",
-                          "mismatches": [list(map(str, b)) for b in bad[:20]], **counts}])
+                          "mismatch_examples": [list(map(str, b)) for b in bad[:20]], **counts}])
     return 1 if wrong else 0
 
 
