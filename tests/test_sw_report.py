@@ -220,9 +220,10 @@ def test_group_kernels_16_and_32_bit():
 def test_report_benchmark_and_golden_tools_run(cudasw_fasta, tmp_path, capsys):
     """tools/bench_sw_report.py on a tiny database; tools/sw_vs_blastp.py on the bundled queries."""
     import sys
-    sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-    import bench_sw_report
-    import sw_vs_blastp
+    root = os.path.dirname(HERE)
+    if root not in sys.path:                 # the tools are modules of the package ``tools``
+        sys.path.insert(0, root)
+    from tools import bench_sw_report, sw_vs_blastp
 
     assert bench_sw_report.main(["-n", "300", "--max-queries", "2", "--top", "20", "--repeat", "1",
                                  "--out", str(tmp_path)]) == 0

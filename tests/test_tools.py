@@ -9,10 +9,11 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
-sys.path.insert(0, TOOLS)
+if ROOT not in sys.path:                 # the tools are modules of the package ``tools``
+    sys.path.insert(0, ROOT)
 
-import bench_sw  # noqa: E402
-import gen_protein_db as gen  # noqa: E402
+from tools import bench_sw  # noqa: E402
+from tools import gen_protein_db as gen  # noqa: E402
 
 
 def _parse(text):
@@ -128,21 +129,21 @@ def test_fasta_reads_back_with_clalign(tmp_path):
 
 def test_generator_cli(tmp_path):
     out = tmp_path / "x.fa"
-    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gen_protein_db.py"), "-n", "50",
-                           "--seed", "2", "-o", str(out)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", "50",
+                           "--seed", "2", "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "mean length" in proc.stderr and "longtail model" in proc.stderr
     assert out.read_text().count(">") == 50
     old = tmp_path / "y.fa"
-    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gen_protein_db.py"), "-n", "50",
+    proc = subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", "50",
                            "--seed", "2", "--model", "lognormal", "-o", str(old)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0 and "lognormal model" in proc.stderr
 
 
 def test_bench_help():
-    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "bench_sw.py"), "--help"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "tools.bench_sw", "--help"],
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0
     for opt in ("-n", "--seed", "--queries", "--max-queries", "--device", "--out", "--no-peers",
                 "--matrix", "--gapopen", "--gapextend"):
@@ -170,16 +171,16 @@ def test_peers_agree_on_tiny_run(tmp_path):
     q.write_text(">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ\n"
                  ">q2\nWWWCCCHHHMMM\n")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "bench_sw.py"), "-n", "300",
+    proc = subprocess.run([sys.executable, "-m", "tools.bench_sw", "-n", "300",
                            "--queries", str(q), "--no-clalign", "--out", str(out)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "score check parasail vs pyopal: identical" in proc.stdout
     assert (out / "sw_bench.csv").read_text().startswith("query,length,")
 
 
 def test_bench_sw_build_choice():
-    import bench_sw_build as bsb
+    from tools import bench_sw_build as bsb
 
     assert bsb.parse_spec("tuned") == {}
     assert bsb.parse_spec("CELL=ptx,ROWS=48") == {"CELL": "ptx", "ROWS": 48}
@@ -192,3 +193,14 @@ def test_bench_sw_build_choice():
                         {"variant": "c", "tcups_first_pass": 2.4, "scores_equal_first": False}]}
     assert bsb.choose_best(report, 4.0) == "b"       # a builds too slowly, c's scores differ
     assert bsb.choose_best(report, 40.0) == "a"
+
+
+def test_tools_are_package_modules():
+    """Every tool imports as ``tools.NAME`` and none edits sys.path to find its siblings."""
+    import importlib
+
+    names = sorted(f[:-3] for f in os.listdir(TOOLS) if f.endswith(".py") and f != "__init__.py")
+    for name in names:
+        text = open(os.path.join(TOOLS, name + ".py"), encoding="utf-8").read()
+        assert "sys.path.insert" not in text and "sys.path.append" not in text, name
+        importlib.import_module(f"tools.{name}")

@@ -5,25 +5,26 @@ Generates the seeded long-tail database in memory (``tools/gen_protein_db.py``),
 queries up as ``clalign blastp`` does (lookup table, statistics, cutoffs), uploads the subjects
 once per variant and runs every query, each variant once after one warm-up query. Reports per
 variant: summed kernel seconds (profiling events), word hits, two-hit extensions, initial HSPs,
-hits per second, and whether the initial-HSP rows equal the first variant's (all queries).
-Prints one JSON line per variant. Example (H100 host)::
+hits per second. Every variant's initial-HSP rows (all queries) are checked against the first
+working variant's before it is timed (``clalign.runtime.harness``); a variant with other rows is
+reported as wrong and not timed. Prints one JSON line per variant and writes ``--results``. Example (H100 host)::
 
-    python tools/bench_blast_device.py -n 570000 --variants '[{}, {"WG": 128}, {"KERNEL": "subject"}]'
+    python3 -m tools.bench_blast_device -n 570000 --variants '[{}, {"WG": 128}, {"KERNEL": "subject"}]'
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from clalign.runtime.harness import compare, verify_then_time
+from tools.results import save
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
 QUERIES = [ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta",
            ROOT.parent / "shared" / "data" / "cudasw_queries.fasta"]
@@ -31,7 +32,7 @@ QUERIES = [ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta",
 
 def subjects_of(n, seed):
     """``engine.Subjects`` of the generated database (NCBIstdaa codes)."""
-    from gen_protein_db import generate
+    from tools.gen_protein_db import generate
     from clalign.blast.engine import Subjects
     from clalign.data.alphabet import PROTEIN
 
@@ -42,32 +43,50 @@ def subjects_of(n, seed):
     return Subjects(codes, offsets, [str(i) for i in range(len(lengths))])
 
 
-def run_variant(subjects, setups, device, override):
+def run_variant(subjects, setups, device, override, reference=None):
+    """One variant through ``harness.verify_then_time``: a first pass over every query (build,
+    warm-up, output), its initial-HSP rows checked against ``reference`` (per-query digests of the
+    first variant), then one timed pass; a variant with other rows is reported, never timed."""
     from clalign.blast.device import DeviceUngapped
 
-    t0 = time.perf_counter()
-    dev = DeviceUngapped(subjects, device, override=override)
-    upload = time.perf_counter() - t0
-    dev.initial_hsps(setups[0])                     # warm-up: builds, first launch
-    dev.times.two_hit = dev.times.hits = 0.0
-    dev.times.counts = {"hits": 0, "extensions": 0, "init_hsps": 0}
-    digest = hashlib.sha256()
-    per_query = []
-    t0 = time.perf_counter()
-    for qs in setups:
-        before = dev.times.two_hit
-        rows = dev.initial_hsps(qs)
-        per_query.append(round(dev.times.two_hit - before, 4))
-        digest.update(np.ascontiguousarray(rows).tobytes())
-    wall = time.perf_counter() - t0
-    t = dev.times
-    kern = t.two_hit + t.hits
-    return {"override": override, "kernel": dev.kernel, "upload_s": round(upload, 2),
-            "kernel_s": round(kern, 4), "host_sort_s": round(t.sort, 3), "wall_s": round(wall, 3),
-            "hits": t.counts["hits"], "extensions": t.counts.get("extensions", 0),
-            "init_hsps": t.counts["init_hsps"],
-            "ghits_per_s": round(t.counts["hits"] / kern / 1e9, 3) if kern else None,
-            "per_query_s": per_query, "rows_sha256": digest.hexdigest()[:16]}
+    state = {}
+
+    def run():
+        if "dev" not in state:
+            t0 = time.perf_counter()
+            state["dev"] = DeviceUngapped(subjects, device, override=override)
+            state["upload"] = time.perf_counter() - t0
+        dev = state["dev"]
+        dev.times.two_hit = dev.times.hits = dev.times.sort = 0.0
+        dev.times.counts = {"hits": 0, "extensions": 0, "init_hsps": 0}
+        digests, per_query = [], []
+        t0 = time.perf_counter()
+        for qs in setups:
+            before = dev.times.two_hit
+            rows = dev.initial_hsps(qs)
+            per_query.append(round(dev.times.two_hit - before, 4))
+            digests.append(hashlib.sha256(np.ascontiguousarray(rows).tobytes()).hexdigest()[:16])
+        state["wall"], state["per_query"] = time.perf_counter() - t0, per_query
+        return digests, dev.times.two_hit + dev.times.hits
+
+    def verify(digests):
+        state["digests"] = digests
+        return None if reference is None else compare(digests, reference, "initial-HSP rows (sha256 per query)")
+
+    m = verify_then_time(run, verify, repeats=1)
+    row = {"family": "blast-ungapped", "input": f"{len(setups)} queries", "values": override, **m.as_dict(),
+           "override": override, "rows_sha256": hashlib.sha256("".join(state.get("digests", [])).encode()).hexdigest()[:16],
+           "same_rows_as_first": m.status == "ok" if reference is not None else True}
+    if m.ok:
+        dev, t = state["dev"], state["dev"].times
+        kern = t.two_hit + t.hits
+        row.update({"kernel": dev.kernel, "upload_s": round(state["upload"], 2), "kernel_s": round(kern, 4),
+                    "host_sort_s": round(t.sort, 3), "wall_s": round(state["wall"], 3),
+                    "hits": t.counts["hits"], "extensions": t.counts.get("extensions", 0),
+                    "init_hsps": t.counts["init_hsps"],
+                    "ghits_per_s": round(t.counts["hits"] / kern / 1e9, 3) if kern else None,
+                    "per_query_s": state["per_query"]})
+    return row, state.get("digests"), state.get("dev")
 
 
 def main(argv=None):
@@ -80,6 +99,7 @@ def main(argv=None):
     ap.add_argument("--cpu-check", type=int, default=0,
                     help="also compare the first variant's rows of the first N queries with "
                          "the compiled CPU path")
+    ap.add_argument("--results", default="bench_blast_device.json", help="results JSON file")
     a = ap.parse_args(argv)
     from clalign.blast.blastp import read_queries, search_codes
     from clalign.blast.engine import initial_hsps, search_statistics, setup_query
@@ -94,12 +114,15 @@ def main(argv=None):
     print(json.dumps({"n": a.n, "residues": subjects.total_length, "queries": len(setups),
                       "query_residues": int(sum(len(q.codes) for q in setups)),
                       "setup_s": round(time.perf_counter() - t0, 2)}), flush=True)
-    results = []
+    results, reference, caps = [], None, None
     for override in json.loads(a.variants):
-        r = run_variant(subjects, setups, a.device, override)
-        r["same_rows_as_first"] = r["rows_sha256"] == results[0]["rows_sha256"] if results else True
+        r, digests, dev = run_variant(subjects, setups, a.device, override, reference)
+        if reference is None and r["status"] == "ok":
+            reference = digests                     # the first working variant is the reference
+        caps = caps or getattr(getattr(dev, "rt", None), "caps", None)
         results.append(r)
         print(json.dumps(r), flush=True)
+    save(a.results, results, caps=caps, n=a.n, seed=a.seed, queries=qpath)
     if a.cpu_check:
         from clalign.blast.device import DeviceUngapped
 

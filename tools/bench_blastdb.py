@@ -9,8 +9,8 @@ Nucleotide (``--nucl BP``): a seeded random genome with N runs and IUPAC codes p
 reads, through ``makeblastdb -dbtype nucl``; times opening the 2-bit form, unpacking it, and
 packing the FASTA with makeblastdb's ambiguity bases (checked byte-equal). Needs BLAST+.
 
-    python3 tools/bench_blastdb.py                      # 570000 proteins, seed 1, in /tmp
-    python3 tools/bench_blastdb.py -n 50000 --nucl 115000000
+    python3 -m tools.bench_blastdb                      # 570000 proteins, seed 1, in /tmp
+    python3 -m tools.bench_blastdb -n 50000 --nucl 115000000
 """
 from __future__ import annotations
 
@@ -23,11 +23,12 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+ROOT = os.path.dirname(HERE)
 
 from clalign.data import Database  # noqa: E402
 from clalign.data.blastdb import open_blast_nucleotide, open_blastdb  # noqa: E402
 from clalign.data.nucleotide import NucleotideDatabase  # noqa: E402
+from tools.results import save  # noqa: E402
 
 
 def _timed(fn):
@@ -47,10 +48,11 @@ def _makeblastdb(fasta, out, dbtype, *extra):
 def protein(n, seed, workdir):
     fasta = os.path.join(workdir, f"bench_{n}_s{seed}.fasta")
     if not os.path.exists(fasta):
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(n), "--seed", str(seed),
-                        "-o", fasta], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(n), "--seed", str(seed),
+                        "-o", os.path.abspath(fasta)], check=True, cwd=ROOT)
     ref, dt = _timed(lambda: Database.from_fasta(fasta, "protein"))
     print(f"FASTA parse: {dt:.2f} s ({len(ref)} sequences, {ref.total_residues} residues)")
+    rows = [{"family": "blastdb", "input": "FASTA parse", "values": {}, "status": "ok", "seconds": dt}]
     for extra in ((), ("-parse_seqids",)):
         name = _makeblastdb(fasta, os.path.join(workdir, f"bench_{n}_s{seed}" + ("_ps" if extra else "")), "prot",
                             *extra)
@@ -60,6 +62,11 @@ def protein(n, seed, workdir):
         same = np.array_equal(np.asarray(db.residues), np.asarray(ref.residues)) and np.array_equal(db.stops, ref.stops)
         print(f"open_blastdb {os.path.basename(name)}: first {first:.2f} s, warm {warm:.2f} s; "
               f"all ids+descriptions {bulk:.1f} s; residues equal the FASTA: {same}")
+        rows.append({"family": "blastdb", "input": f"open_blastdb {os.path.basename(name)}", "values": {},
+                     "status": "ok" if same else "wrong", "seconds": warm, "first_seconds": first,
+                     "ids_seconds": bulk, "identical": bool(same),
+                     "reason": "" if same else "residues differ from the FASTA"})
+    return rows
 
 
 def nucleotide(bases, seed, workdir):
@@ -86,6 +93,8 @@ def nucleotide(bases, seed, workdir):
     ours, dt = _timed(lambda: NucleotideDatabase.from_database(ref))
     same = all(np.array_equal(ours.ncbi2na(i), blast.ncbi2na(i)) for i in range(len(blast)))
     print(f"pack with makeblastdb's ambiguity bases: {dt:.2f} s; 2-bit data equal makeblastdb's: {same}")
+    return [{"family": "blastdb", "input": "pack ncbi2na", "values": {}, "status": "ok" if same else "wrong",
+             "seconds": dt, "identical": bool(same), "reason": "" if same else "2-bit data differ from makeblastdb's"}]
 
 
 def main():
@@ -94,11 +103,15 @@ def main():
     ap.add_argument("--nucl", type=int, default=0, help="genome bases for the nucleotide part (0: skip)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", default="/tmp")
+    ap.add_argument("--results", default=None, help="results JSON (default WORKDIR/bench_blastdb.json)")
     args = ap.parse_args()
+    rows = []
     if args.n:
-        protein(args.n, args.seed, args.workdir)
+        rows += protein(args.n, args.seed, args.workdir)
     if args.nucl:
-        nucleotide(args.nucl, args.seed, args.workdir)
+        rows += nucleotide(args.nucl, args.seed, args.workdir)
+    save(args.results or os.path.join(args.workdir, "bench_blastdb.json"), rows, n=args.n, nucl=args.nucl,
+         seed=args.seed)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ cache loading included), blastn and clalign blastn for every (task, query file) 
 report gives medians per program and the ratio, plus clalign's in-process time of a second
 run (start-up and compiled-code loading excluded).
 
-    python3 tools/bench_blastn_cpu.py --work /tmp/bnbench --rounds 3 --threads 2
+    python3 -m tools.bench_blastn_cpu --work /tmp/bnbench --rounds 3 --threads 2
 """
 import argparse
 import gzip
@@ -21,6 +21,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from tools.results import peer_row, save
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMP = str.maketrans("ACGT", "TGCA")
@@ -87,6 +89,7 @@ def main():
     ap.add_argument("--genes", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn_cpu.json)")
     args = ap.parse_args()
     glen = write_data(args.work, args.reads, args.genes)
     cases = [(t, q) for t in ("megablast", "blastn") for q in ("reads", "genes")]
@@ -103,13 +106,12 @@ def main():
                 [sys.executable, "-m", "clalign", "blastn", "-task", task, "-query", f"{q}.fa", "-db", "gdb",
                  "-outfmt", "6"], args.work, b))
             same[task, q] &= open(a).read() == open(b).read()
-    sys.path.insert(0, ROOT)
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
 
     print(f"genome {glen:,} bases; {args.reads} reads, {args.genes} genes; {args.rounds} rounds; "
           f"blastn -num_threads {args.threads}")
-    phases = {}
+    phases, rows = {}, []
     print("| task | queries | blastn s | clalign s (process) | ratio | clalign s (in-process) | identical |")
     print("|---|---|---|---|---|---|---|")
     for task, q in cases:
@@ -121,6 +123,9 @@ def main():
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
                    times=phases[task, q])
         warm = time.perf_counter() - t
+        rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same[task, q],
+                             in_process_seconds=round(warm, 3), threads=args.threads, rounds=args.rounds,
+                             phases={k: round(v, 3) for k, v in phases[task, q].items()}))
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {cl / bl:.1f}x slower | {warm:.2f} | {same[task, q]} |")
     names = ("setup", "words", "prelim", "traceback", "records")
     print("\nIn-process phases (seconds): setup = queries, DUST, lookup table, statistics; words = scan, "
@@ -129,6 +134,8 @@ def main():
     print("|---|---|" + "---|" * len(names))
     for task, q in cases:
         print(f"| {task} | {q} | " + " | ".join(f"{phases[task, q].get(n, 0.0):.2f}" for n in names) + " |")
+    save(args.results or os.path.join(args.work, "bench_blastn_cpu.json"), rows, genome_bases=glen,
+         reads=args.reads, genes=args.genes)
 
 
 if __name__ == "__main__":

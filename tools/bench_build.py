@@ -19,7 +19,7 @@ Three parts, all written to ``--out/build.json`` (and logged):
 3. ``--speed``: kernel time (profiling events) of SW variants, including compiler options,
    on a few queries, with their scores checked equal; and the probe's compile time.
 
-    CUDA_CACHE_DISABLE=1 python3 tools/bench_build.py --db DBDIR --queries Q.fa --out OUT --kernels --cli
+    CUDA_CACHE_DISABLE=1 python3 -m tools.bench_build --db DBDIR --queries Q.fa --out OUT --kernels --cli
 """
 from __future__ import annotations
 
@@ -202,14 +202,14 @@ def measure_kernels(args, report):
 def measure_speed(args, report):
     """Kernel speed of SW variants (``--speed`` specs as for ``--trials``): the searches of
     ``--speed-queries`` against the database, kernel time from profiling events, median of
-    ``--repeat`` after a warm-up; scores must equal the first variant's. Also the device probe's
+    ``--repeat`` after a warm-up (``clalign.runtime.harness.verify_then_time``): the warm-up's
+    scores must equal the first working variant's, else the variant is reported, not timed. Also the device probe's
     compile time with the cache off."""
     import importlib
 
-    import numpy as np
-
     from clalign.data import Database, read_fasta
     from clalign.runtime import cache as cachemod
+    from clalign.runtime.harness import compare, verify_then_time
     from clalign.sw.engine import SWEngine
 
     pm = importlib.import_module("clalign.runtime.probe")
@@ -239,22 +239,36 @@ def measure_speed(args, report):
         if opts:
             log(f"speed [{spec}]: compiler options are not passed to the engine's builds; skipped")
             continue
-        eng = SWEngine(device=args.device, **ov)
-        t = time.perf_counter()
-        scores, _ = eng.search(queries, db, progress=False)
-        first = time.perf_counter() - t
-        ks = []
-        for _ in range(args.repeat):
-            eng.kernel_seconds = 0.0
-            eng.search(queries, db, progress=False)
-            ks.append(eng.kernel_seconds)
-        k = float(np.median(ks))
-        same = ref is None or all(np.array_equal(a, b) for a, b in zip(scores, ref))
-        ref = scores if ref is None else ref
-        rows.append({"variant": spec, "first_call_s": round(first, 2), "kernel_s": round(k, 4),
-                     "tcups_kernel": round(cells / k / 1e12, 3), "scores_equal_first": bool(same)})
+        st = {"walls": []}
+
+        def run():                      # first call: build, warm-up, the scores to verify
+            eng = st.setdefault("eng", SWEngine(device=args.device, **ov))
+            k0, t = eng.kernel_seconds, time.perf_counter()
+            scores, _ = eng.search(queries, db, progress=False)
+            st["walls"].append(time.perf_counter() - t)
+            return scores, eng.kernel_seconds - k0
+
+        def verify(scores):
+            st["scores"] = scores
+            for (qid, _), a, b in zip(queries, scores, scores if ref is None else ref):
+                bad = compare(a, b, f"scores of {qid}")
+                if bad:
+                    return bad
+            return None
+
+        m = verify_then_time(run, verify, repeats=args.repeat)
+        if not m.ok:                    # reported with the reason, never timed
+            rows.append({"variant": spec, "values": ov, "status": m.status, "reason": m.reason,
+                         "scores_equal_first": False})
+            log(f"speed [{spec}]: {m.status}, not timed: {m.reason}")
+            continue
+        ref = st["scores"] if ref is None else ref
+        first, k = st["walls"][0], m.seconds
+        rows.append({"variant": spec, "values": ov, "status": "ok", "seconds": k, "samples": m.samples,
+                     "first_call_s": round(first, 2), "kernel_s": round(k, 4),
+                     "tcups_kernel": round(cells / k / 1e12, 3), "scores_equal_first": True})
         log(f"speed [{spec}]: first call {first:.2f} s, kernel {k:.3f} s = {cells / k / 1e12:.3f} TCUPS, "
-            f"scores equal: {same}")
+            f"scores equal to the first working variant's")
     report["speed"] = {"queries": [q for q, _ in queries], "cells": cells, "rows": rows}
 
 
@@ -342,15 +356,17 @@ def main(argv=None):
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv),
-              "CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
+    report = {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
     try:
         steps = [(args.cli, run_cli), (args.kernels, measure_kernels)]
         for wanted, step in (steps[::-1] if args.kernels_first else steps) + [(bool(args.speed), measure_speed)]:
             if wanted:
                 step(args, report)
-    finally:
-        (out / "build.json").write_text(json.dumps(report, indent=1))
+    finally:                            # a harness results document: rows are the --speed variants
+        from tools.results import save
+
+        save(out / "build.json", [{"family": "sw", "input": args.queries, **r}
+                                  for r in report.get("speed", {}).get("rows", [])], **report)
     return 0
 
 

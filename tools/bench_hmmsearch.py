@@ -5,7 +5,7 @@ clalign first: its first run is *cold* (a fresh process, kernels compiled; on NV
 driver's compute cache then keeps them for later processes), the others *warm*. Then compares
 the per-sequence tables (``--tblout``) line by line, comment lines aside.
 
-    python3 tools/bench_hmmsearch.py --hmm data/hmms.hmm --db DB.fa [--cpu 16] [--device P:D]
+    python3 -m tools.bench_hmmsearch --hmm data/hmms.hmm --db DB.fa [--cpu 16] [--device P:D]
 
 With ``--generate N`` the database is a synthetic Swiss-Prot-like FASTA from
 ``tools/gen_protein_db.py`` (seed 1) written to ``--db``. ``--profile`` adds one more clalign
@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from tools.results import peer_row, save
 
 
 def run(cmd, env=None):
@@ -51,8 +53,8 @@ def main():
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     if args.generate:
-        subprocess.run([sys.executable, os.path.join(here, "gen_protein_db.py"), "-n", str(args.generate),
-                        "--seed", "1", "-o", args.db], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.generate),
+                        "--seed", "1", "-o", os.path.abspath(args.db)], check=True, cwd=os.path.dirname(here))
     if not args.hmmsearch:
         sys.exit("bench_hmmsearch: no hmmsearch binary (install HMMER, e.g. Debian's hmmer)")
     os.makedirs(args.out, exist_ok=True)
@@ -75,6 +77,10 @@ def main():
           f"hmmsearch --cpu {args.cpu}: runs {' '.join(f'{t:.2f}' for t in h_times)} s; "
           f"ratio hmmsearch/clalign (medians, warm) {h_med / warm:.2f}x, cold {h_med / c_times[0]:.2f}x; "
           f"tblout rows: {len(rows(ct))} vs {len(rows(ht))}, identical: {same}")
+    save(os.path.join(args.out, "bench_hmmsearch.json"),
+         [peer_row("hmmsearch", os.path.basename(args.hmm), round(warm, 3), "hmmsearch", round(h_med, 3), same,
+                   cold_seconds=round(c_times[0], 3), samples=c_times, peer_samples=h_times, cpu=args.cpu,
+                   device=args.device, db=args.db)])
     if args.profile:
         prof = os.path.join(args.out, "clalign.prof")
         run([sys.executable, "-m", "cProfile", "-o", prof, "-m", "clalign", *ccmd])

@@ -7,7 +7,7 @@ programs round by round spreads the noise of a shared machine over all of them; 
 gives median, min and max per program, the ratios of medians, and whether every ``--tblout``
 equals hmmsearch's (comment lines aside).
 
-    python3 tools/bench_hmmsearch_cpu.py --hmm data/hmms.hmm --db /tmp/db22k.fa \\
+    python3 -m tools.bench_hmmsearch_cpu --hmm data/hmms.hmm --db /tmp/db22k.fa \\
         --generate 20000 --append data/proteome.faa.gz --cpu 2 --rounds 9 --opencl-rounds 2
 """
 import argparse
@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_hmmsearch import rows as _rows, run as _run  # noqa: E402  (one timed runner for both tools)
+from tools.bench_hmmsearch import rows as _rows, run as _run  # one timed runner for both tools
+from tools.results import peer_row, save
 
 
 def main():
@@ -37,8 +37,8 @@ def main():
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     if args.generate:
-        subprocess.run([sys.executable, os.path.join(here, "gen_protein_db.py"), "-n", str(args.generate),
-                        "--seed", "1", "-o", args.db], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.generate),
+                        "--seed", "1", "-o", os.path.abspath(args.db)], check=True, cwd=os.path.dirname(here))
         if args.append:
             opener = gzip.open if args.append.endswith(".gz") else open
             with opener(args.append, "rt") as src, open(args.db, "a") as dst:
@@ -68,10 +68,14 @@ def main():
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.uname().nodename}, --cpu {args.cpu}, "
              f"{args.rounds} rounds (load average before: {os.getloadavg()[0]:.2f})"]
     med = {k: statistics.median(v) for k, v in times.items() if v}
+    results = []
     for k, v in times.items():
         if not v:
             continue
         same = _rows(tbl[k]) == ref
+        if k != "hmmsearch":
+            results.append(peer_row("hmmsearch", f"{os.path.basename(args.hmm)}:{k}", round(med[k], 3), "hmmsearch",
+                                    round(med["hmmsearch"], 3), same, samples=v, cpu=args.cpu, db=args.db))
         lines.append(f"{k:10s} median {med[k]:7.3f} s  min {min(v):7.3f}  max {max(v):7.3f}  n={len(v)}  "
                      f"hmmsearch/this {med['hmmsearch'] / med[k]:.2f}x  tblout {'identical' if same else 'DIFFERS'}")
     for k, s in summary.items():
@@ -80,6 +84,7 @@ def main():
     print(text)
     with open(os.path.join(args.out, "bench_hmmsearch_cpu.txt"), "w") as fh:
         fh.write(text + "\n")
+    save(os.path.join(args.out, "bench_hmmsearch_cpu.json"), results)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ reports its wall-clock seconds and peak resident memory (``resource.getrusage`` 
 child; the parent does no work meanwhile). Targets: < 60 s and < 3 GB on the 2-core CI
 machine. Example::
 
-    python3 tools/bench_makedb.py                # 570000 sequences, seed 1, in /tmp
-    python3 tools/bench_makedb.py -n 50000 --gzip
+    python3 -m tools.bench_makedb                # 570000 sequences, seed 1, in /tmp
+    python3 -m tools.bench_makedb -n 50000 --gzip
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+# the one results writer of the tools (clalign.runtime.harness documents)
+from tools.results import save  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,10 +37,10 @@ def main():
 
     fasta = os.path.join(args.workdir, f"bench_{args.n}_s{args.seed}.fasta" + (".gz" if args.gzip else ""))
     if not os.path.exists(fasta):
-        cmd = [sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(args.n), "--seed", str(args.seed),
-               "-o", fasta] + (["--gzip"] if args.gzip else [])
+        cmd = [sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.n), "--seed", str(args.seed),
+               "-o", os.path.abspath(fasta)] + (["--gzip"] if args.gzip else [])
         print("generating:", " ".join(cmd), file=sys.stderr)
-        subprocess.run(cmd, check=True)
+        subprocess.run(cmd, check=True, cwd=ROOT)
     out = os.path.join(args.workdir, f"bench_{args.n}_s{args.seed}.db")
     shutil.rmtree(out, ignore_errors=True)
 
@@ -55,7 +58,11 @@ def main():
     print(f"input: {fasta} ({size / 1e6:.1f} MB)")
     print(f"makedb wall: {wall:.2f} s")
     print(f"makedb peak RSS: {peak_kib / 1024 ** 2:.2f} GiB ({peak_kib} KiB)")
-    print(f"database: {sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) / 1e6:.1f} MB in {out}")
+    db_mb = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) / 1e6
+    print(f"database: {db_mb:.1f} MB in {out}")
+    save(os.path.join(args.workdir, f"bench_makedb_{args.n}_s{args.seed}.json"),
+         [{"family": "makedb", "input": os.path.basename(fasta), "values": {"gzip": args.gzip}, "status": "ok",
+           "seconds": wall, "peak_rss_kib": peak_kib, "input_bytes": size, "database_mb": round(db_mb, 1)}])
     shutil.rmtree(out, ignore_errors=True)
 
 

@@ -37,7 +37,7 @@ from clalign.runtime.harness import compare, result_doc, verify_then_time, write
 
 try:                                   # python3 -m tools.bench_msv (tools/ as a package)
     from tools import gen_protein_db
-except ImportError:                    # python3 tools/bench_msv.py (tools/ is sys.path[0])
+except ImportError:                    # python3 -m tools.bench_msv (tools/ is sys.path[0])
     import gen_protein_db
 
 _EASEL = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"

@@ -25,7 +25,7 @@ parasail and Opal charge ``open + (k - 1) * extend`` instead, so both get
 Outputs: a table on stdout; ``sw_bench.csv``, ``sw_bench.png`` and ``sw_bench.json`` in
 ``--out``. Example (a few minutes on a 2-core PoCL machine)::
 
-    python3 tools/bench_sw.py -n 20000 --max-queries 5 --out /tmp/bench
+    python3 -m tools.bench_sw -n 20000 --max-queries 5 --out /tmp/bench
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 try:                                   # python3 -m tools.bench_sw (tools/ as a package)
     from tools import gen_protein_db
-except ImportError:                    # python3 tools/bench_sw.py (tools/ is sys.path[0])
+except ImportError:                    # python3 -m tools.bench_sw (tools/ is sys.path[0])
     import gen_protein_db
 
 #: Where the 20 CUDASW++ queries are looked for (first existing): the team's shared data, a

@@ -11,15 +11,16 @@ tuned first-pass kernel (ROWS=64 UNROLL=4) takes ~25 s to build. This tool measu
    kernel of the tuned plan (what a fresh search builds besides the first pass);
 2. speed: in this process, every variant that built (loaded from that cache), ``--queries``
    against ``--db``, subjects above ``--long`` left to the intra-task kernel; kernel seconds of the
-   first pass (profiling events), median of ``--repeat`` after a warm-up; scores must equal the
-   first variant's;
+   first pass (profiling events), median of ``--repeat`` after a warm-up, through
+   ``clalign.runtime.harness.verify_then_time``: the warm-up's scores must equal the first
+   working variant's, else the variant is reported and not timed;
 3. ``--cli-profile``: ``clalign sw`` of the queries against the database twice (plain wall
    time, then under cProfile and ``-X importtime``), top functions and imports in the report.
 
-    CUDA_CACHE_DISABLE=1 python3 tools/bench_sw_build.py --db DBDIR --queries Q.fa --out OUT \\
+    CUDA_CACHE_DISABLE=1 python3 -m tools.bench_sw_build --db DBDIR --queries Q.fa --out OUT \\
         --variants "tuned;UNROLL=2;ROWS=32,UNROLL=4;CHAIN=x,UNROLL=1" --cli-profile
 
-Results: ``OUT/sw_build.json`` (and the log on stdout).
+Results: ``OUT/sw_build.json``, a ``clalign.runtime.harness`` results document (and the log on stdout).
 """
 from __future__ import annotations
 
@@ -100,6 +101,7 @@ def speed_all(args, specs, built) -> list:
     import numpy as np
 
     from clalign.data import PROTEIN, Database, read_fasta
+    from clalign.runtime.harness import compare, verify_then_time
     from clalign.sw.engine import SWEngine
 
     db = Database.open(args.db) if os.path.isdir(args.db) else Database.from_fasta(args.db)
@@ -113,25 +115,40 @@ def speed_all(args, specs, built) -> list:
     for spec in specs:
         if spec not in built:
             continue
-        eng = SWEngine(long_threshold=args.long, **parse_spec(spec))
-        w = eng.workers[0]
-        t = time.perf_counter()
-        scores, _ = eng.search(queries, db, progress=False)
-        first = time.perf_counter() - t
-        ks, walls = [], []
-        for _ in range(args.repeat):
+        st = {"walls": []}
+
+        def run():                      # first call: build/load, warm-up, the scores to verify
+            eng = st.setdefault("eng", SWEngine(long_threshold=args.long, **parse_spec(spec)))
+            w = eng.workers[0]
             k0 = w.kernel_seconds - w.intra_seconds
             t = time.perf_counter()
-            eng.search(queries, db, progress=False)
-            walls.append(time.perf_counter() - t)
-            ks.append(w.kernel_seconds - w.intra_seconds - k0)
-        k = float(np.median(ks))
-        same = ref is None or all(np.array_equal(a, b) for a, b in zip(scores, ref))
-        ref = scores if ref is None else ref
-        row = {"variant": spec, "first_call_s": round(first, 2), "first_pass_kernel_s": round(k, 4),
+            scores, _ = eng.search(queries, db, progress=False)
+            st["walls"].append(time.perf_counter() - t)
+            return scores, w.kernel_seconds - w.intra_seconds - k0
+
+        def verify(scores):
+            st["scores"] = scores
+            if ref is None:
+                return None
+            for (qid, _), a, b in zip(queries, scores, ref):
+                bad = compare(a, b, f"scores of {qid}")
+                if bad:
+                    return bad
+            return None
+
+        m = verify_then_time(run, verify, repeats=args.repeat)
+        if not m.ok:                    # never timed: reported with the reason
+            row = {"variant": spec, "status": m.status, "reason": m.reason, "scores_equal_first": False}
+            rows.append(row)
+            log(f"speed [{spec}]: {m.status}, not timed: {m.reason}")
+            continue
+        ref = st["scores"] if ref is None else ref
+        first, walls, k, w = st["walls"][0], st["walls"][1:], m.seconds, st["eng"].workers[0]
+        row = {"variant": spec, "status": "ok", "seconds": m.seconds, "samples": m.samples,
+               "first_call_s": round(first, 2), "first_pass_kernel_s": round(k, 4),
                "tcups_first_pass": round(cells / k / 1e12, 3), "wall_s": round(float(np.median(walls)), 3),
                "tcups_wall_all": round(sum(len(c) for _, c in queries) * int(L.sum()) / float(np.median(walls)) / 1e12, 3),
-               "builds": w.rt.builds, "loads": w.rt.loads, "scores_equal_first": bool(same)}
+               "builds": w.rt.builds, "loads": w.rt.loads, "scores_equal_first": True}
         rows.append(row)
         log(f"speed [{spec}]: {row}")
     return rows
@@ -242,8 +259,7 @@ def main(argv=None):
     kc = tempfile.mkdtemp(prefix="clalign-kc-")
     env = {**os.environ, "CLALIGN_CACHE_DIR": kc, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
     os.environ["CLALIGN_CACHE_DIR"] = kc
-    report = {"date": time.strftime("%Y-%m-%d %H:%M"), "command": " ".join(sys.argv),
-              "CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
+    report = {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")}
     try:
         if not args.skip_build:
             report["builds"] = build_all(args, specs, {**env, "CUDA_CACHE_DISABLE": "1"})
@@ -256,8 +272,7 @@ def main(argv=None):
             best = choose_best(report, args.best_max_build)
             report["cli_variant"] = best
             log(f"CLI runs with the variant {best!r}")
-            sys.path.insert(0, str(ROOT / "tools"))
-            from bench_build import run_cli
+            from tools.bench_build import run_cli
 
             args.cache_dir, args.device, args.cli_runs = None, None, args.cli_runs or "fresh-all,fresh,repeated,repeated"
             run_cli(args, report, tune=parse_spec(best))
@@ -265,8 +280,11 @@ def main(argv=None):
             report["devices"] = devices(args)
         if args.cli_profile:
             report["cli"] = cli_profile(args, out, {k: v for k, v in env.items() if k != "CUDA_CACHE_DISABLE"})
-    finally:
-        (out / "sw_build.json").write_text(json.dumps(report, indent=1))
+    finally:                            # a harness results document: one row per timed (or rejected) variant
+        from tools.results import save
+
+        save(out / "sw_build.json", [{"family": "sw-inter", "input": args.queries, "values": parse_spec(r["variant"]),
+                                      **r} for r in report.get("speed", [])], **report)
     return 0
 
 

@@ -17,7 +17,7 @@ Each is repeated ``--repeat`` times alternately; medians are reported, and the a
 and every alignment's re-scoring check on a sample. Results go to stdout and ``--out``/
 ``sw_report_bench.json``.
 
-    python3 tools/bench_sw_report.py -n 570000 --out /tmp/r
+    python3 -m tools.bench_sw_report -n 570000 --out /tmp/r
 """
 from __future__ import annotations
 
@@ -33,12 +33,10 @@ import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
-sys.path.insert(0, _HERE)
-if _ROOT not in sys.path:
-    sys.path.insert(1, _ROOT)
 
-import gen_protein_db  # noqa: E402
-from bench_sw import QUERY_PLACES, read_queries  # noqa: E402
+from tools import gen_protein_db
+from tools.bench_sw import QUERY_PLACES, read_queries
+from tools.results import save
 
 
 def main(argv=None) -> int:
@@ -116,8 +114,11 @@ def main(argv=None) -> int:
     print(json.dumps(res, indent=1))
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "sw_report_bench.json"), "w") as fh:
-            json.dump(res, fh, indent=1)
+        ok = bad == 0                     # the reported alignments rescore to their scores
+        save(os.path.join(a.out, "sw_report_bench.json"),
+             [{"family": "sw-report", "input": f"n={a.n}", "values": {}, "status": "ok" if ok else "wrong",
+               "seconds": round(mr, 4), "reason": "" if ok else f"{bad} rescore mismatches", "identical": ok,
+               "ratio": res["added_fraction"], "ratio_valid": ok, **res}], caps=eng.caps)
     return 0 if bad == 0 and nhits == a.top * len(queries) else 1
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The issue-14 SW benchmark on the long-tail database, in one command (GPU machine).
 
-    python3 tools/bench_sw_tail.py --out $OUT [-n 570000] [--queries Q.fa] [--variants]
+    python3 -m tools.bench_sw_tail --out $OUT [-n 570000] [--queries Q.fa] [--variants]
 
 1. generates the long-tail database (``tools/gen_protein_db.py``, default model) as FASTA;
 2. API timings (20 queries, database resident, after a warm-up that builds the kernels and
@@ -10,15 +10,16 @@
    the intra-task kernel alone on the subjects longer than 2,000 aa; the full score vectors
    of the first two must be identical;
 3. ``--variants``: intra-task tile variants (TH, TW, WG, profile packing and place) on the long
-   subjects, each checked identical to the default, then the split with the fastest;
+   subjects, each checked identical to the default before it is timed
+   (``clalign.runtime.harness.verify_then_time``; a differing one is reported, never timed), then
+   the split with the fastest;
 4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
 5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
-Writes ``sw_tail.json`` to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
+Writes ``sw_tail.json`` (a harness results document) to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -28,13 +29,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
-import gen_protein_db  # noqa: E402
-from clalign.data import PROTEIN, Database, read_fasta  # noqa: E402
-from clalign.errors import ParameterError  # noqa: E402
-from clalign.sw.engine import SWEngine  # noqa: E402
+from clalign.data import PROTEIN, Database, read_fasta
+from clalign.sw.engine import SWEngine
+from clalign.runtime.harness import compare, verify_then_time
+from tools import gen_protein_db
+from tools.results import save
 
 def _v(th, tw, wg, prof="global", **kw):
     return dict(INTRA_TH=th, INTRA_TW=tw, INTRA_WG=wg, INTRA_PROF=prof, **kw)
@@ -63,6 +63,39 @@ def timed(eng, queries, db, verbose=None):
                  "tcups_wall": cells / wall / 1e12, "cells": cells}
 
 
+def verified(make, queries, db, reference):
+    """A variant through ``harness.verify_then_time``: its first full search (build, warm-up)
+    must give ``reference``'s score vectors, then one search is timed (kernel seconds); a variant
+    that breaks a device limit or differs is reported and never timed."""
+    state = {}
+
+    def run():
+        eng = state.setdefault("eng", make())
+        k0, i0 = eng.kernel_seconds, sum(w.intra_seconds for w in eng.workers)
+        t0 = time.perf_counter()
+        res, _ = eng.search(queries, db, progress=False)
+        wall = time.perf_counter() - t0
+        cells = sum(len(c) for _, c in queries) * int(db.total_residues)
+        state["m"] = {"wall_s": wall, "kernel_s": eng.kernel_seconds - k0,
+                      "intra_kernel_s": sum(w.intra_seconds for w in eng.workers) - i0,
+                      "tcups_wall": cells / wall / 1e12, "cells": cells}
+        return res, state["m"]["kernel_s"]
+
+    def verify(res):
+        if len(res) != len(reference):
+            return f"{len(res)} score vectors, reference {len(reference)}"
+        for (qid, _), x, y in zip(queries, res, reference):
+            bad = compare(x, y, f"scores of {qid}")
+            if bad:
+                return bad
+        return None
+
+    meas = verify_then_time(run, verify, repeats=1)
+    m = dict(state["m"]) if meas.ok else {}
+    m.update(meas.as_dict(), identical=meas.status == "ok")
+    return m
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=570000)
@@ -81,7 +114,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
-    out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    out = {}
     t = time.perf_counter()
     lengths, residues = gen_protein_db.generate(a.n, a.seed)
     fasta = os.path.join(a.work, "db.fasta")
@@ -115,25 +148,23 @@ def main():
     print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
     if a.variants:
         out["variants"] = []
-        for v in VARIANTS:
-            try:
-                e = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0, **v)
-            except ParameterError as err:           # e.g. PROF=local beyond the device's local memory
-                print("variant", v, "skipped:", err, flush=True)
-                continue
-            r, m = timed(e, queries, ldb)
+        for v in VARIANTS:              # a PROF=local variant beyond the device's local memory: "limit"
+            m = verified(lambda: SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0, **v), queries, ldb, res_l)
             m["values"] = v
-            m["identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_l))
-            m["intra_tcups_kernel"] = m["cells"] / max(m["intra_kernel_s"], 1e-9) / 1e12
             out["variants"].append(m)
+            if m["status"] != "ok":
+                print("variant", v, f"{m['status']}, not timed: {m['reason']}", flush=True)
+                continue
+            m["intra_tcups_kernel"] = m["cells"] / max(m["intra_kernel_s"], 1e-9) / 1e12
             print("variant", v, f"kernel {m['intra_kernel_s']:.3f} s = {m['intra_tcups_kernel']:.2f} TCUPS, wall "
                   f"{m['wall_s']:.3f} s, identical {m['identical']}", flush=True)
-        best = min(out["variants"], key=lambda m: m["kernel_s"])["values"]
-        e = SWEngine("BLOSUM62", 11, 1, a.device, **best)
-        r, out["split_best"] = timed(e, queries, db, verbose=lines.append)
-        out["split_best"]["values"] = best
-        out["split_best_identical"] = all(np.array_equal(x, y) for x, y in zip(r, res_split))
-        print("split with best intra variant", out["split_best"], out["split_best_identical"], lines[-1], flush=True)
+        good = [m for m in out["variants"] if m["status"] == "ok"]
+        if good:
+            best = min(good, key=lambda m: m["kernel_s"])["values"]
+            out["split_best"] = verified(lambda: SWEngine("BLOSUM62", 11, 1, a.device, **best), queries, db, res_split)
+            out["split_best"]["values"] = best
+            out["split_best_identical"] = out["split_best"]["identical"]
+            print("split with best intra variant", out["split_best"], flush=True)
     if a.big:
         rng = np.random.default_rng(35)
         aa = PROTEIN.encode("ACDEFGHIKLMNPQRSTVWY")
@@ -175,8 +206,10 @@ def main():
             out[f"cli_{k}_s"] = time.perf_counter() - t
             out[f"cli_{k}_tail"] = p.stderr[-1500:]
             print(k, out[f"cli_{k}_s"], p.returncode, p.stderr[-600:], flush=True)
-    with open(os.path.join(a.out, "sw_tail.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
+    rows = [{"family": "sw-intra", "input": "subjects > 2000 aa", **m} for m in out.get("variants", [])]
+    if "split_best" in out:
+        rows.append({"family": "sw", "input": "whole database", **out["split_best"]})
+    save(os.path.join(a.out, "sw_tail.json"), rows, caps=eng.caps, summary=out)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 BLAST+ scores with matrices compiled into it (``src/util/tables/sm_*.c``, unchanged since 2006, so
 the same in BLAST+ 2.12), which differ from the published text files (X row, B/Z/J rows).
-Usage: ``python tools/blast_matrix_data.py TOOLKIT_CHECKOUT > clalign/blast/data/matrices.txt``.
+Usage: ``python3 -m tools.blast_matrix_data TOOLKIT_CHECKOUT > clalign/blast/data/matrices.txt``.
 """
 import re
 import sys

@@ -3,13 +3,12 @@
 The synthetic database plants homologs of the queries (25-95 % identity, with insertions and
 deletions, some inside long subjects, one beyond 90,000 residues where BLAST+ narrows the
 subject window) among 300 background proteins with ``tools/gen_protein_db.py``'s length model and
-uniform random residues. It is seeded, so the FASTA is the same on every run. Usage: ``python tools/blastp_golden.py``.
+uniform random residues. It is seeded, so the FASTA is the same on every run. Usage: ``python3 -m tools.blastp_golden``.
 """
 from __future__ import annotations
 
 import gzip
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,8 +16,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "blastp"
-sys.path.insert(0, str(ROOT / "tools"))
-from gen_protein_db import generate  # noqa: E402
+from tools.gen_protein_db import generate
 
 LETTERS = "ARNDCQEGHILKMFPSTWYV"
 BASE = ["-task", "blastp", "-comp_based_stats", "0", "-seg", "no"]

@@ -30,7 +30,7 @@ from clalign.runtime.harness import result_doc, write_results
 
 try:                                   # python3 -m tools.device_hmm (tools/ as a package)
     from tools import bench_msv
-except ImportError:                    # python3 tools/device_hmm.py (tools/ is sys.path[0])
+except ImportError:                    # python3 -m tools.device_hmm (tools/ is sys.path[0])
     import bench_msv
 
 

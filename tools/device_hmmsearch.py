@@ -11,7 +11,7 @@ ratios (pyhmmer / clalign), whether the tables are identical (comment lines asid
 summary lines (stage times, kernel TCUPS) and one cProfile of clalign (top 25 by cumulative
 time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s``.
 
-    source .whl/device-env.sh && python3 tools/device_hmmsearch.py --out $OUT --pfam 300
+    source .whl/device-env.sh && python3 -m tools.device_hmmsearch --out $OUT --pfam 300
 """
 import argparse
 import gzip
@@ -26,6 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+from tools.results import peer_row, save  # noqa: E402  (the tools' one results writer)
 
 
 def main(argv=None):
@@ -43,6 +45,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
     os.makedirs(a.out, exist_ok=True)
+    a.work = os.path.abspath(a.work)
     os.makedirs(a.work, exist_ok=True)
     report = open(os.path.join(a.out, "device_hmmsearch.txt"), "a")
 
@@ -54,7 +57,7 @@ def main(argv=None):
 
     def run(cmd, label):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         dt = time.perf_counter() - t0
         last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         if p.returncode != 0:
@@ -69,8 +72,8 @@ def main(argv=None):
 
     log(f"date {time.strftime('%Y-%m-%d %H:%M')} UTC, host {os.uname().nodename}, {os.cpu_count()} cores, argv {sys.argv}")
     fa, db = os.path.join(a.work, "db.fa"), os.path.join(a.work, "db")
-    subprocess.run([sys.executable, os.path.join(HERE, "gen_protein_db.py"), "-n", str(a.n), "--seed", "1", "-o", fa],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(a.n), "--seed", "1", "-o",
+                    os.path.abspath(fa)], check=True, capture_output=True, cwd=ROOT)
     with gzip.open(os.path.join(ROOT, "data", "proteome.faa.gz"), "rt") as src, open(fa, "a") as dst:
         dst.write(src.read())
     shutil.rmtree(db, ignore_errors=True)
@@ -78,16 +81,17 @@ def main(argv=None):
     sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
     if a.pfam:
         pf = os.path.join(a.work, "pfamlike.hmm")
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_pfamlike_hmms.py"), "-n", str(a.pfam), "--seed", "1",
-                        "-o", pf], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_pfamlike_hmms", "-n", str(a.pfam), "--seed", "1",
+                        "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
     cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
+    results = []
     for name, hmm, rounds in sets:
         times = {"clalign_fasta": [], "clalign_db": [], "pyhmmer_fasta": []}
         tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
         cmds = {"clalign_fasta": cl + ["--tblout", tbl["clalign_fasta"], hmm, fa],
                 "clalign_db": cl + ["--tblout", tbl["clalign_db"], hmm, db],
-                "pyhmmer_fasta": [sys.executable, os.path.join(HERE, "pyhmmer_hmmsearch.py"), hmm, fa, "--cpus",
+                "pyhmmer_fasta": [sys.executable, "-m", "tools.pyhmmer_hmmsearch", hmm, fa, "--cpus",
                                   str(a.cpu), "--tblout", tbl["pyhmmer_fasta"]]}
         for r in range(rounds):
             for k, cmd in cmds.items():
@@ -111,6 +115,9 @@ def main(argv=None):
                 log(f"RESULT {name} {k}: median {med[k]:.2f} s (runs {times[k]}) vs pyhmmer {med['pyhmmer_fasta']:.2f} s "
                     f"(runs {times['pyhmmer_fasta']}): pyhmmer/clalign {med['pyhmmer_fasta'] / med[k]:.2f}x; "
                     f"tblout identical to pyhmmer's: {same} ({len(rows(tbl[k]))} rows)")
+                results.append(peer_row("hmmsearch", f"{name}:{k}", round(med[k], 3), "pyhmmer",
+                                        round(med["pyhmmer_fasta"], 3), same, samples=times[k],
+                                        peer_samples=times["pyhmmer_fasta"], cpu=a.cpu))
         if name == "bundled14" and a.hmmsearch and time.perf_counter() - t_start < a.budget_s:
             ht = os.path.join(a.work, "hmmsearch.tbl")
             dt, _ = run([shutil.which("hmmsearch") or "hmmsearch", "--cpu", str(a.cpu), "--tblout", ht, "-o", os.devnull,
@@ -124,6 +131,7 @@ def main(argv=None):
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
         report.write(buf.getvalue())
+    save(os.path.join(a.out, "device_hmmsearch.json"), results, n=a.n, pfam=a.pfam)
     log("done")
 
 

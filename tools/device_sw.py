@@ -149,8 +149,8 @@ def main(argv=None):
 
     if not os.path.exists(args.db):
         t = time.time()
-        subprocess.run([sys.executable, str(ROOT / "tools/gen_protein_db.py"), "-n", str(args.n), "--seed", "1",
-                        "-o", args.db], check=True)
+        subprocess.run([sys.executable, "-m", "tools.gen_protein_db", "-n", str(args.n), "--seed", "1",
+                        "-o", os.path.abspath(args.db)], check=True, cwd=ROOT)
         log(f"generated {args.db} in {time.time() - t:.1f} s")
     t = time.time()
     db = Database.from_fasta(args.db)

@@ -14,7 +14,7 @@ database) where Pfam itself cannot be downloaded. Family ``k`` (seed ``seed + k`
 
 Families are built in ``--jobs`` processes; the output file lists them in family order.
 
-    python3 tools/gen_pfamlike_hmms.py -n 1000 --seed 1 -o pfamlike.hmm [--jobs 16]
+    python3 -m tools.gen_pfamlike_hmms -n 1000 --seed 1 -o pfamlike.hmm [--jobs 16]
 """
 from __future__ import annotations
 

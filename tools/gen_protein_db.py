@@ -38,7 +38,7 @@ Output: ``>synth|000001 synthetic protein len=312`` headers, sequences wrapped a
 columns (as UniProt FASTA). Use in-process through :func:`generate` and
 :func:`write_fasta`, or from the command line::
 
-    python3 tools/gen_protein_db.py -n 570000 --seed 1 -o swissprot_like.fasta [--gzip] [--model lognormal]
+    python3 -m tools.gen_protein_db -n 570000 --seed 1 -o swissprot_like.fasta [--gzip] [--model lognormal]
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 and the HMM file itself, writing ``--tblout``. Timed from the outside by the benchmarks (start-up
 and FASTA reading included); prints its own split on stderr.
 
-    python3 tools/pyhmmer_hmmsearch.py HMMFILE SEQDB.fa --cpus 16 --tblout OUT.tbl
+    python3 -m tools.pyhmmer_hmmsearch HMMFILE SEQDB.fa --cpus 16 --tblout OUT.tbl
 """
 import argparse
 import sys

@@ -4,7 +4,7 @@ For each variant (``NAME=K=V,K=V`` or the tuned default) this renders and builds
 ``kernels/sw_intertask.mako`` for the device and prints the kernel's private (spill) and local
 memory sizes and, on NVIDIA, the ptxas register report (``-cl-nv-verbose``).
 
-    python3 tools/sw_kernel_report.py [--device P:D] "tuned" "w32=WIDTH=32,ROWS=64"
+    python3 -m tools.sw_kernel_report [--device P:D] "tuned" "w32=WIDTH=32,ROWS=64"
 """
 import argparse
 import warnings

@@ -3,9 +3,10 @@
 
 For every (query, subject) pair both report, compares clalign's raw score with blastp's best
 HSP score (SW is exact, so it is >= blastp's), and for the pairs with the same raw score
-whether the evalue and bitscore strings are identical. Prints counts; exit 1 on any mismatch.
+whether the evalue and bitscore strings are identical. Prints counts; exit 1 on any mismatch;
+``--results FILE`` also writes them as a harness results document (``identical``: no mismatch).
 
-    python3 tools/sw_vs_blastp.py --query allq.faa --db data/proteome.faa.gz \\
+    python3 -m tools.sw_vs_blastp --query allq.faa --db data/proteome.faa.gz \\
         --blastp tests/data/blastp/sw_golden.tsv [--top 500] [--evalue 10]
 """
 from __future__ import annotations
@@ -14,10 +15,6 @@ import argparse
 import json
 import os
 import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
 
 
 def compare(results, blastp_rows):
@@ -46,6 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=500)
     ap.add_argument("--evalue", type=float, default=10.0)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--results", default=None, help="also write the counts as a results JSON file")
     a = ap.parse_args(argv)
     from clalign.sw import sw_search
 
@@ -56,7 +54,15 @@ def main(argv=None) -> int:
     print(json.dumps(counts))
     for b in bad[:20]:
         print("mismatch", b)
-    return 1 if bad or counts["clalign_score_below_blastp"] else 0
+    wrong = bool(bad or counts["clalign_score_below_blastp"])
+    if a.results:
+        from tools.results import save
+
+        save(a.results, [{"family": "sw", "input": os.path.basename(a.query), "values": {"top": a.top},
+                          "status": "wrong" if wrong else "ok", "seconds": None, "peer": "blastp",
+                          "identical": not wrong, "reason": f"{len(bad)} mismatches" if wrong else "",
+                          "mismatch_examples": [list(map(str, b)) for b in bad[:20]], **counts}])
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":
