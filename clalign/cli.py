@@ -44,6 +44,21 @@ def _install():
     return {s: signal.signal(s, _on_signal) for s in SIGNALS}
 
 
+def _mute_stderr():
+    """Send file descriptor 2 to the null device (C libraries write there directly)."""
+    try:
+        sys.stderr.flush()
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
+def _silent(unraisable):
+    """sys.unraisablehook after an interruption: nothing more is printed (see _Group.invoke)."""
+
+
 def _exit_now_if_workers(status):
     """Every cleanup has run; worker threads still busy in C code (a pyhmmer search, a kernel
     build) cannot be stopped and would hold the exit until they finish, so leave at once."""
@@ -98,6 +113,7 @@ class _Group(click.Group):
 
     def invoke(self, ctx):
         old = _install()
+        status = None
         try:
             return super().invoke(ctx)
         except ClalignError as exc:
@@ -105,11 +121,18 @@ class _Group(click.Group):
             sys.exit(2)
         except Interrupted as exc:
             click.echo(f"clalign: {exc}; partial outputs removed", err=True)
-            _exit_now_if_workers(exc.exit_status)
-            sys.exit(exc.exit_status)
+            status = exc.exit_status
+            # our line is the last one: a kernel build still running in a worker thread (its
+            # compiler reports the interrupted build) and objects a library was building when the
+            # signal came (freed with the exception's frames, their __del__ failing on half-set
+            # state) must not print after it
+            _mute_stderr()
+            sys.unraisablehook = _silent
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
+        _exit_now_if_workers(status)
+        sys.exit(status)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
