@@ -56,6 +56,14 @@ def _dense_codes(w: int) -> np.ndarray:
     return codes
 
 
+def unmasked_words(mask, word_size: int) -> np.ndarray:
+    """Start offsets of the words that touch no masked residue (``mask``: bool per residue, e.g.
+    SEG's): the only words a masked query puts in a lookup table."""
+    touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
+                          "valid") > 0
+    return np.flatnonzero(~touched)
+
+
 def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_size: int = 3,
                  mask=None) -> LookupTable:
     """Neighbourhood lookup table of one query (NCBIstdaa codes), BLAST+'s rule; ``mask``
@@ -65,9 +73,7 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     codes = word_codes(q, word_size)
     kept = None
     if mask is not None and len(codes):
-        touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
-                              "valid") > 0
-        kept = np.flatnonzero(~touched).astype(np.int32)
+        kept = unmasked_words(mask, word_size).astype(np.int32)
         codes = codes[kept]
     dense = _dense_codes(word_size)
     uniq, inverse = np.unique(codes, return_inverse=True)
@@ -209,9 +215,7 @@ def build_lookup_fast(query: np.ndarray, matrix: np.ndarray, threshold: int,
     codes = word_codes(q, word_size)
     kept = None
     if mask is not None and len(codes):
-        touched = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
-                              "valid") > 0
-        kept = np.flatnonzero(~touched).astype(np.int32)
+        kept = unmasked_words(mask, word_size).astype(np.int32)
         codes = codes[kept]
     uniq, inverse = np.unique(codes, return_inverse=True)
     m = np.ascontiguousarray(matrix[:ALPHABET, :ALPHABET], dtype=np.int64)

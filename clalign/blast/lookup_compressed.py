@@ -30,6 +30,7 @@ import numpy as np
 from ..data.alphabet import PROTEIN
 from ..stats.karlin import ROBINSON
 from ..stats.tables import PROTEIN_TABLES
+from .lookup import unmasked_words
 from .ungapped_nb import _extend_two_hit
 from .ungapped_onehit import _extend_one_hit
 
@@ -213,9 +214,7 @@ def build_compressed_lookup(query, matrix_name: str, threshold: float, word_size
     n = len(q) - word_size + 1
     offs = np.arange(max(n, 0), dtype=np.int64)
     if mask is not None and n > 0:
-        bad = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
-                          "valid") > 0
-        offs = offs[~bad]
+        offs = unmasked_words(mask, word_size)
     t = int(MATRIX_SCALE * threshold)
     power = alpha.size ** np.arange(word_size, dtype=np.int64)   # first letter least significant
     idx, qo = _neighbours(q, alpha.table, alpha.matrix, word_size, t, offs, power)
@@ -233,9 +232,7 @@ def build_word_lookup(query, matrix: np.ndarray, threshold: int, word_size: int,
     n = len(q) - word_size + 1
     offs = np.arange(max(n, 0), dtype=np.int64)
     if mask is not None and n > 0:
-        bad = np.convolve(np.asarray(mask, dtype=np.int64), np.ones(word_size, dtype=np.int64),
-                          "valid") > 0
-        offs = offs[~bad]
+        offs = unmasked_words(mask, word_size)
     table = np.full(256, -1, dtype=np.int16)
     table[:28] = np.arange(28)
     power = np.array([1 << (CHARSIZE * (word_size - 1 - p)) for p in range(word_size)], dtype=np.int64)
