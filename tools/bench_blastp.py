@@ -94,11 +94,31 @@ def warmup(query, fasta, threads, device, work: Path):
     return time.perf_counter() - t0
 
 
-def run_clalign(query, fasta, threads, device, out: Path):
+def timeline(events, t0, width=0.5):
+    """Summary of a --trace timeline: per ``width``-second bin the mean number of busy compiled
+    tasks per key, and the longest single tasks (what a tail waits on)."""
+    if not events:
+        return {}
+    end = max(e[3] for e in events) - t0
+    nb = int(end / width) + 1
+    busy = {}
+    for key, _, a, b in events:
+        row = busy.setdefault(key, [0.0] * nb)
+        a, b = a - t0, b - t0
+        for k in range(int(a / width), int(b / width) + 1):
+            lo, hi = max(a, k * width), min(b, (k + 1) * width)
+            if hi > lo and k < nb:
+                row[k] += (hi - lo) / width
+    longest = sorted(events, key=lambda e: e[2] - e[3])[:12]
+    return {"bin_s": width, "busy": {k: [round(x, 2) for x in v] for k, v in busy.items()},
+            "longest": [(k, round(a - t0, 3), round(b - a, 3)) for k, _, a, b in longest]}
+
+
+def run_clalign(query, fasta, threads, device, out: Path, trace=None):
     from clalign.blast import blastp as bp
     from clalign.blast.options import blastp_options
 
-    times = {}
+    times = {"_events": []} if trace else {}
     made = []
     if device is not None:   # keep the DeviceUngapped to report its kernel times
         from clalign.blast import device as dmod
@@ -106,6 +126,8 @@ def run_clalign(query, fasta, threads, device, out: Path):
         class Recording(dmod.DeviceUngapped):
             def __init__(self, *a, **k):
                 super().__init__(*a, **k)
+                if trace:
+                    self.events = times["_events"]
                 made.append(self)
 
         dmod_orig = dmod.DeviceUngapped
@@ -124,6 +146,9 @@ def run_clalign(query, fasta, threads, device, out: Path):
                       "dev_copies": d.copies, "init_hsps": d.counts["init_hsps"],
                       "word_hits": d.counts["hits"], "extensions": d.counts.get("extensions", 0)})
     t1 = time.perf_counter()
+    if trace:
+        events = times.pop("_events")
+        Path(trace).write_text(json.dumps({"t0": t0, "events": events, **timeline(events, t0)}))
     lines = tabular_lines(results)
     out.write_text("".join(line + "\n" for line in lines))
     times["format"] = time.perf_counter() - t1
@@ -142,6 +167,8 @@ def main(argv=None):
     ap.add_argument("--skip-blast", action="store_true")
     ap.add_argument("--warmup", action="store_true", help="an untimed small search first")
     ap.add_argument("--modes", default="device", help="comma list of device,cpu (cpu: all on the CPU)")
+    ap.add_argument("--trace", action="store_true",
+                    help="write each run's timeline of compiled tasks to WORK/trace_MODE_QUERIES.json")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastp.json)")
     a = ap.parse_args(argv)
     work = Path(a.work)
@@ -164,7 +191,8 @@ def main(argv=None):
             device = a.device if mode == "device" else None
             if a.warmup:
                 res[f"warmup_{mode}_s"] = round(warmup(query, fasta, a.threads, device, work), 2)
-            t, times = run_clalign(query, fasta, a.threads, device, work / f"clalign_{mode}_{tag}.tsv")
+            t, times = run_clalign(query, fasta, a.threads, device, work / f"clalign_{mode}_{tag}.tsv",
+                                   trace=work / f"trace_{mode}_{tag}.json" if a.trace else None)
             r = {"clalign_s": round(t, 2), "stages_s": {k: round(v, 3) for k, v in times.items()}}
             if not a.skip_blast:
                 want = (work / f"blastp_{tag}.tsv").read_text().splitlines()

@@ -14,6 +14,7 @@ local memory and apply the two-hit rule and extension per bin; 'subject' and 'so
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,6 +84,7 @@ class DeviceUngapped:
             self.k_two_hit = cl.Kernel(self.prg, "blast_two_hit")
             self.k_scan = cl.Kernel(self.prg, "blast_scan")
             self.wg = self.values["WG"]
+        self.events = None   # a list to record (key, thread, start, end) of each query's turn
         self.lock = threading.Lock()   # kernels' arguments are per object: one query at a time
         self.word = self.values["WORD"]
         self.subjects = subjects
@@ -127,8 +129,15 @@ class DeviceUngapped:
 
     def initial_hsps(self, qs) -> np.ndarray:
         """Initial HSPs of one query set up by ``engine.setup_query`` (sorted as the CPU path)."""
+        t0 = time.perf_counter()
         with self.lock:
-            return self._initial_hsps(qs)
+            t1 = time.perf_counter()
+            try:
+                return self._initial_hsps(qs)
+            finally:
+                if self.events is not None:   # a timeline (tools/bench_blastp --trace)
+                    self.events.append(("dev_wait", threading.get_ident(), t0, t1))
+                    self.events.append(("dev_held", threading.get_ident(), t1, time.perf_counter()))
 
     def _initial_hsps(self, qs) -> np.ndarray:
         ctx, mf = self.rt.ctx, cl.mem_flags

@@ -185,6 +185,13 @@ def _add_times(times, pairs):
                 times[k] = times.get(k, 0.0) + v
 
 
+def _event(times, key, t0, t1):
+    """With a list under ``times["_events"]``: record (key, thread, start, end) perf_counter
+    seconds, the timeline ``tools/bench_blastp --trace`` writes out."""
+    if times is not None and "_events" in times:
+        times["_events"].append((key, threading.get_ident(), t0, t1))
+
+
 def _map(fn, items, pool, times=None, key=None):
     """[fn(x) for x in items], on ``pool`` when there are several; with ``times``, the CPU
     seconds of the calls' threads are added under ``key`` (waits excluded)."""
@@ -192,9 +199,10 @@ def _map(fn, items, pool, times=None, key=None):
         work = fn
 
         def fn(x):
-            t = time.thread_time()
+            t, w = time.thread_time(), time.perf_counter()
             r = work(x)
             _add_times(times, ((key, time.thread_time() - t),))
+            _event(times, key, w, time.perf_counter())
             return r
     return list(pool.map(fn, items)) if pool is not None and len(items) > 1 else [fn(x) for x in items]
 
@@ -329,6 +337,10 @@ def _search(codes, subjects, opts, stats, device, threads, times, pool):
         t3 = time.perf_counter()
         if len(P):
             result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1, times)
+    t4 = time.perf_counter()
     _add_times(times, (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
-                       ("traceback", time.perf_counter() - t3)))
+                       ("traceback", t4 - t3)))
+    for key, a, b in (("q_setup", t0, t1), ("q_ungapped", t1, t2), ("q_gapped", t2, t3),
+                      ("q_traceback", t3, t4)):
+        _event(times, key, a, b)
     return result
