@@ -133,11 +133,12 @@ class DeviceUngapped:
         with self.lock:
             t1 = time.perf_counter()
             try:
-                return self._initial_hsps(qs)
+                rows = self._initial_hsps(qs)
             finally:
                 if self.events is not None:   # a timeline (tools/bench_blastp --trace)
                     self.events.append(("dev_wait", threading.get_ident(), t0, t1))
                     self.events.append(("dev_held", threading.get_ident(), t1, time.perf_counter()))
+        return sort_init_hsps(rows)   # outside the lock: the next query's kernels start meanwhile
 
     def _initial_hsps(self, qs) -> np.ndarray:
         ctx, mf = self.rt.ctx, cl.mem_flags
@@ -170,4 +171,4 @@ class DeviceUngapped:
             out_rows.append(rows)
         rows = np.concatenate(out_rows) if out_rows else np.zeros((0, 7), dtype=np.int32)
         self.times.counts["init_hsps"] += len(rows)
-        return sort_init_hsps(rows)
+        return rows

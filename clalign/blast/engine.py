@@ -53,6 +53,15 @@ class Subjects:
     offsets: np.ndarray   # int64 (n + 1,)
     ids: object           # a sequence of ids (a list, or the database's lazily decoded table)
 
+    def __post_init__(self):
+        # one array type for the compiled stages whatever the reader made (a writeable array, a
+        # read-only buffer or memory map): numba compiles a specialisation per type, and a second
+        # one met mid-search blocks every worker for seconds (seen on the H100: 8 s per stage)
+        res = np.ascontiguousarray(self.residues, dtype=np.uint8).view()
+        res.flags.writeable = False
+        self.residues = res
+        self.offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
+
     @property
     def total_length(self) -> int:
         return int(self.offsets[-1])
