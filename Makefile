@@ -10,6 +10,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 SOURCES := $(shell find clalign kernels -name '*.py' -o -name '*.mako') setup.cfg pyproject.toml
 OUTDIR ?= run-output
+# test processes (pytest-xdist; whole files per process, so module fixtures build once): one
+# per core of the 2-core CI machine, so one works while the other waits in a compiler or numba
+TEST_WORKERS ?= 2
 
 .PHONY: run test setup opencl clean
 
@@ -40,7 +43,7 @@ run: opencl
 	@grep -v '^#' $(OUTDIR)/hmmsearch.tbl | head -20
 
 test: opencl
-	cd tests && ../$(VENV)/bin/python -m pytest -q -p no:cacheprovider .
+	cd tests && ../$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile .
 
 clean:
 	rm -rf $(VENV) $(OUTDIR) build *.egg-info
