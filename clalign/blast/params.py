@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
+from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
 from .lookup import CHARSIZE
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
@@ -94,3 +95,32 @@ register(BLAST_UNGAPPED.family, [
     # kernel's barriers and local-memory bins cost more than they save on a CPU).
     ({"is_cpu": True}, {"KERNEL": "subject"}),
 ])
+
+
+#: Rows of a gapped-extension launch above which the host splits it (scratch is per launch row).
+GAPPED_LAUNCH_MAX = 1 << 22
+
+BLAST_GAPPED = ParamSet("blast_gapped", with_simd=False, params=(
+    Param.bool("ENABLE", "host: run the preliminary gapped stage's extensions on the device "
+                         "(speculatively, for every initial HSP; the host replays BLAST+'s "
+                         "per-subject rule on them); else they are computed on the CPU",
+               default=True),
+    Param.int("WG", "work-items per work-group (one initial HSP each)", values=(32, 64, 128, 256),
+              default=64),
+    Param.int("BAND", "DP cells alive at once per extension (a ring of int2; an extension whose "
+                      "X-drop band outgrows it is redone on the CPU)",
+              values=(32, 64, 128, 256, 512, 1024), default=256),
+    Param.bool("SCRATCH_LOCAL", "the rings in local memory (WG * BAND * 8 bytes per work-group; "
+                                "only when that fits) instead of global scratch", default=False),
+    Param.int("LAUNCH", "host: most initial HSPs per launch (global scratch is LAUNCH * BAND * 8 "
+                        "bytes)", lo=32, hi=GAPPED_LAUNCH_MAX, default=1 << 18),
+    Param.int("RESTRICT", "s_RestrictedGappedAlign's gap spacing (gapped.RESTRICT_SIZE)",
+              values=(RESTRICT_SIZE,), default=RESTRICT_SIZE),
+    Param.int("WINDOW", "BlastGetStartForGappedAlignment's window (gapped.HSP_MAX_WINDOW)",
+              values=(HSP_MAX_WINDOW,), default=HSP_MAX_WINDOW),
+    Param.int("MAX_SUBJECT_OFFSET", "AdjustSubjectRange applies to subjects this long or longer",
+              values=(MAX_SUBJECT_OFFSET,), default=MAX_SUBJECT_OFFSET),
+    Param.int("MAX_TOTAL_GAPS", "AdjustSubjectRange's margin", values=(MAX_TOTAL_GAPS,),
+              default=MAX_TOTAL_GAPS),
+    Param.int("MININT", "the DP's minus infinity (gapped.MININT)", values=(MININT,), default=MININT),
+))
