@@ -34,9 +34,11 @@ def device_extensions(device, qs, rows, times=None):
     if dg is None:
         return None
     t0 = time.perf_counter()
-    pre = dg.extend(qs, rows)
+    ktimes = {}
+    pre = dg.extend(qs, rows, times=ktimes)
     t1 = time.perf_counter()
     _add(times, "dev_gapped", t1 - t0)
+    _add(times, "dev_gapped_kernel", ktimes.get("dev_gapped_kernel", 0.0))
     _add(times, "dev_gapped_overflow", int((pre[:, 7] == 0).sum()))
     if times is not None and "_events" in times:
         times["_events"].append(("dev_gapped", threading.get_ident(), t0, t1))
