@@ -127,8 +127,8 @@ BLAST_GAPPED = ParamSet("blast_gapped", with_simd=False, params=(
 
 register(BLAST_GAPPED.family, [
     # PoCL on the 2-core VM (2026-11-23, 5,000 long-tail proteins x 20 CUDASW++ queries, 13,436
-    # initial HSPs): the kernel took 0.89 s on both cores for what numba's extend_all does in
-    # 1.24 s on one (and it extends every HSP, the CPU stage only those not contained): on a CPU
-    # device the numba stage is used.
+    # initial HSPs, device path, 2 threads): the kernel took 0.68-0.92 s on both cores where the
+    # numba stage took 0.59 CPU-s (it extends only the HSPs not contained; the kernel all): on a
+    # CPU device the numba stage is used (docs/perf/blastp.md).
     ({"is_cpu": True}, {"ENABLE": False}),
 ])
