@@ -136,3 +136,21 @@ def test_search_through_device(rt, monkeypatch):
     flat = lambda res: [(oid, h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.evalue,
                          bytes(np.asarray(h.ops))) for oid, hsps in res for h in hsps]
     assert flat(got) == flat(want) and len(want) > 5
+
+
+@pytest.mark.parametrize("name,kw", [("synth", dict(max_target_seqs=500)),
+                                     ("synth_e1e-5", dict(max_target_seqs=500, evalue=1e-5))])
+def test_golden_through_device(monkeypatch, name, kw):
+    """BLAST+'s golden rows (test_blastp_golden.py) from the device path with the stage forced on
+    (PoCL's tuning turns it off) and a ring small enough to overflow now and then."""
+    from clalign.blast import device_gapped
+    from clalign.blast.blastp import run_blastp, tabular_lines
+
+    monkeypatch.setattr(device_gapped, "lookup", lambda family, caps: {"ENABLE": True, "BAND": 64})
+    gold = ROOT / "tests" / "data" / "blastp"
+    times = {}
+    got = tabular_lines(run_blastp(gold / "synth_queries.faa", gold / "synth_db.faa.gz",
+                                   blastp_options(**kw), num_threads=2,
+                                   device=Runtime.get(None).device, times=times))
+    assert times.get("dev_gapped_kernel", 0) > 0   # the device made the extensions
+    assert got == (gold / f"{name}.tsv").read_text().splitlines()
