@@ -14,8 +14,9 @@ The device work has its own command queue and lock, so one query's extensions ru
 chunk kernel (``DeviceUngapped``, its own lock) scans another query.
 
 Chosen in one place: ``BLAST_GAPPED.ENABLE`` (tuning table; off on CPU devices, where the
-numba stage is faster than PoCL's kernel: docs/perf/blastp.md) -- ``for_device`` returns None
-when the device does not run the stage.
+numba stage is faster than PoCL's kernel: docs/perf/blastp.md), and subjects that fit in half
+of one device allocation (they are uploaded whole) -- ``for_device`` returns None when the
+device does not run the stage.
 """
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ class DeviceGapped:
         if values["SCRATCH_LOCAL"] and values["WG"] * values["BAND"] * 8 + 4096 > rt.caps.local_mem:
             values["SCRATCH_LOCAL"] = False
         self.values = BLAST_GAPPED.validate(values)
-        self.enabled = self.values["ENABLE"]
+        # the subjects go to the device whole: a database beyond one allocation stays on the CPU
+        self.enabled = self.values["ENABLE"] and 0 < subjects.total_length <= rt.caps.max_alloc // 2
         self.wg, self.band = self.values["WG"], self.values["BAND"]
         self.launch = self.values["LAUNCH"]
         self.queue = rt.new_queue()
