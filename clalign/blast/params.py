@@ -1,5 +1,6 @@
 """Template parameters of the BLASTP device phases (``kernels/blast_chunk.mako``, the default,
-and ``kernels/blast_ungapped.mako``).
+and ``kernels/blast_ungapped.mako``) and of the preliminary gapped extensions
+(``kernels/blast_gapped.mako``, BLAST_GAPPED).
 
 Constants shared by host and kernel (letter bits per word code, the separator code written
 between subjects, key field widths) are defined here once and passed to the template.
