@@ -38,6 +38,7 @@ from .lookup_query import mask_query, query_lookup, scan_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
+from .device_gapped_host import device_extensions, replay_pre
 from .stages_nb import prelim_chunk, traceback_chunk
 from .ungapped_nb import sort_init_hsps, two_hit_db
 
@@ -245,10 +246,12 @@ def _best_per_subject(qs, subjects, P):
 
 
 def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None, parts=1,
-                times=None):
+                times=None, pre=None):
     """Preliminary stage of one query (``stages_nb.prelim_chunk`` over ``parts`` subject chunks
     on ``pool``): (rows of the kept subjects in hit-list order, cut to ``prelim_hitlist_size``,
-    each subject's HSPs in score order; their group starts, with the end appended)."""
+    each subject's HSPs in score order; their group starts, with the end appended). ``pre``:
+    the device's extensions of ``rows`` (``device_gapped``), replayed by
+    ``gapped_replay_nb.prelim_chunk_pre`` instead (same rows)."""
     starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]])
     cuts = _chunks(starts, len(rows), parts)
     bounds = [(int(starts[a]), int(starts[b]) if b < len(starts) else len(rows))
@@ -257,8 +260,12 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     args = (qs.matrix, qs.codes, subjects.residues, subjects.offsets, rows)
     tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
-    parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
-                     "gapped_cpu")
+    if pre is None:
+        parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
+                         "gapped_cpu")
+    else:
+        parts_out = _map(lambda ab: replay_pre(args, ab, tail, pre, times), bounds, pool, times,
+                         "gapped_cpu")
     P = np.concatenate(parts_out) if len(parts_out) > 1 else parts_out[0]
     _, P, _, gstarts, order = _best_per_subject(qs, subjects, P)
     order = order[:qs.opts.prelim_hitlist_size]
@@ -334,15 +341,17 @@ def _search(codes, subjects, opts, stats, device, threads, times, pool):
     t0 = time.perf_counter()
     qs = setup_query(codes, subjects, opts, stats)
     t1 = time.perf_counter()
+    pre = None
     if device is not None:
         rows = device.initial_hsps(qs)
+        pre = device_extensions(device, qs, rows, times)
     else:
         rows = initial_hsps(qs, subjects, threads=threads, pool=pool, times=times)
     t2 = t3 = time.perf_counter()
     result = []
     if len(rows):
         parts = min(4 * threads, 1 + len(rows) // ROWS_PER_CHUNK) if pool is not None else 1
-        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times)
+        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times, pre)
         t3 = time.perf_counter()
         if len(P):
             result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1, times)

@@ -1,5 +1,6 @@
 """Template parameters of the BLASTP device phases (``kernels/blast_chunk.mako``, the default,
-and ``kernels/blast_ungapped.mako``).
+and ``kernels/blast_ungapped.mako``) and of the preliminary gapped extensions
+(``kernels/blast_gapped.mako``, BLAST_GAPPED).
 
 Constants shared by host and kernel (letter bits per word code, the separator code written
 between subjects, key field widths) are defined here once and passed to the template.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
+from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
 from .lookup import CHARSIZE
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
@@ -93,4 +95,41 @@ register(BLAST_UNGAPPED.family, [
     # CUDASW++ queries): the subject kernel ran in about half the chunk kernel's time (the chunk
     # kernel's barriers and local-memory bins cost more than they save on a CPU).
     ({"is_cpu": True}, {"KERNEL": "subject"}),
+])
+
+
+#: Rows of a gapped-extension launch above which the host splits it (scratch is per launch row).
+GAPPED_LAUNCH_MAX = 1 << 22
+
+BLAST_GAPPED = ParamSet("blast_gapped", with_simd=False, params=(
+    Param.bool("ENABLE", "host: run the preliminary gapped stage's extensions on the device "
+                         "(speculatively, for every initial HSP; the host replays BLAST+'s "
+                         "per-subject rule on them); else they are computed on the CPU",
+               default=True),
+    Param.int("WG", "work-items per work-group (one initial HSP each)", values=(32, 64, 128, 256),
+              default=64),
+    Param.int("BAND", "DP cells alive at once per extension (a ring of int2; an extension whose "
+                      "X-drop band outgrows it is redone on the CPU)",
+              values=(32, 64, 128, 256, 512, 1024), default=128),
+    Param.bool("SCRATCH_LOCAL", "the rings in local memory (WG * BAND * 8 bytes per work-group; "
+                                "only when that fits) instead of global scratch", default=False),
+    Param.int("LAUNCH", "host: most initial HSPs per launch (global scratch is LAUNCH * BAND * 8 "
+                        "bytes)", lo=32, hi=GAPPED_LAUNCH_MAX, default=1 << 18),
+    Param.int("RESTRICT", "s_RestrictedGappedAlign's gap spacing (gapped.RESTRICT_SIZE)",
+              values=(RESTRICT_SIZE,), default=RESTRICT_SIZE),
+    Param.int("WINDOW", "BlastGetStartForGappedAlignment's window (gapped.HSP_MAX_WINDOW)",
+              values=(HSP_MAX_WINDOW,), default=HSP_MAX_WINDOW),
+    Param.int("MAX_SUBJECT_OFFSET", "AdjustSubjectRange applies to subjects this long or longer",
+              values=(MAX_SUBJECT_OFFSET,), default=MAX_SUBJECT_OFFSET),
+    Param.int("MAX_TOTAL_GAPS", "AdjustSubjectRange's margin", values=(MAX_TOTAL_GAPS,),
+              default=MAX_TOTAL_GAPS),
+    Param.int("MININT", "the DP's minus infinity (gapped.MININT)", values=(MININT,), default=MININT),
+))
+
+register(BLAST_GAPPED.family, [
+    # PoCL on the 2-core VM (2026-11-23, 5,000 long-tail proteins x 20 CUDASW++ queries, 13,436
+    # initial HSPs, device path, 2 threads): the kernel took 0.68-0.92 s on both cores where the
+    # numba stage took 0.59 CPU-s (it extends only the HSPs not contained; the kernel all): on a
+    # CPU device the numba stage is used (docs/perf/blastp.md).
+    ({"is_cpu": True}, {"ENABLE": False}),
 ])

@@ -1,0 +1,150 @@
+"""BLASTP's preliminary gapped extensions on an OpenCL device (``kernels/blast_gapped.mako``).
+
+``DeviceGapped(rt, subjects).extend(qs, rows)`` computes, for every initial HSP of one query
+(rows as ``DeviceUngapped.initial_hsps`` / ``engine.initial_hsps`` give them), the score-only
+extension the preliminary stage would compute from it, in the DP mode (full or restricted) the
+stage's first pass over its subject uses: an int32 (n, 8) array, row for row (score, q_start,
+q_end, s_start, s_end, q_off, s_off, status; status 0 = not computed, the band overflowed).
+``gapped_replay_nb.prelim_chunk_pre`` then replays BLAST+'s per-subject rule on it, computing on
+the CPU only what is missing, so the stage's rows equal the CPU path's.
+
+Launches: rows ordered by decreasing ungapped length (a proxy of the extension's size, so a
+warp's items take similar time and the longest start first), at most ``LAUNCH`` per launch.
+The device work has its own command queue and lock, so one query's extensions run while the
+chunk kernel (``DeviceUngapped``, its own lock) scans another query.
+
+Chosen in one place: ``BLAST_GAPPED.ENABLE`` (tuning table; off on CPU devices, where the
+numba stage is faster than PoCL's kernel: docs/perf/blastp.md), and subjects that fit in half
+of one device allocation (they are uploaded whole) -- ``for_device`` returns None when the
+device does not run the stage.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pyopencl as cl
+
+from ..errors import ParameterError
+from ..runtime import choose
+from ..runtime.tuning import lookup
+from .gapped_replay_nb import NPRE
+from .options import RESTRICTED_MULT
+from .params import BLAST_GAPPED
+
+
+def restricted_rows(qs, rows) -> np.ndarray:
+    """uint8 per row: 1 where the preliminary stage's first pass over the row's subject uses the
+    restricted DP (the subject's best ungapped score, its first row's, below 0.68 x cutoff)."""
+    n = len(rows)
+    if n == 0 or not qs.restricted_ok:
+        return np.zeros(n, dtype=np.uint8)
+    r_cut = int(RESTRICTED_MULT * qs.cutoff_gapped)
+    starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]])
+    best = np.repeat(rows[starts, 1], np.diff(np.r_[starts, n]))
+    return (best < r_cut).astype(np.uint8)
+
+
+class DeviceGapped:
+    """The blast_gapped program, the subjects on the device, and one query's launches."""
+
+    def __init__(self, rt, subjects, override=None):
+        override = dict(override or {})
+        unknown = set(override) - set(BLAST_GAPPED.names())
+        if unknown:
+            raise ParameterError(f"blastp device gapped: unknown parameter(s) {sorted(unknown)}")
+        self.rt = rt
+        values = choose(BLAST_GAPPED, {}, lookup(BLAST_GAPPED.family, rt.caps), override)
+        if values["SCRATCH_LOCAL"] and values["WG"] * values["BAND"] * 8 + 4096 > rt.caps.local_mem:
+            values["SCRATCH_LOCAL"] = False
+        self.values = BLAST_GAPPED.validate(values)
+        # the subjects go to the device whole: a database beyond one allocation stays on the CPU
+        self.enabled = self.values["ENABLE"] and 0 < subjects.total_length <= rt.caps.max_alloc // 2
+        self.wg, self.band = self.values["WG"], self.values["BAND"]
+        self.launch = self.values["LAUNCH"]
+        self.queue = rt.new_queue()
+        self.lock = threading.Lock()
+        self.kernel_seconds = 0.0
+        self.counts = {"extensions": 0, "overflow": 0}
+        self._kernel = None
+        self._scratch = None
+        self.subjects = subjects
+        self._res = self._offsets = None
+
+    def _setup(self):
+        """Program and subject upload, on first use (under the lock)."""
+        if self._kernel is not None:
+            return
+        mf, ctx = cl.mem_flags, self.rt.ctx
+        prg = self.rt.program("blast_gapped.mako", BLAST_GAPPED, self.values)
+        res = self.subjects.residues
+        self._res = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                              hostbuf=np.ascontiguousarray(res) if len(res) else np.zeros(1, np.uint8))
+        self._offsets = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                  hostbuf=np.ascontiguousarray(self.subjects.offsets, dtype=np.int64))
+        self._kernel = cl.Kernel(prg, "blast_gapped")
+
+    def extend(self, qs, rows, restrict=None, times=None) -> np.ndarray:
+        """int32 (n, 8) speculative extensions of ``rows`` (see the module doc); ``restrict``
+        (uint8 per row, default ``restricted_rows``) picks the DP per row; ``times``: a dict
+        that gets the kernels' profiling seconds added under ``dev_gapped_kernel``."""
+        n = len(rows)
+        out = np.zeros((n, NPRE), dtype=np.int32)
+        if n == 0:
+            return out
+        rows32 = np.ascontiguousarray(rows, dtype=np.int32)
+        if restrict is None:
+            restrict = restricted_rows(qs, rows32)
+        restrict = np.ascontiguousarray(restrict, dtype=np.uint8)
+        order = np.argsort(-rows32[:, 4], kind="stable").astype(np.int32)
+        mf, ctx = cl.mem_flags, self.rt.ctx
+        ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
+        with self.lock:
+            self._setup()
+            b_rows, b_order, b_restrict = ro(rows32), ro(order), ro(restrict)
+            b_query = ro(qs.codes.astype(np.uint8))
+            b_matrix = ro(qs.matrix[:28, :28].astype(np.int32).ravel())
+            size = min(n, self.launch)
+            b_out = cl.Buffer(ctx, mf.WRITE_ONLY, 32 * size)
+            scratch = ()
+            if not self.values["SCRATCH_LOCAL"]:
+                need = 8 * self.band * (-(-size // self.wg) * self.wg)
+                if self._scratch is None or self._scratch.size < need:
+                    self._scratch = cl.Buffer(ctx, mf.READ_WRITE, need)
+                scratch = (self._scratch,)
+            got = np.empty((size, NPRE), dtype=np.int32)
+            ksec = 0.0
+            for lo in range(0, n, size):
+                m = min(size, n - lo)
+                sub = b_order if lo == 0 else ro(order[lo:lo + m])
+                self._kernel.set_args(self._res, self._offsets, b_rows, sub, b_restrict,
+                                      np.int32(m), b_query, np.int32(len(qs.codes)), b_matrix,
+                                      np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
+                                      np.int32(qs.xdrop_gapped), *scratch, b_out)
+                gsize = -(-m // self.wg) * self.wg
+                ev = cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,), (self.wg,))
+                cl.enqueue_copy(self.queue, got[:m], b_out, wait_for=[ev])
+                ksec += (ev.profile.end - ev.profile.start) * 1e-9
+                out[order[lo:lo + m]] = got[:m]
+            self.kernel_seconds += ksec
+        if times is not None:
+            times["dev_gapped_kernel"] = times.get("dev_gapped_kernel", 0.0) + ksec
+        self.counts["extensions"] += n
+        self.counts["overflow"] += int((out[:, 7] == 0).sum())
+        return out
+
+
+_ATTACH = threading.Lock()
+
+
+def for_device(dev, override=None):
+    """The DeviceGapped attached to a ``DeviceUngapped`` (made on first use with the device's
+    runtime and subjects), or None when the tuning table / ``override`` disables the stage."""
+    g = getattr(dev, "_gapped", None)
+    if g is None:
+        with _ATTACH:
+            g = getattr(dev, "_gapped", None)
+            if g is None:
+                g = DeviceGapped(dev.rt, dev.subjects, override)
+                dev._gapped = g
+    return g if g.enabled else None
