@@ -7,13 +7,17 @@ strips and counts them, we put them back), so lengths and statistics match ``mak
 databases of the same file. With ``num_threads`` > 1 queries are driven concurrently and their
 compiled work (scan, gapped and traceback stages, all releasing the GIL) runs in subject chunks on
 ``num_threads`` shared workers, so the CPU extends some queries while the device scans others.
+Start-up overlaps too: the device's runtime and programs are made while the database is read,
+its subjects upload while the queries are read and set up (all queries' setups go to the
+workers first, in query order), and only a query's device phase waits for the device.
 """
 from __future__ import annotations
 
 import io
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -21,7 +25,7 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from .engine import QuerySkipped, Subjects, search_query, search_statistics
+from .engine import QuerySkipped, Subjects, search_query, search_statistics, setup_query
 from .matrix import blast_matrix
 from .options import BlastpOptions
 from .traceback import DEL, INS
@@ -86,10 +90,10 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None):
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None, qs=None):
     try:
         return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
-                            times=times, pool=pool)
+                            times=times, pool=pool, qs=qs)
     except QuerySkipped as exc:
         warn(qid, str(exc))
         return []
@@ -107,21 +111,45 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
     per stage."""
-    t_read = time.perf_counter()
-    database = as_database(db, "protein")
-    subjects = Subjects.from_database(database)
-    if times is not None:
-        times["read_db"] = time.perf_counter() - t_read
-    dev = None
+    dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
     if device is not None:
-        from .device import DeviceUngapped
+        # the device object in the background: runtime and programs while the database is
+        # read, then the subjects' upload while the queries are set up
+        from . import device as dmod
 
-        t0 = time.perf_counter()
-        dev = DeviceUngapped(subjects, device)
+        bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clalign-device")
+        ready = Future()
+
+        def make_device():
+            t0 = time.perf_counter()
+            made = dmod.DeviceUngapped(ready, device)
+            if times is not None:
+                times["device_setup"] = time.perf_counter() - t0
+            return made
+
+        dev = bg.submit(make_device)
+    try:
+        t_read = time.perf_counter()
+        try:
+            database = as_database(db, "protein")
+            subjects = Subjects.from_database(database)
+        except BaseException as exc:
+            if bg is not None:
+                ready.set_exception(exc)
+            raise
+        if bg is not None:
+            ready.set_result(subjects)
         if times is not None:
-            times["device_setup"] = time.perf_counter() - t0
+            times["read_db"] = time.perf_counter() - t_read
+        yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn)
+    finally:
+        if bg is not None:
+            bg.shutdown(wait=True)   # a device still uploading finishes before we return
+
+
+def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
@@ -136,19 +164,33 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
-    # query drivers (setup, the device's phases, vectorised bookkeeping) on one pool; the
-    # compiled CPU work of every query (scan, gapped and traceback chunks) on another, shared, so
-    # all cores stay busy while the device works on other queries
+    # every query's setup first, in query order, on the shared workers (they are idle at the
+    # start; the setups run while the device object is made); query drivers (the device's
+    # phases, vectorised bookkeeping) on one pool; the compiled CPU work of every query (scan,
+    # gapped and traceback chunks) on the shared one, so all cores stay busy while the device
+    # works on other queries
     cpu = ThreadPoolExecutor(max_workers=num_threads)
     drivers = ThreadPoolExecutor(max_workers=num_threads)
     try:
+        setups = [cpu.submit(_timed_setup, search_codes(codes), subjects, opts, stats, times)
+                  for _, _, codes in queries]
         futures = [drivers.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn,
-                                  num_threads, cpu) for qid, _, codes in queries]
+                                  num_threads, cpu, qs)
+                   for (qid, _, codes), qs in zip(queries, setups)]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
     finally:
         drivers.shutdown(cancel_futures=True)
         cpu.shutdown(cancel_futures=True)
+
+
+def _timed_setup(codes, subjects, opts, stats, times):
+    t0 = time.perf_counter()
+    try:
+        return setup_query(codes, subjects, opts, stats)
+    finally:
+        if times is not None and "_events" in times:
+            times["_events"].append(("setup_cpu", threading.get_ident(), t0, time.perf_counter()))
 
 
 def tabular_lines(results, **kw):

@@ -194,7 +194,7 @@ class DeviceUngapped:
         t0 = time.perf_counter()
         job = self.chunk.prepare(qs)
         slot = self._slots.get()
-        done = None
+        ok = False
         try:
             uploads = slot.load(job, self.copy_queue)
             t1 = time.perf_counter()
@@ -222,11 +222,12 @@ class DeviceUngapped:
             for b, blk in enumerate(self.blocks):
                 rows[at:at + totals[b], 0] += blk.first
                 at += int(totals[b])
-            done = None
+            ok = True
         finally:
-            if done is not None:      # an error after the launches: let them end before reuse
+            if not ok:   # an error: whatever this query enqueued ends before the slot is reused
                 try:
-                    done.wait()
+                    self.rt.queue.finish()
+                    self.copy_queue.finish()
                 except cl.Error:
                     pass
             self._slots.put(slot)

@@ -116,10 +116,11 @@ class ChunkKernel:
         return nstate, False, min(v["CAP_MAX"], words // per)
 
     def prebuild(self):
-        """Start building (or loading from the caches) both programs in the background; a later
-        :meth:`kernel` call waits for its build."""
+        """Start building (or loading from the caches) the programs that ``placement`` can
+        choose, in the background; a later :meth:`kernel` call waits for its build."""
+        places = {"local": (True,), "global": (False,)}.get(self.values["STATE"], (True, False))
         return self.rt.prebuild([("blast_chunk.mako", BLAST_CHUNK, {**self.values, "STATE_LOCAL": s})
-                                 for s in (True, False)], threads=2)
+                                 for s in places], threads=2)
 
     def prepare(self, qs) -> "Job":
         """Host side of one query, outside the device's turn: placement and packed arrays."""
