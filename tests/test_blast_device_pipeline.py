@@ -3,6 +3,7 @@ prepared, uploaded and read back outside the device's lock, a few reused buffer 
 ``run_blastp``'s overlapped start-up: several queries at once give the CPU path's initial HSPs
 and outfmt 6 rows, launches that overflow their output are redone while other queries run, and
 an error in one query neither hangs nor corrupts the others."""
+import gzip
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -32,8 +33,11 @@ def subjects():
 
 @pytest.fixture(scope="module")
 def setups(subjects):
+    """The four bundled queries and four of the subjects themselves (self hits): 8 queries."""
     opts = blastp_options()
-    return [setup_query(c, subjects, opts) for _, _, c in read_queries(ROOT / "data" / "queries.faa")[:8]]
+    codes = [c for _, _, c in read_queries(ROOT / "data" / "queries.faa")]
+    codes += [subjects.residues[subjects.offsets[k]:subjects.offsets[k + 1]] for k in (10, 50, 90, 130)]
+    return [setup_query(c, subjects, opts) for c in codes]
 
 
 def test_concurrent_queries_same_rows(subjects, setups):
@@ -88,10 +92,11 @@ def test_error_in_one_query_spares_the_others(subjects, setups, monkeypatch):
 
 def _fasta(tmp_path, subjects_n=300, queries=6):
     db = tmp_path / "db.faa"
-    recs = __import__("gzip").open(ROOT / "data" / "proteome.faa.gz", "rt").read().split(">")[1:]
+    recs = gzip.open(ROOT / "data" / "proteome.faa.gz", "rt").read().split(">")[1:]
     db.write_text("".join(">" + r for r in recs[:subjects_n]))
     q = tmp_path / "q.faa"
-    q.write_text("".join(">" + r for r in (ROOT / "data" / "queries.faa").read_text().split(">")[1:queries + 1]))
+    qrecs = (ROOT / "data" / "queries.faa").read_text().split(">")[1:queries + 1]
+    q.write_text("".join(">" + r for r in qrecs))
     return q, db
 
 

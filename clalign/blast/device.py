@@ -40,8 +40,8 @@ from .ungapped_nb import sort_init_hsps
 
 BLOCK_RESIDUES = 1 << 25
 #: Queries of the chunk kernel in flight at once (each holds one reused set of buffers): one
-#: running on the device, one queued behind it, one being uploaded or read back.
-IN_FLIGHT = 3
+#: running on the device, one or two queued behind it, one being uploaded or read back.
+IN_FLIGHT = 4
 
 
 @numba.njit(cache=True, nogil=True)
