@@ -104,7 +104,14 @@ def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
     """run_blastp with query threads, the device made in the background and all setups ahead:
     outfmt 6 rows identical to the CPU path's, in order."""
     q, db = _fasta(tmp_path)
-    monkeypatch.setattr(dmod, "BLOCK_RESIDUES", 30_000)
+    made = []
+
+    class Chunk(dmod.DeviceUngapped):     # the chunk kernel (CPU devices default to 'subject')
+        def __init__(self, subjects, device=None):
+            super().__init__(subjects, device, override=CHUNK, block_residues=30_000)
+            made.append(self)
+
+    monkeypatch.setattr(dmod, "DeviceUngapped", Chunk)
     opts = blastp_options()
     times = {}
     dev = cl.get_platforms()[0].get_devices()[0]
@@ -114,6 +121,7 @@ def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
     want = tabular_lines(run_blastp(q, db, opts, num_threads=1))
     assert len(want) > 10 and got == want
     assert times["device_setup"] > 0 and times["read_db"] > 0
+    assert made[0].kernel == "chunk" and len(made[0].blocks) > 2 and made[0].times.launches
 
 
 def test_run_blastp_device_error_surfaces(tmp_path, monkeypatch):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import sys
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -25,7 +24,8 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from .engine import QuerySkipped, Subjects, search_query, search_statistics, setup_query
+from .engine import (QuerySkipped, Subjects, _add_times, _event, search_query, search_statistics,
+                     setup_query)
 from .matrix import blast_matrix
 from .options import BlastpOptions
 from .traceback import DEL, INS
@@ -185,12 +185,15 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
 
 
 def _timed_setup(codes, subjects, opts, stats, times):
+    """``setup_query`` on a worker; its seconds go to ``setup_cpu`` (``setup``: the drivers'
+    waits for it)."""
     t0 = time.perf_counter()
     try:
         return setup_query(codes, subjects, opts, stats)
     finally:
-        if times is not None and "_events" in times:
-            times["_events"].append(("setup_cpu", threading.get_ident(), t0, time.perf_counter()))
+        t1 = time.perf_counter()
+        _add_times(times, (("setup_cpu", t1 - t0),))
+        _event(times, "setup_cpu", t0, t1)
 
 
 def tabular_lines(results, **kw):

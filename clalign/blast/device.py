@@ -197,10 +197,12 @@ class DeviceUngapped:
         ok = False
         try:
             uploads = slot.load(job, self.copy_queue)
+            self.copy_queue.flush()    # another queue's commands wait for these: submit them
             t1 = time.perf_counter()
             with self.lock:
                 t2 = time.perf_counter()
                 done = self.chunk.enqueue(self.blocks, job, slot, uploads)
+                self.rt.queue.flush()
             t3 = time.perf_counter()
             done.wait()
             counts = slot.host_counters[:len(self.blocks), :4].astype(np.int64)
@@ -217,6 +219,7 @@ class DeviceUngapped:
                                                  slot.out[b], is_blocking=False))
                 at += int(totals[b])
             if reads:
+                self.copy_queue.flush()
                 cl.wait_for_events(reads)
             at = 0
             for b, blk in enumerate(self.blocks):
