@@ -141,3 +141,27 @@ def test_run_blastp_device_error_surfaces(tmp_path, monkeypatch):
                                                      device="0:0")))
             with pytest.raises(RuntimeError, match="set-up failed"):
                 fut.result(timeout=WAIT)
+
+
+def _bounds_loop(lengths, block_residues, max_subjects):
+    """The plain rule: add subjects while the block's stream (residues + a separator each)
+    stays within ``block_residues`` (a block takes at least one subject)."""
+    out, first = [], 0
+    while first < len(lengths):
+        last, total = first, 0
+        while last < len(lengths) and last - first < max_subjects and (
+                last == first or total + lengths[last] + 1 <= block_residues):
+            total += int(lengths[last]) + 1
+            last += 1
+        out.append((first, last))
+        first = last
+    return out
+
+
+def test_block_bounds_plain_rule(monkeypatch):
+    rng = np.random.default_rng(3)
+    monkeypatch.setattr(dmod, "KEY_SUBJ_BITS", 3)
+    for _ in range(200):
+        lengths = rng.integers(1, 50, size=int(rng.integers(0, 60)))
+        br = int(rng.integers(1, 200))
+        assert dmod.block_bounds(lengths, br) == _bounds_loop(lengths, br, 8)

@@ -52,6 +52,21 @@ def _fill_stream(stream, residues, offsets, first, last, base):
         stream[base[k]:base[k] + (b - a)] = residues[a:b]
 
 
+def block_bounds(lengths: np.ndarray, block_residues: int) -> list:
+    """[(first, last)] subject runs of at most ``block_residues`` stream positions (residues
+    plus a separator each; a longer subject alone) and 2**KEY_SUBJ_BITS subjects. Vectorised:
+    the per-subject loop it replaces took ~1 s of the H100 run's start-up for 570,000 subjects."""
+    stream = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=stream[1:])
+    out, first, n = [], 0, len(lengths)
+    while first < n:
+        last = int(np.searchsorted(stream, stream[first] + block_residues, side="right")) - 1
+        last = min(max(last, first + 1), first + (1 << KEY_SUBJ_BITS), n)
+        out.append((first, last))
+        first = last
+    return out
+
+
 @dataclass
 class _Block:
     first: int
@@ -133,16 +148,7 @@ class DeviceUngapped:
         if len(lengths) and lengths.max() >= (1 << KEY_POS_BITS):
             raise InputError(f"subjects longer than {(1 << KEY_POS_BITS) - 1} residues are not "
                              "supported on the device path")
-        self.blocks = []
-        first = 0
-        while first < len(lengths):
-            last, total = first, 0
-            while last < len(lengths) and last - first < (1 << KEY_SUBJ_BITS) and (
-                    last == first or total + lengths[last] + 1 <= block_residues):
-                total += int(lengths[last]) + 1
-                last += 1
-            self.blocks.append(self._upload(first, last))
-            first = last
+        self.blocks = [self._upload(a, b) for a, b in block_bounds(lengths, block_residues)]
         self.copy_queue = self.rt.new_queue()
         self._slots = _queue.SimpleQueue()
         if self.kernel == "chunk":
