@@ -90,18 +90,21 @@ def test_error_in_one_query_spares_the_others(subjects, setups, monkeypatch):
     assert np.array_equal(dev.initial_hsps(setups[3]), initial_hsps(setups[3], subjects))
 
 
-def _fasta(tmp_path, subjects_n=300, queries=6):
+def _fasta(tmp_path, subjects_n=300):
+    """A database of the first ``subjects_n`` proteome proteins; queries: the four bundled
+    queries and four of those proteins (self hits)."""
     db = tmp_path / "db.faa"
     recs = gzip.open(ROOT / "data" / "proteome.faa.gz", "rt").read().split(">")[1:]
     db.write_text("".join(">" + r for r in recs[:subjects_n]))
     q = tmp_path / "q.faa"
-    qrecs = (ROOT / "data" / "queries.faa").read_text().split(">")[1:queries + 1]
-    q.write_text("".join(">" + r for r in qrecs))
+    qrecs = (ROOT / "data" / "queries.faa").read_text().split(">")[1:]
+    q.write_text("".join(">" + r for r in qrecs + recs[10:subjects_n:subjects_n // 4][:4]))
     return q, db
 
 
 def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
-    """run_blastp with query threads, the device made in the background and all setups ahead:
+    """run_blastp with 2 query threads (setups 4 queries ahead, of 8), the device made in the
+    background:
     outfmt 6 rows identical to the CPU path's, in order."""
     q, db = _fasta(tmp_path)
     made = []
@@ -116,7 +119,7 @@ def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
     times = {}
     dev = cl.get_platforms()[0].get_devices()[0]
     with ThreadPoolExecutor(max_workers=1) as run:
-        got = run.submit(lambda: tabular_lines(run_blastp(q, db, opts, num_threads=3, device=dev,
+        got = run.submit(lambda: tabular_lines(run_blastp(q, db, opts, num_threads=2, device=dev,
                                                           times=times))).result(timeout=WAIT)
     want = tabular_lines(run_blastp(q, db, opts, num_threads=1))
     assert len(want) > 10 and got == want
@@ -127,7 +130,7 @@ def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
 def test_run_blastp_device_error_surfaces(tmp_path, monkeypatch):
     """A device that fails while being made in the background: the search raises that error
     (no hang), with one query thread and with several."""
-    q, db = _fasta(tmp_path, subjects_n=50, queries=3)
+    q, db = _fasta(tmp_path, subjects_n=50)
 
     class Broken(dmod.DeviceUngapped):
         def __init__(self, subjects, device=None):

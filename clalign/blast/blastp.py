@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -164,19 +165,35 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
-    # every query's setup first, in query order, on the shared workers (they are idle at the
-    # start; the setups run while the device object is made); query drivers (the device's
-    # phases, vectorised bookkeeping) on one pool; the compiled CPU work of every query (scan,
-    # gapped and traceback chunks) on the shared one, so all cores stay busy while the device
-    # works on other queries
+    # query setups ahead of their drivers, in query order, on the shared workers (the first
+    # ``ahead`` at once: they run while the device object is made; then each driver submits the
+    # setup ``ahead`` queries on, so thousands of queries neither queue their setups before the
+    # first gapped work nor crowd the GIL at the start); query drivers (the device's phases,
+    # vectorised bookkeeping) on one pool; the compiled CPU work of every query (scan, gapped
+    # and traceback chunks) on the shared one, so all cores stay busy while the device works on
+    # other queries
     cpu = ThreadPoolExecutor(max_workers=num_threads)
     drivers = ThreadPoolExecutor(max_workers=num_threads)
+    setups, ahead, lock = [None] * len(queries), 2 * num_threads, threading.Lock()
+
+    def setup(i):
+        with lock:
+            if setups[i] is None:
+                setups[i] = cpu.submit(_timed_setup, search_codes(queries[i][2]), subjects, opts,
+                                       stats, times)
+            return setups[i]
+
+    def drive(i):
+        if i + ahead < len(queries):
+            setup(i + ahead)
+        qid, _, codes = queries[i]
+        return _search(qid, codes, subjects, opts, stats, dev, times, warn, num_threads, cpu,
+                       setup(i))
+
     try:
-        setups = [cpu.submit(_timed_setup, search_codes(codes), subjects, opts, stats, times)
-                  for _, _, codes in queries]
-        futures = [drivers.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn,
-                                  num_threads, cpu, qs)
-                   for (qid, _, codes), qs in zip(queries, setups)]
+        for i in range(min(ahead, len(queries))):
+            setup(i)
+        futures = [drivers.submit(drive, i) for i in range(len(queries))]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
     finally:
