@@ -16,6 +16,11 @@ included); ``scan_cpu/gapped_cpu/traceback_cpu`` the CPU seconds of the compiled
 start to the last one's end, ``dev_busy``: the union of the launches -- their ratio says how busy
 the queries kept the device); ``read_db`` and ``format`` the I/O; ``device_setup`` the device
 object's making (in the background, overlapping the database read and the query setups).
+``--trace`` timeline keys: the compiled tasks (``setup_cpu``, ``scan_cpu``, ``gapped_cpu``,
+``traceback_cpu``), each query's phases (``q_setup`` -- its wait for its setup --, ``q_ungapped``,
+``q_gapped``, ``q_traceback``) and its device turn: ``dev_prep`` (packing, the wait for a free
+buffer slot, the uploads' enqueueing), ``dev_wait`` (for the lock), ``dev_held`` (enqueueing its
+launches), ``dev_read`` (its launches running, queued ones before them included, and the read-back).
 
 ``--many N`` adds the many-query run: the first N proteins of the bundled proteome
 (``data/proteome.faa.gz``, 2,100 proteins of pyhmmer's test data) as queries. ``--warmup``
