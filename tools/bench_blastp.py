@@ -12,7 +12,15 @@ Prints one JSON object per query set (times, phase breakdown summed over queries
 the outputs are identical line for line, the first differing lines otherwise). Stage keys:
 ``setup/ungapped/gapped/traceback`` are wall seconds summed over the concurrent queries (waits
 included); ``scan_cpu/gapped_cpu/traceback_cpu`` the CPU seconds of the compiled work itself;
-``dev_*`` the device kernels' profiling-event seconds; ``read_db`` and ``format`` the I/O.
+``dev_*`` the device kernels' profiling-event seconds (``dev_span``: from the first launch's
+start to the last one's end, ``dev_busy``: the union of the launches -- their ratio says how busy
+the queries kept the device); ``read_db`` and ``format`` the I/O; ``device_setup`` the device
+object's making (in the background, overlapping the database read and the query setups).
+``--trace`` timeline keys: the compiled tasks (``setup_cpu``, ``scan_cpu``, ``gapped_cpu``,
+``traceback_cpu``), each query's phases (``q_setup`` -- its wait for its setup --, ``q_ungapped``,
+``q_gapped``, ``q_traceback``) and its device turn: ``dev_prep`` (packing, the wait for a free
+buffer slot, the uploads' enqueueing), ``dev_wait`` (for the lock), ``dev_held`` (enqueueing its
+launches), ``dev_read`` (its launches running, queued ones before them included, and the read-back).
 
 ``--many N`` adds the many-query run: the first N proteins of the bundled proteome
 (``data/proteome.faa.gz``, 2,100 proteins of pyhmmer's test data) as queries. ``--warmup``
@@ -145,6 +153,8 @@ def run_clalign(query, fasta, threads, device, out: Path, trace=None):
         times.update({"dev_hits": d.hits, "dev_sort": d.sort, "dev_two_hit_or_scan": d.two_hit,
                       "dev_copies": d.copies, "init_hsps": d.counts["init_hsps"],
                       "word_hits": d.counts["hits"], "extensions": d.counts.get("extensions", 0)})
+        if hasattr(d, "kernel_span"):    # first launch start to last end, and the launches' union
+            times["dev_span"], times["dev_busy"] = d.kernel_span()
     t1 = time.perf_counter()
     if trace:
         events = times.pop("_events")

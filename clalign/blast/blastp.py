@@ -7,13 +7,17 @@ strips and counts them, we put them back), so lengths and statistics match ``mak
 databases of the same file. With ``num_threads`` > 1 queries are driven concurrently and their
 compiled work (scan, gapped and traceback stages, all releasing the GIL) runs in subject chunks on
 ``num_threads`` shared workers, so the CPU extends some queries while the device scans others.
+Start-up overlaps too: the device's runtime and programs are made while the database is read,
+its subjects upload while the queries are read and set up (all queries' setups go to the
+workers first, in query order), and only a query's device phase waits for the device.
 """
 from __future__ import annotations
 
 import io
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -21,7 +25,8 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from .engine import QuerySkipped, Subjects, search_query, search_statistics
+from .engine import (QuerySkipped, Subjects, _add_times, _event, search_query, search_statistics,
+                     setup_query)
 from .matrix import blast_matrix
 from .options import BlastpOptions
 from .traceback import DEL, INS
@@ -86,13 +91,26 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None):
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None, qs=None):
     try:
         return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
-                            times=times, pool=pool)
+                            times=times, pool=pool, qs=qs)
     except QuerySkipped as exc:
         warn(qid, str(exc))
         return []
+
+
+def _prepare_gapped(dev):
+    """Build the device's preliminary gapped stage (program, subjects) ahead of the first query
+    that needs it; an error here is raised again, where it belongs, by that query's own call."""
+    from .device_gapped import for_device
+
+    try:
+        g = for_device(dev)
+        if g is not None:
+            g.prepare()
+    except Exception:
+        pass
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
@@ -107,21 +125,46 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
     per stage."""
-    t_read = time.perf_counter()
-    database = as_database(db, "protein")
-    subjects = Subjects.from_database(database)
-    if times is not None:
-        times["read_db"] = time.perf_counter() - t_read
-    dev = None
+    dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
     if device is not None:
-        from .device import DeviceUngapped
+        # the device object in the background: runtime and programs while the database is
+        # read, then the subjects' upload while the queries are set up
+        from . import device as dmod
 
-        t0 = time.perf_counter()
-        dev = DeviceUngapped(subjects, device)
+        bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clalign-device")
+        ready = Future()
+
+        def make_device():
+            t0 = time.perf_counter()
+            made = dmod.DeviceUngapped(ready, device)
+            if times is not None:
+                times["device_setup"] = time.perf_counter() - t0
+            bg.submit(_prepare_gapped, made)   # next on this thread, while the queries start
+            return made
+
+        dev = bg.submit(make_device)
+    try:
+        t_read = time.perf_counter()
+        try:
+            database = as_database(db, "protein")
+            subjects = Subjects.from_database(database)
+        except BaseException as exc:
+            if bg is not None:
+                ready.set_exception(exc)
+            raise
+        if bg is not None:
+            ready.set_result(subjects)
         if times is not None:
-            times["device_setup"] = time.perf_counter() - t0
+            times["read_db"] = time.perf_counter() - t_read
+        yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn)
+    finally:
+        if bg is not None:
+            bg.shutdown(wait=True)   # a device still uploading finishes before we return
+
+
+def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
@@ -136,19 +179,52 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
-    # query drivers (setup, the device's phases, vectorised bookkeeping) on one pool; the
-    # compiled CPU work of every query (scan, gapped and traceback chunks) on another, shared, so
-    # all cores stay busy while the device works on other queries
+    # query setups ahead of their drivers, in query order, on the shared workers (the first
+    # ``ahead`` at once: they run while the device object is made; then each driver submits the
+    # setup ``ahead`` queries on, so thousands of queries neither queue their setups before the
+    # first gapped work nor crowd the GIL at the start); query drivers (the device's phases,
+    # vectorised bookkeeping) on one pool; the compiled CPU work of every query (scan, gapped
+    # and traceback chunks) on the shared one, so all cores stay busy while the device works on
+    # other queries
     cpu = ThreadPoolExecutor(max_workers=num_threads)
     drivers = ThreadPoolExecutor(max_workers=num_threads)
+    setups, ahead, lock = [None] * len(queries), 2 * num_threads, threading.Lock()
+
+    def setup(i):
+        with lock:
+            if setups[i] is None:
+                setups[i] = cpu.submit(_timed_setup, search_codes(queries[i][2]), subjects, opts,
+                                       stats, times)
+            return setups[i]
+
+    def drive(i):
+        if i + ahead < len(queries):
+            setup(i + ahead)
+        qid, _, codes = queries[i]
+        return _search(qid, codes, subjects, opts, stats, dev, times, warn, num_threads, cpu,
+                       setup(i))
+
     try:
-        futures = [drivers.submit(_search, qid, codes, subjects, opts, stats, dev, times, warn,
-                                  num_threads, cpu) for qid, _, codes in queries]
+        for i in range(min(ahead, len(queries))):
+            setup(i)
+        futures = [drivers.submit(drive, i) for i in range(len(queries))]
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
     finally:
         drivers.shutdown(cancel_futures=True)
         cpu.shutdown(cancel_futures=True)
+
+
+def _timed_setup(codes, subjects, opts, stats, times):
+    """``setup_query`` on a worker; its seconds go to ``setup_cpu`` (``setup``: the drivers'
+    waits for it)."""
+    t0 = time.perf_counter()
+    try:
+        return setup_query(codes, subjects, opts, stats)
+    finally:
+        t1 = time.perf_counter()
+        _add_times(times, (("setup_cpu", t1 - t0),))
+        _event(times, "setup_cpu", t0, t1)
 
 
 def tabular_lines(results, **kw):

@@ -10,13 +10,23 @@ Kernels (``KERNEL``; the tuning table picks 'subject' on CPU devices): 'chunk' (
 work-groups walk runs of subjects in chunks of positions, bin each chunk's hits by diagonal in
 local memory and apply the two-hit rule and extension per bin; 'subject' and 'sorted'
 (``device_legacy``/``kernels/blast_ungapped.mako``): the earlier designs, for comparison.
+
+The chunk kernel's queries are pipelined: each query's host work (packing, uploads on a copy
+queue, the read-back of its rows) happens outside the device's lock in the query's own thread,
+with one of ``IN_FLIGHT`` reused sets of buffers; the lock covers only the enqueueing of its
+launches, so the in-order queue always holds the next query's launches while the host reads
+back the previous one's rows. Construction overlaps its parts too: the programs build (or load
+from the caches) while the subjects are read and uploaded.
 """
 from __future__ import annotations
 
+import queue as _queue
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import pyopencl as cl
 
@@ -24,11 +34,37 @@ from ..errors import InputError, ParameterError
 from ..runtime import Runtime, choose
 from ..runtime.tuning import lookup
 from . import device_legacy as legacy
-from .device_chunk import ChunkKernel, make_tasks
+from .device_chunk import MIN_OUT_ROWS, ChunkKernel, Slot, make_tasks
 from .params import BLAST_CHUNK, BLAST_UNGAPPED, KEY_DIAG_BITS, KEY_POS_BITS, KEY_SUBJ_BITS, SEPARATOR
 from .ungapped_nb import sort_init_hsps
 
 BLOCK_RESIDUES = 1 << 25
+#: Queries of the chunk kernel in flight at once (each holds one reused set of buffers): one
+#: running on the device, one or two queued behind it, one being uploaded or read back.
+IN_FLIGHT = 4
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_stream(stream, residues, offsets, first, last, base):
+    """Subjects first..last-1 into ``stream`` at ``base`` (separators already in place)."""
+    for k in range(last - first):
+        a, b = offsets[first + k], offsets[first + k + 1]
+        stream[base[k]:base[k] + (b - a)] = residues[a:b]
+
+
+def block_bounds(lengths: np.ndarray, block_residues: int) -> list:
+    """[(first, last)] subject runs of at most ``block_residues`` stream positions (residues
+    plus a separator each; a longer subject alone) and 2**KEY_SUBJ_BITS subjects. Vectorised:
+    the per-subject loop it replaces took ~1 s of the H100 run's start-up for 570,000 subjects."""
+    stream = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=stream[1:])
+    out, first, n = [], 0, len(lengths)
+    while first < n:
+        last = int(np.searchsorted(stream, stream[first] + block_residues, side="right")) - 1
+        last = min(max(last, first + 1), first + (1 << KEY_SUBJ_BITS), n)
+        out.append((first, last))
+        first = last
+    return out
 
 
 @dataclass
@@ -59,12 +95,28 @@ class PhaseTimes:
     two_hit: float = 0.0
     copies: float = 0.0
     counts: dict = field(default_factory=lambda: {"hits": 0, "extensions": 0, "init_hsps": 0})
+    launches: list = field(default_factory=list)   # (start, end) ns of each chunk launch
+    lock: object = field(default_factory=threading.Lock, repr=False)
+
+    def kernel_span(self):
+        """(seconds from the first launch's start to the last one's end, seconds of the
+        union of the launches): how busy the queries kept the device."""
+        if not self.launches:
+            return 0.0, 0.0
+        iv = sorted(self.launches)
+        busy, end = 0, iv[0][0]
+        for a, b in iv:
+            busy += max(0, b - max(a, end))
+            end = max(end, b)
+        return (end - iv[0][0]) * 1e-9, busy * 1e-9
 
 
 class DeviceUngapped:
     """Word hits, two-hit rule and ungapped extension of queries against fixed subjects."""
 
     def __init__(self, subjects, device=None, override=None, block_residues=BLOCK_RESIDUES):
+        """``subjects``: :class:`engine.Subjects`, or a Future of them (the runtime is made and
+        the programs start building while it completes)."""
         self.rt = Runtime.get(device)
         override = dict(override or {})
         names = set(BLAST_UNGAPPED.names())
@@ -78,6 +130,7 @@ class DeviceUngapped:
             self.chunk = ChunkKernel(self.rt, {k: v for k, v in override.items()
                                                if k in BLAST_CHUNK.names()})
             self.wg = self.chunk.wg
+            self.chunk.prebuild()
         else:
             self.prg = self.rt.program("blast_ungapped.mako", BLAST_UNGAPPED, self.values)
             self.k_hits = cl.Kernel(self.prg, "blast_hits")
@@ -87,22 +140,20 @@ class DeviceUngapped:
         self.events = None   # a list to record (key, thread, start, end) of each query's turn
         self.lock = threading.Lock()   # kernels' arguments are per object: one query at a time
         self.word = self.values["WORD"]
+        if isinstance(subjects, Future):
+            subjects = subjects.result()
         self.subjects = subjects
         self.times = PhaseTimes()
         lengths = np.diff(subjects.offsets)
         if len(lengths) and lengths.max() >= (1 << KEY_POS_BITS):
             raise InputError(f"subjects longer than {(1 << KEY_POS_BITS) - 1} residues are not "
                              "supported on the device path")
-        self.blocks = []
-        first = 0
-        while first < len(lengths):
-            last, total = first, 0
-            while last < len(lengths) and last - first < (1 << KEY_SUBJ_BITS) and (
-                    last == first or total + lengths[last] + 1 <= block_residues):
-                total += int(lengths[last]) + 1
-                last += 1
-            self.blocks.append(self._upload(first, last))
-            first = last
+        self.blocks = [self._upload(a, b) for a, b in block_bounds(lengths, block_residues)]
+        self.copy_queue = self.rt.new_queue()
+        self._slots = _queue.SimpleQueue()
+        if self.kernel == "chunk":
+            for _ in range(IN_FLIGHT):
+                self._slots.put(Slot(self.rt, self.blocks, MIN_OUT_ROWS))
 
     def _upload(self, first, last):
         s = self.subjects
@@ -111,10 +162,7 @@ class DeviceUngapped:
         base[1:] = np.cumsum(lens[:-1] + 1)
         n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
         stream = np.full(n + self.word, SEPARATOR, dtype=np.uint8)
-        keep = np.ones(len(stream), dtype=bool)     # every place but the separators and the pad
-        keep[base + lens] = False
-        keep[n:] = False
-        stream[keep] = s.residues[s.offsets[first]:s.offsets[last]]
+        _fill_stream(stream, s.residues, s.offsets, first, last, base)
         mf = cl.mem_flags
         ctx = self.rt.ctx
         buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
@@ -127,20 +175,87 @@ class DeviceUngapped:
             blk.order, blk.ntasks, blk.nbuckets = buf(tasks), len(tasks), buf(nb)
         return blk
 
+    def _event(self, key, t0, t1):
+        if self.events is not None:   # a timeline (tools/bench_blastp --trace)
+            self.events.append((key, threading.get_ident(), t0, t1))
+
     def initial_hsps(self, qs) -> np.ndarray:
-        """Initial HSPs of one query set up by ``engine.setup_query`` (sorted as the CPU path)."""
+        """Initial HSPs of one query set up by ``engine.setup_query`` (sorted as the CPU path).
+        Thread-safe: concurrent queries share the device (the chunk kernel's are pipelined)."""
+        if self.kernel == "chunk":
+            return sort_init_hsps(self._chunk_hsps(qs))
         t0 = time.perf_counter()
         with self.lock:
             t1 = time.perf_counter()
             try:
                 rows = self._initial_hsps(qs)
             finally:
-                if self.events is not None:   # a timeline (tools/bench_blastp --trace)
-                    self.events.append(("dev_wait", threading.get_ident(), t0, t1))
-                    self.events.append(("dev_held", threading.get_ident(), t1, time.perf_counter()))
+                self._event("dev_wait", t0, t1)
+                self._event("dev_held", t1, time.perf_counter())
         return sort_init_hsps(rows)   # outside the lock: the next query's kernels start meanwhile
 
+    def _chunk_hsps(self, qs) -> np.ndarray:
+        """One query through the chunk kernel: prepare and upload (a free slot), the turn
+        (enqueue only), then wait for the counters and read the rows back outside the lock."""
+        t0 = time.perf_counter()
+        job = self.chunk.prepare(qs)
+        slot = self._slots.get()
+        ok = False
+        try:
+            uploads = slot.load(job, self.copy_queue)
+            self.copy_queue.flush()    # another queue's commands wait for these: submit them
+            t1 = time.perf_counter()
+            with self.lock:
+                t2 = time.perf_counter()
+                done = self.chunk.enqueue(self.blocks, job, slot, uploads)
+                self.rt.queue.flush()
+            t3 = time.perf_counter()
+            done.wait()
+            counts = slot.host_counters[:len(self.blocks), :4].astype(np.int64)
+            for b in np.flatnonzero(counts[:, 1] > np.asarray(slot.capacity)).tolist():
+                with self.lock:
+                    self.chunk.rerun(self.blocks[b], b, job, slot, int(counts[b, 1]))
+                counts[b] = slot.host_counters[b, :4]
+            totals = counts[:, 1]
+            rows = np.empty((int(totals.sum()), 7), dtype=np.int32)
+            at, reads = 0, []
+            for b, blk in enumerate(self.blocks):
+                if totals[b]:
+                    reads.append(cl.enqueue_copy(self.copy_queue, rows[at:at + totals[b]],
+                                                 slot.out[b], is_blocking=False))
+                at += int(totals[b])
+            if reads:
+                self.copy_queue.flush()
+                cl.wait_for_events(reads)
+            at = 0
+            for b, blk in enumerate(self.blocks):
+                rows[at:at + totals[b], 0] += blk.first
+                at += int(totals[b])
+            ok = True
+        finally:
+            if not ok:   # an error: whatever this query enqueued ends before the slot is reused
+                try:
+                    self.rt.queue.finish()
+                    self.copy_queue.finish()
+                except cl.Error:
+                    pass
+            self._slots.put(slot)
+        t4 = time.perf_counter()
+        with self.times.lock:
+            for ev in job.events:
+                self.times.two_hit += (ev.profile.end - ev.profile.start) * 1e-9
+                self.times.launches.append((ev.profile.start, ev.profile.end))
+            self.times.counts["hits"] += int(counts[:, 2].sum())
+            self.times.counts["extensions"] += int(counts[:, 3].sum())
+            self.times.counts["init_hsps"] += len(rows)
+        self._event("dev_prep", t0, t1)
+        self._event("dev_wait", t1, t2)
+        self._event("dev_held", t2, t3)
+        self._event("dev_read", t3, t4)
+        return rows
+
     def _initial_hsps(self, qs) -> np.ndarray:
+        """The earlier kernels ('subject', 'sorted'), one query at a time under the lock."""
         ctx, mf = self.rt.ctx, cl.mem_flags
         lk = qs.lookup
         present = np.packbits(lk.present.astype(np.uint8), bitorder="little").view(np.uint8)
@@ -153,20 +268,16 @@ class DeviceUngapped:
         counter = cl.Buffer(ctx, mf.READ_WRITE, 4)
         out_rows = []
         for blk in self.blocks:
-            if self.kernel == "chunk":
-                rows = self.chunk.run(blk, qs, b_query, b_matrix, b_present, b_starts, b_qoffs,
-                                      self.times)
+            if blk.max_slen + len(qs.codes) >= (1 << KEY_DIAG_BITS):
+                raise InputError("query and subject too long for the device key layout")
+            if self.kernel == "subject":
+                rows = legacy.run_scan(self, blk, qs, b_query, b_matrix, b_present, b_starts,
+                                       b_qoffs, counter)
             else:
-                if blk.max_slen + len(qs.codes) >= (1 << KEY_DIAG_BITS):
-                    raise InputError("query and subject too long for the device key layout")
-                if self.kernel == "subject":
-                    rows = legacy.run_scan(self, blk, qs, b_query, b_matrix, b_present, b_starts,
-                                           b_qoffs, counter)
-                else:
-                    keys = legacy.run_hits(self, blk, b_present, b_starts, b_qoffs, counter)
-                    if len(keys) == 0:
-                        continue
-                    rows = legacy.run_two_hit(self, blk, keys, qs, b_query, b_matrix, counter)
+                keys = legacy.run_hits(self, blk, b_present, b_starts, b_qoffs, counter)
+                if len(keys) == 0:
+                    continue
+                rows = legacy.run_two_hit(self, blk, keys, qs, b_query, b_matrix, counter)
             rows[:, 0] += blk.first
             out_rows.append(rows)
         rows = np.concatenate(out_rows) if out_rows else np.zeros((0, 7), dtype=np.int32)

@@ -10,6 +10,13 @@ most ``CAP_MAX`` entries). The presence bits go to local memory when they take a
 sixteenth of it (on the H100's 48 KiB they stay global: measured as fast, and the hit buffer
 gets the room). With ``BALANCE`` the hit buffer is two buffers of CAP entries (staging and
 bins). ``GROUPS`` work-groups per compute unit loop over the tasks.
+
+Per query (``device.DeviceUngapped.initial_hsps``) the host work stays out of the device's turn:
+:meth:`ChunkKernel.prepare` packs the query's arrays, a :class:`Slot` (one of a few reused sets
+of buffers, one per query in flight) takes them up on a copy queue, the turn only sets the
+kernel's arguments and enqueues one launch per block and the counters' read-back (nothing
+waits), and the read-back of the rows happens after the turn while the device runs the next
+query's launches.
 """
 from __future__ import annotations
 
@@ -81,6 +88,7 @@ class ChunkKernel:
         self.groups = max(1, caps.compute_units) * self.values["GROUPS"]
         self._kernels = {}
         self._global_state = None
+        self._retired = []
 
     def kernel(self, state_local: bool):
         k = self._kernels.get(state_local)
@@ -107,45 +115,130 @@ class ChunkKernel:
             return nstate, True, cap
         return nstate, False, min(v["CAP_MAX"], words // per)
 
-    def run(self, blk, qs, b_query, b_matrix, b_present, b_starts, b_qoffs, times):
-        """Initial HSP rows (block subject indices) of one query against one block."""
-        ctx, queue, mf = self.rt.ctx, self.rt.queue, cl.mem_flags
+    def prebuild(self):
+        """Start building (or loading from the caches) the programs that ``placement`` can
+        choose, in the background; a later :meth:`kernel` call waits for its build."""
+        places = {"local": (True,), "global": (False,)}.get(self.values["STATE"], (True, False))
+        return self.rt.prebuild([("blast_chunk.mako", BLAST_CHUNK, {**self.values, "STATE_LOCAL": s})
+                                 for s in places], threads=2)
+
+    def prepare(self, qs) -> "Job":
+        """Host side of one query, outside the device's turn: placement and packed arrays."""
         qlen, window = len(qs.codes), int(qs.opts.window)
         nstate, local, cap = self.placement(qlen, window)
-        big = -(-(blk.n + 1) // nstate) * nstate
-        if big + qlen >= 2 ** 31:
-            raise InputError("block too long for the device path's diagonal numbering")
-        if local:
-            state = cl.LocalMemory(4 * nstate)
-        else:
-            need = 4 * nstate * self.groups
-            if self._global_state is None or self._global_state.size < need:
-                self._global_state = cl.Buffer(ctx, mf.READ_WRITE, need)
-            state = self._global_state
-        k = self.kernel(local)
+        lk = qs.lookup
+        present = np.packbits(lk.present.astype(np.uint8), bitorder="little").view(np.uint8)
+        present = np.concatenate([present, np.zeros((-len(present)) % 4, np.uint8)]).view(np.uint32)
+        arrays = {"present": present, "starts": np.ascontiguousarray(lk.starts, dtype=np.int32),
+                  "qoffs": np.ascontiguousarray(lk.qoffs, dtype=np.int32) if len(lk.qoffs)
+                  else np.zeros(1, np.int32),
+                  "query": np.ascontiguousarray(qs.codes, dtype=np.uint8),
+                  "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel()}
+        return Job(qs, qlen, window, nstate, local, cap, arrays)
+
+    def _set_args(self, k, blk, job, slot, b, state):
         tasks = blk.chunk
-        capacity = max(MIN_OUT_ROWS, blk.n >> 8)
-        counters = cl.Buffer(ctx, mf.READ_WRITE, 16)
-        while True:
-            out = cl.Buffer(ctx, mf.READ_WRITE, 28 * capacity)
-            cl.enqueue_copy(queue, counters, np.zeros(4, dtype=np.uint32))
-            k.set_args(tasks.start, tasks.end, tasks.subj, np.int32(tasks.count), counters,
-                       blk.res, tasks.base32, blk.lens, b_query, np.int32(qlen), b_present,
-                       b_starts, b_qoffs, b_matrix, np.int32(window), np.int32(qs.xdrop_ungapped),
-                       np.int32(qs.cutoff_ungapped), state, np.int32(nstate), np.int32(big),
-                       cl.LocalMemory(4 * cap * (2 if self.values["BALANCE"] else 1)), np.int32(cap), out, np.uint32(capacity))
-            ev = cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,), (self.wg,))
-            ev.wait()
-            times.two_hit += (ev.profile.end - ev.profile.start) * 1e-9
-            got = np.zeros(4, dtype=np.uint32)
-            cl.enqueue_copy(queue, got, counters)
-            total = int(got[1])
-            if total <= capacity:
-                break
-            capacity = total
-        times.counts["hits"] += int(got[2])
-        times.counts["extensions"] = times.counts.get("extensions", 0) + int(got[3])
-        rows = np.empty((total, 7), dtype=np.int32)
-        if total:
-            cl.enqueue_copy(queue, rows, out)
-        return rows
+        q = slot.q
+        k.set_args(tasks.start, tasks.end, tasks.subj, np.int32(tasks.count), slot.counters[b],
+                   blk.res, tasks.base32, blk.lens, q["query"], np.int32(job.qlen), q["present"],
+                   q["starts"], q["qoffs"], q["matrix"], np.int32(job.window),
+                   np.int32(job.qs.xdrop_ungapped), np.int32(job.qs.cutoff_ungapped), state,
+                   np.int32(job.nstate), np.int32(-(-(blk.n + 1) // job.nstate) * job.nstate),
+                   cl.LocalMemory(4 * job.cap * (2 if self.values["BALANCE"] else 1)),
+                   np.int32(job.cap), slot.out[b], np.uint32(slot.capacity[b]))
+
+    def _state(self, job):
+        """The diagonal state argument: local memory, or the shared global slices (grown for a
+        longer query; a replaced buffer is kept, launches still queued may use it)."""
+        if job.local:
+            return cl.LocalMemory(4 * job.nstate)
+        need = 4 * job.nstate * self.groups
+        if self._global_state is None or self._global_state.size < need:
+            if self._global_state is not None:
+                self._retired.append(self._global_state)
+            self._global_state = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, need)
+        return self._global_state
+
+    def enqueue(self, blocks, job, slot, wait_for):
+        """The device's turn: one launch per block and the counters' read-back, all enqueued on
+        the in-order queue after ``wait_for`` (the slot's uploads); returns the read's event."""
+        for blk in blocks:
+            if -(-(blk.n + 1) // job.nstate) * job.nstate + job.qlen >= 2 ** 31:
+                raise InputError("block too long for the device path's diagonal numbering")
+        queue = self.rt.queue
+        k = self.kernel(job.local)
+        state = self._state(job)
+        job.events = []
+        for b, blk in enumerate(blocks):
+            self._set_args(k, blk, job, slot, b, state)
+            job.events.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,),
+                                                         (self.wg,), wait_for=wait_for))
+            wait_for = None
+        return cl.enqueue_copy(queue, slot.host_counters, slot.counter_buf, is_blocking=False)
+
+    def rerun(self, blk, b, job, slot, need):
+        """Block ``b`` again with room for ``need`` rows (its launch found more than reserved);
+        called with the device's lock held, waits for the launch."""
+        slot.grow(b, need)
+        queue = self.rt.queue
+        cl.enqueue_fill_buffer(queue, slot.counters[b], np.uint32(0), 0, 16)
+        k = self.kernel(job.local)
+        self._set_args(k, blk, job, slot, b, self._state(job))
+        ev = cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,), (self.wg,))
+        got = np.zeros(4, dtype=np.uint32)
+        cl.enqueue_copy(queue, got, slot.counters[b], wait_for=[ev])
+        job.events.append(ev)
+        slot.host_counters[b, :4] = got
+
+
+@dataclass
+class Job:
+    """One query's launch parameters and packed host arrays (``ChunkKernel.prepare``)."""
+
+    qs: object
+    qlen: int
+    window: int
+    nstate: int
+    local: bool
+    cap: int
+    arrays: dict
+    events: list = None
+
+
+class Slot:
+    """Device buffers of one query in flight, reused by the next: the query's arrays, per block
+    a counters sub-buffer (four uints, at the device's sub-buffer alignment in one buffer, so one
+    fill clears them and one read brings them back) and an output buffer of ``capacity`` rows."""
+
+    def __init__(self, rt, blocks, min_rows):
+        self.rt, mf = rt, cl.mem_flags
+        align = max(16, rt.device.mem_base_addr_align // 8)
+        self.stride = align
+        n = max(1, len(blocks))
+        self.counter_buf = cl.Buffer(rt.ctx, mf.READ_WRITE, align * n)
+        self.counters = [self.counter_buf.get_sub_region(b * align, 16) for b in range(len(blocks))]
+        self.host_counters = np.zeros((n, align // 4), dtype=np.uint32)
+        self.capacity = [max(min_rows, blk.n >> 8) for blk in blocks]
+        self.out = [cl.Buffer(rt.ctx, mf.READ_WRITE, 28 * c) for c in self.capacity]
+        self.q = {}
+        self._host = None
+
+    def grow(self, b, rows):
+        self.capacity[b] = rows
+        self.out[b] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, 28 * rows)
+
+    def load(self, job, queue):
+        """Upload the job's arrays (buffers grown when too small) and clear the counters, on
+        ``queue`` without waiting; returns the events."""
+        evs = []
+        for name, a in job.arrays.items():
+            buf = self.q.get(name)
+            if buf is None or buf.size < a.nbytes:
+                buf = self.q[name] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_ONLY,
+                                               max(a.nbytes, 2 * (buf.size if buf else 0), 64))
+            evs.append(cl.enqueue_copy(queue, buf, a, is_blocking=False))
+        evs.append(cl.enqueue_fill_buffer(queue, self.counter_buf, np.uint32(0), 0,
+                                          self.counter_buf.size))
+        self._host = job.arrays      # alive until the copies are done
+        return evs
+

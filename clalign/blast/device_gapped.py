@@ -71,6 +71,12 @@ class DeviceGapped:
         self.subjects = subjects
         self._res = self._offsets = None
 
+    def prepare(self):
+        """Build and upload now (``run_blastp`` calls it in the background at start-up)."""
+        if self.enabled:
+            with self.lock:
+                self._setup()
+
     def _setup(self):
         """Program and subject upload, on first use (under the lock)."""
         if self._kernel is not None:

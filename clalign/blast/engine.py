@@ -320,28 +320,34 @@ def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, pa
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
-                 device=None, threads=1, times=None, pool=None):
+                 device=None, threads=1, times=None, pool=None, qs=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
     ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path); with ``threads`` > 1
     the CPU phases are split over subject chunks run on ``pool`` (a thread pool shared by
     concurrent queries; one of ``threads`` workers is made here when None); ``times``: a dict
-    that collects seconds per stage."""
+    that collects seconds per stage; ``qs``: the query's ``setup_query`` when made ahead (a
+    Future of it too: the wait counts as setup)."""
     own = None
     if threads > 1 and pool is None:
         own = pool = ThreadPoolExecutor(max_workers=threads)
     try:
-        return _search(codes, subjects, opts, stats, device, threads, times, pool)
+        return _search(codes, subjects, opts, stats, device, threads, times, pool, qs)
     finally:
         if own is not None:
             own.shutdown()
 
 
 
-def _search(codes, subjects, opts, stats, device, threads, times, pool):
+def _search(codes, subjects, opts, stats, device, threads, times, pool, qs=None):
     t0 = time.perf_counter()
-    qs = setup_query(codes, subjects, opts, stats)
+    if qs is None:
+        qs = setup_query(codes, subjects, opts, stats)
+    elif hasattr(qs, "result"):
+        qs = qs.result()
     t1 = time.perf_counter()
     pre = None
+    if hasattr(device, "result"):     # a device still being set up in the background
+        device = device.result()
     if device is not None:
         rows = device.initial_hsps(qs)
         pre = device_extensions(device, qs, rows, times)

@@ -1,0 +1,170 @@
+"""The device path's pipelined scheduling (``DeviceUngapped`` with the chunk kernel: queries
+prepared, uploaded and read back outside the device's lock, a few reused buffer slots) and
+``run_blastp``'s overlapped start-up: several queries at once give the CPU path's initial HSPs
+and outfmt 6 rows, launches that overflow their output are redone while other queries run, and
+an error in one query neither hangs nor corrupts the others."""
+import gzip
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clalign.blast.blastp import read_queries, run_blastp, tabular_lines
+from clalign.blast.engine import Subjects, initial_hsps, setup_query
+from clalign.blast.options import blastp_options
+from clalign.data.database import Database
+
+cl = pytest.importorskip("pyopencl")
+from clalign.blast import device as dmod  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CHUNK = {"KERNEL": "chunk", "WG": 64}
+WAIT = 300   # seconds: a hang fails the test instead of stalling the suite
+
+
+@pytest.fixture(scope="module")
+def subjects():
+    db = Database.from_fasta(ROOT / "data" / "proteome.faa.gz", "protein")
+    s = Subjects.from_database(db)
+    n = 400
+    return Subjects(s.residues[:s.offsets[n]], s.offsets[:n + 1], list(db.ids[:n]))
+
+
+@pytest.fixture(scope="module")
+def setups(subjects):
+    """The four bundled queries and four of the subjects themselves (self hits): 8 queries."""
+    opts = blastp_options()
+    codes = [c for _, _, c in read_queries(ROOT / "data" / "queries.faa")]
+    codes += [subjects.residues[subjects.offsets[k]:subjects.offsets[k + 1]] for k in (10, 50, 90, 130)]
+    return [setup_query(c, subjects, opts) for c in codes]
+
+
+def test_concurrent_queries_same_rows(subjects, setups):
+    """More queries at once than buffer slots, over several blocks, with output buffers of one
+    row (every launch with hits is redone with room for all): each query gets its own rows,
+    equal to the compiled CPU path's."""
+    dev = dmod.DeviceUngapped(subjects, override=CHUNK, block_residues=40_000)
+    assert len(dev.blocks) > 2 and len(setups) > dmod.IN_FLIGHT
+    slots = [dev._slots.get() for _ in range(dmod.IN_FLIGHT)]
+    for slot in slots:
+        slot.capacity = [1] * len(dev.blocks)
+        dev._slots.put(slot)
+    with ThreadPoolExecutor(max_workers=len(setups)) as pool:
+        got = [f.result(timeout=WAIT) for f in [pool.submit(dev.initial_hsps, qs) for qs in setups]]
+    total = 0
+    for qs, rows in zip(setups, got):
+        want = initial_hsps(qs, subjects)
+        assert rows.shape == want.shape and np.array_equal(rows, want)
+        total += len(want)
+    assert total > 20 and dev.times.counts["init_hsps"] == total
+    span, busy = dev.times.kernel_span()
+    assert 0 < busy <= span + 1e-9
+
+
+def test_error_in_one_query_spares_the_others(subjects, setups, monkeypatch):
+    """A query failing after its launches were enqueued raises in its own thread; its slot comes
+    back once the launches ended, and the queries around it (more than the slots) finish with
+    the right rows."""
+    dev = dmod.DeviceUngapped(subjects, override=CHUNK, block_residues=60_000)
+    bad = len(setups[3].codes)
+    real = dev.chunk.enqueue
+
+    def enqueue(blocks, job, slot, wait_for):
+        done = real(blocks, job, slot, wait_for)
+        if job.qlen == bad:
+            raise RuntimeError("injected device failure")
+        return done
+
+    monkeypatch.setattr(dev.chunk, "enqueue", enqueue)
+    with ThreadPoolExecutor(max_workers=len(setups)) as pool:
+        futs = [pool.submit(dev.initial_hsps, qs) for qs in setups]
+        for k, (qs, f) in enumerate(zip(setups, futs)):
+            if len(qs.codes) == bad:
+                with pytest.raises(RuntimeError, match="injected"):
+                    f.result(timeout=WAIT)
+            else:
+                assert np.array_equal(f.result(timeout=WAIT), initial_hsps(qs, subjects))
+    assert dev._slots.qsize() == dmod.IN_FLIGHT     # every slot returned
+    monkeypatch.setattr(dev.chunk, "enqueue", real)
+    assert np.array_equal(dev.initial_hsps(setups[3]), initial_hsps(setups[3], subjects))
+
+
+def _fasta(tmp_path, subjects_n=300):
+    """A database of the first ``subjects_n`` proteome proteins; queries: the four bundled
+    queries and four of those proteins (self hits)."""
+    db = tmp_path / "db.faa"
+    recs = gzip.open(ROOT / "data" / "proteome.faa.gz", "rt").read().split(">")[1:]
+    db.write_text("".join(">" + r for r in recs[:subjects_n]))
+    q = tmp_path / "q.faa"
+    qrecs = (ROOT / "data" / "queries.faa").read_text().split(">")[1:]
+    q.write_text("".join(">" + r for r in qrecs + recs[10:subjects_n:subjects_n // 4][:4]))
+    return q, db
+
+
+def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
+    """run_blastp with 2 query threads (setups 4 queries ahead, of 8), the device made in the
+    background:
+    outfmt 6 rows identical to the CPU path's, in order."""
+    q, db = _fasta(tmp_path)
+    made = []
+
+    class Chunk(dmod.DeviceUngapped):     # the chunk kernel (CPU devices default to 'subject')
+        def __init__(self, subjects, device=None):
+            super().__init__(subjects, device, override=CHUNK, block_residues=30_000)
+            made.append(self)
+
+    monkeypatch.setattr(dmod, "DeviceUngapped", Chunk)
+    opts = blastp_options()
+    times = {}
+    dev = cl.get_platforms()[0].get_devices()[0]
+    with ThreadPoolExecutor(max_workers=1) as run:
+        got = run.submit(lambda: tabular_lines(run_blastp(q, db, opts, num_threads=2, device=dev,
+                                                          times=times))).result(timeout=WAIT)
+    want = tabular_lines(run_blastp(q, db, opts, num_threads=1))
+    assert len(want) > 10 and got == want
+    assert times["device_setup"] > 0 and times["read_db"] > 0
+    assert made[0].kernel == "chunk" and len(made[0].blocks) > 2 and made[0].times.launches
+
+
+def test_run_blastp_device_error_surfaces(tmp_path, monkeypatch):
+    """A device that fails while being made in the background: the search raises that error
+    (no hang), with one query thread and with several."""
+    q, db = _fasta(tmp_path, subjects_n=50)
+
+    class Broken(dmod.DeviceUngapped):
+        def __init__(self, subjects, device=None):
+            subjects.result()
+            raise RuntimeError("device set-up failed")
+
+    monkeypatch.setattr(dmod, "DeviceUngapped", Broken)
+    for threads in (1, 3):
+        with ThreadPoolExecutor(max_workers=1) as run:
+            fut = run.submit(lambda: list(run_blastp(q, db, blastp_options(), num_threads=threads,
+                                                     device="0:0")))
+            with pytest.raises(RuntimeError, match="set-up failed"):
+                fut.result(timeout=WAIT)
+
+
+def _bounds_loop(lengths, block_residues, max_subjects):
+    """The plain rule: add subjects while the block's stream (residues + a separator each)
+    stays within ``block_residues`` (a block takes at least one subject)."""
+    out, first = [], 0
+    while first < len(lengths):
+        last, total = first, 0
+        while last < len(lengths) and last - first < max_subjects and (
+                last == first or total + lengths[last] + 1 <= block_residues):
+            total += int(lengths[last]) + 1
+            last += 1
+        out.append((first, last))
+        first = last
+    return out
+
+
+def test_block_bounds_plain_rule(monkeypatch):
+    rng = np.random.default_rng(3)
+    monkeypatch.setattr(dmod, "KEY_SUBJ_BITS", 3)
+    for _ in range(200):
+        lengths = rng.integers(1, 50, size=int(rng.integers(0, 60)))
+        br = int(rng.integers(1, 200))
+        assert dmod.block_bounds(lengths, br) == _bounds_loop(lengths, br, 8)
