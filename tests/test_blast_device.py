@@ -178,7 +178,7 @@ def test_chunk_output_regrowth_and_tiny_query(monkeypatch):
     assert dev.initial_hsps(qs).shape == (0, 7)
 
 
-def test_bench_blast_device_tiny(capsys):
+def test_bench_blast_device_tiny(capsys, tmp_path):
     """tools/bench_blast_device.py: the variants agree with each other and with the CPU path."""
     import sys
 
@@ -187,7 +187,7 @@ def test_bench_blast_device_tiny(capsys):
 
     res = bench_blast_device.main(["-n", "150", "--queries", str(ROOT / "data" / "queries.faa"),
                                    "--variants", '[{"KERNEL": "chunk", "WG": 64}, {"KERNEL": "subject"}]',
-                                   "--cpu-check", "2"])
+                                   "--cpu-check", "2", "--results", str(tmp_path / "r.json")])
     assert [r["same_rows_as_first"] for r in res] == [True, True]
     assert res[0]["hits"] > 0 and res[0]["init_hsps"] == res[1]["init_hsps"]
     assert '"identical_to_cpu": true' in capsys.readouterr().out
