@@ -154,3 +154,22 @@ def test_golden_through_device(monkeypatch, name, kw):
                                    device=Runtime.get(None).device, times=times))
     assert times.get("dev_gapped_kernel", 0) > 0   # the device made the extensions
     assert got == (gold / f"{name}.tsv").read_text().splitlines()
+
+
+def test_concurrent_queries_several_launches(rt, proteome):
+    """Queries extended from several threads at once (more than the buffer slots, each cut into
+    several launches) get the same rows as one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from clalign.blast.device_gapped import IN_FLIGHT
+
+    dg = DeviceGapped(rt, proteome, {"LAUNCH": 32})
+    cases = []
+    for _, _, codes in read_queries(ROOT / "data" / "queries.faa")[:IN_FLIGHT + 2]:
+        qs = setup_query(codes, proteome, blastp_options())
+        rows = np.ascontiguousarray(initial_hsps(qs, proteome), dtype=np.int64)
+        cases.append((qs, rows, dg.extend(qs, rows)))
+    assert sum(len(r) > 32 for _, r, _ in cases) >= 1 and len(cases) > IN_FLIGHT
+    with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+        got = list(pool.map(lambda c: dg.extend(c[0], c[1]), cases))
+    assert all(np.array_equal(g, c[2]) for g, c in zip(got, cases))

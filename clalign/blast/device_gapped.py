@@ -11,7 +11,9 @@ the CPU only what is missing, so the stage's rows equal the CPU path's.
 Launches: rows ordered by decreasing ungapped length (a proxy of the extension's size, so a
 warp's items take similar time and the longest start first), at most ``LAUNCH`` per launch.
 The device work has its own command queue and lock, so one query's extensions run while the
-chunk kernel (``DeviceUngapped``, its own lock) scans another query.
+chunk kernel (``DeviceUngapped``, its own lock) scans another query; the lock covers only the
+launches (uploads before, the read-back's wait after, ``IN_FLIGHT`` buffer slots), so the
+queries' host work overlaps the device.
 
 Chosen in one place: ``BLAST_GAPPED.ENABLE`` (tuning table; off on CPU devices, where the
 numba stage is faster than PoCL's kernel: docs/perf/blastp.md), and subjects that fit in half
@@ -20,7 +22,9 @@ device does not run the stage.
 """
 from __future__ import annotations
 
+import queue
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -31,6 +35,15 @@ from ..runtime.tuning import lookup
 from .gapped_replay_nb import NPRE
 from .options import RESTRICTED_MULT
 from .params import BLAST_GAPPED
+
+
+IN_FLIGHT = 3   # queries whose launches may be queued at once (each holds one slot's buffers)
+
+
+@dataclass
+class _Slot:
+    out: object = None       # cl.Buffer, grown on demand
+    scratch: object = None
 
 
 def restricted_rows(qs, rows) -> np.ndarray:
@@ -67,7 +80,9 @@ class DeviceGapped:
         self.kernel_seconds = 0.0
         self.counts = {"extensions": 0, "overflow": 0}
         self._kernel = None
-        self._scratch = None
+        self._slots = queue.SimpleQueue()   # output and scratch buffers of the queries in flight
+        for _ in range(IN_FLIGHT):
+            self._slots.put(_Slot())
         self.subjects = subjects
         self._res = self._offsets = None
 
@@ -103,35 +118,49 @@ class DeviceGapped:
             restrict = restricted_rows(qs, rows32)
         restrict = np.ascontiguousarray(restrict, dtype=np.uint8)
         order = np.argsort(-rows32[:, 4], kind="stable").astype(np.int32)
+        if self._kernel is None:
+            with self.lock:
+                self._setup()
+        # everything but the launches happens outside the lock: uploads here, the wait for the
+        # read-back after it, so the device's turn is enqueueing (see docs/perf/blastp.md)
         mf, ctx = cl.mem_flags, self.rt.ctx
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
-        with self.lock:
-            self._setup()
-            b_rows, b_order, b_restrict = ro(rows32), ro(order), ro(restrict)
-            b_query = ro(qs.codes.astype(np.uint8))
-            b_matrix = ro(qs.matrix[:28, :28].astype(np.int32).ravel())
-            size = min(n, self.launch)
-            b_out = cl.Buffer(ctx, mf.WRITE_ONLY, 32 * size)
+        size = min(n, self.launch)
+        b_rows, b_restrict = ro(rows32), ro(restrict)
+        b_query = ro(qs.codes.astype(np.uint8))
+        b_matrix = ro(qs.matrix[:28, :28].astype(np.int32).ravel())
+        spans = [(lo, min(size, n - lo)) for lo in range(0, n, size)]
+        b_orders = [ro(order[lo:lo + m]) for lo, m in spans]
+        got = np.empty((n, NPRE), dtype=np.int32)   # in launch order
+        slot = self._slots.get()
+        try:
+            if slot.out is None or slot.out.size < 32 * size:
+                slot.out = cl.Buffer(ctx, mf.WRITE_ONLY, 32 * size)
             scratch = ()
             if not self.values["SCRATCH_LOCAL"]:
                 need = 8 * self.band * (-(-size // self.wg) * self.wg)
-                if self._scratch is None or self._scratch.size < need:
-                    self._scratch = cl.Buffer(ctx, mf.READ_WRITE, need)
-                scratch = (self._scratch,)
-            got = np.empty((size, NPRE), dtype=np.int32)
-            ksec = 0.0
-            for lo in range(0, n, size):
-                m = min(size, n - lo)
-                sub = b_order if lo == 0 else ro(order[lo:lo + m])
-                self._kernel.set_args(self._res, self._offsets, b_rows, sub, b_restrict,
-                                      np.int32(m), b_query, np.int32(len(qs.codes)), b_matrix,
-                                      np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
-                                      np.int32(qs.xdrop_gapped), *scratch, b_out)
-                gsize = -(-m // self.wg) * self.wg
-                ev = cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,), (self.wg,))
-                cl.enqueue_copy(self.queue, got[:m], b_out, wait_for=[ev])
-                ksec += (ev.profile.end - ev.profile.start) * 1e-9
-                out[order[lo:lo + m]] = got[:m]
+                if slot.scratch is None or slot.scratch.size < need:
+                    slot.scratch = cl.Buffer(ctx, mf.READ_WRITE, need)
+                scratch = (slot.scratch,)
+            kevs, copies = [], []
+            with self.lock:
+                for (lo, m), sub in zip(spans, b_orders):
+                    self._kernel.set_args(self._res, self._offsets, b_rows, sub, b_restrict,
+                                          np.int32(m), b_query, np.int32(len(qs.codes)), b_matrix,
+                                          np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
+                                          np.int32(qs.xdrop_gapped), *scratch, slot.out)
+                    gsize = -(-m // self.wg) * self.wg
+                    ev = cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,), (self.wg,))
+                    kevs.append(ev)
+                    copies.append(cl.enqueue_copy(self.queue, got[lo:lo + m], slot.out,
+                                                  wait_for=[ev], is_blocking=False))
+                self.queue.flush()
+            cl.wait_for_events(copies)
+        finally:
+            self._slots.put(slot)
+        out[order] = got
+        ksec = sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in kevs)
+        with self.lock:
             self.kernel_seconds += ksec
         if times is not None:
             times["dev_gapped_kernel"] = times.get("dev_gapped_kernel", 0.0) + ksec
