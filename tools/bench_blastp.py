@@ -150,6 +150,10 @@ def run_clalign(query, fasta, threads, device, out: Path, trace=None):
     tabular_lines = bp.tabular_lines
     if made:
         d = made[0].times
+        times.update({f"dev_setup_{k}": v for k, v in made[0].setup_times.items()})
+        g = getattr(made[0], "_gapped", None)
+        if g is not None:
+            times["dev_gapped_setup"] = g.setup_seconds
         times.update({"dev_hits": d.hits, "dev_sort": d.sort, "dev_two_hit_or_scan": d.two_hit,
                       "dev_copies": d.copies, "init_hsps": d.counts["init_hsps"],
                       "word_hits": d.counts["hits"], "extensions": d.counts.get("extensions", 0)})

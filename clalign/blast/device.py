@@ -117,7 +117,10 @@ class DeviceUngapped:
     def __init__(self, subjects, device=None, override=None, block_residues=BLOCK_RESIDUES):
         """``subjects``: :class:`engine.Subjects`, or a Future of them (the runtime is made and
         the programs start building while it completes)."""
+        t0 = time.perf_counter()
+        self.setup_times = {}   # seconds of the set-up's parts (tools/bench_blastp reports them)
         self.rt = Runtime.get(device)
+        self.setup_times["runtime"] = time.perf_counter() - t0
         override = dict(override or {})
         names = set(BLAST_UNGAPPED.names())
         unknown = set(override) - names - set(BLAST_CHUNK.names())
@@ -140,8 +143,12 @@ class DeviceUngapped:
         self.events = None   # a list to record (key, thread, start, end) of each query's turn
         self.lock = threading.Lock()   # kernels' arguments are per object: one query at a time
         self.word = self.values["WORD"]
+        t1 = time.perf_counter()
+        self.setup_times["programs"] = t1 - t0 - self.setup_times["runtime"]
         if isinstance(subjects, Future):
             subjects = subjects.result()
+        t2 = time.perf_counter()
+        self.setup_times["wait_subjects"] = t2 - t1
         self.subjects = subjects
         self.times = PhaseTimes()
         lengths = np.diff(subjects.offsets)
@@ -154,6 +161,7 @@ class DeviceUngapped:
         if self.kernel == "chunk":
             for _ in range(IN_FLIGHT):
                 self._slots.put(Slot(self.rt, self.blocks, MIN_OUT_ROWS))
+        self.setup_times["upload"] = time.perf_counter() - t2
 
     def _upload(self, first, last):
         s = self.subjects

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,6 +79,7 @@ class DeviceGapped:
         self.queue = rt.new_queue()
         self.lock = threading.Lock()
         self.kernel_seconds = 0.0
+        self.setup_seconds = 0.0   # program and upload (``_setup``)
         self.counts = {"extensions": 0, "overflow": 0}
         self._kernel = None
         self._slots = queue.SimpleQueue()   # output and scratch buffers of the queries in flight
@@ -96,6 +98,7 @@ class DeviceGapped:
         """Program and subject upload, on first use (under the lock)."""
         if self._kernel is not None:
             return
+        t0 = time.perf_counter()
         mf, ctx = cl.mem_flags, self.rt.ctx
         prg = self.rt.program("blast_gapped.mako", BLAST_GAPPED, self.values)
         res = self.subjects.residues
@@ -104,6 +107,7 @@ class DeviceGapped:
         self._offsets = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                   hostbuf=np.ascontiguousarray(self.subjects.offsets, dtype=np.int64))
         self._kernel = cl.Kernel(prg, "blast_gapped")
+        self.setup_seconds = time.perf_counter() - t0
 
     def extend(self, qs, rows, restrict=None, times=None) -> np.ndarray:
         """int32 (n, 8) speculative extensions of ``rows`` (see the module doc); ``restrict``
