@@ -94,3 +94,28 @@ register(BLAST_UNGAPPED.family, [
     # kernel's barriers and local-memory bins cost more than they save on a CPU).
     ({"is_cpu": True}, {"KERNEL": "subject"}),
 ])
+
+
+#: Most bases of one device block of BLASTN subjects (the 2-bit stream of whole segments uploaded
+#: together; its scan positions and byte offsets fit 32 bits).
+NSCAN_BLOCK_BASES_MAX = 1 << 31
+
+BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group of the three kernels (each flushes its "
+                    "work-group's local buffer with one global atomic)", values=(32, 64, 128, 256),
+              default=128),
+    Param.int("WIDTH", "lookup table width: bases per scanned word (BlastChooseNaLookupTable)",
+              lo=4, hi=12, default=8),
+    Param.int("STEP", "scan stride word_size - width + 1", lo=1, hi=1 << 20, default=1),
+    Param.int("WORD", "word size (the mini-extension confirms WORD bases around each hit)",
+              lo=4, hi=1 << 20, default=11),
+    Param.int("EXT", "mini-extension: 0 direct (WIDTH = WORD), 1 s_BlastNaExtend (and its "
+                     "aligned variant), 2 s_BlastSmallNaExtend, 3 "
+                     "s_BlastSmallNaExtendAlignedOneByte (nucl_words' DIRECT..SMALL_ALIGNED)",
+              lo=0, hi=3, default=1),
+    Param.bool("USE", "host: whether `--device` runs the BLASTN word finding on this device "
+                      "(else the search stays on the CPU path)", default=True),
+    Param.int("BLOCK_BASES", "host: subject bases per device block (uploaded once; the block "
+                             "after it is scanned while the CPU extends this one's hits)",
+              lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 26),
+))

@@ -1,0 +1,253 @@
+<%doc>
+BLASTN device word finding, G-BLASTN's three kernels (clalign/blast/nucl_device.py is the host).
+
+The block is the 2-bit packed subject stream (NCBI2na, 4 bases a byte, first base in the high
+bits) of a run of subject chunks ("segments", the pieces BLAST+ scans: whole subjects or
+5,000,000-base chunks of longer ones, each starting on a byte). Segment g starts at byte
+seg_byte[g], has seg_len[g] bases and scan positions pos0[g] .. pos0[g+1]-1 of the block; scan
+position j of a segment is subject offset j * STEP. Bytes past a segment's last byte read 0, as
+the CPU path's padded subject does.
+
+1. nscan_scan: one work-item per scan position reads the WIDTH-base word there and tests its bit
+   of the presence vector (one bit per word code: set when the code indexes at least one query
+   offset). Control flow is the same for every work-item; matched positions go to a local buffer
+   (local atomic), flushed to global memory after one global atomic per work-group.
+2. nscan_lookup: one work-item per matched position expands it into (position, k) pairs, k the
+   index of a query offset in q_offs[cell_start[code] .. cell_start[code + 1]); the work-group's
+   pairs get their global room with one global atomic.
+3. nscan_extend: one work-item per pair runs the table's mini-extension (EXT: 0 direct, 1
+   s_BlastNaExtend (its aligned variant gives the same words), 2 s_BlastSmallNaExtend, 3
+   s_BlastSmallNaExtendAlignedOneByte) and writes surviving word starts (position, k, q, s)
+   through a local buffer and one global atomic per work-group.
+
+Atomics leave the order free; the host sorts survivors by (position, k), which is BLAST+'s scan
+order (subject offset, then the table's order of the cell's query offsets).
+
+Counters: [0] matched positions, [1] pairs, [2] survivors. A kernel whose output is full still
+counts (the host reruns it with room for all).
+
+Parameters (clalign/blast/params.py, BLASTN_SCAN): WG, WIDTH, STEP, WORD, EXT.
+</%doc>
+/* blast_nucl: WG=${WG} WIDTH=${WIDTH} STEP=${STEP} WORD=${WORD} EXT=${EXT} */
+#define SENTINEL 15
+
+/* Segment of block scan position p: the last g with pos0[g] <= p. */
+inline int segment_of(__global const uint *pos0, const int nseg, const uint p)
+{
+    int lo = 0, hi = nseg;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (pos0[mid] <= p) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+inline uint sbase(__global const uchar *s, const int i)
+{
+    return (s[i >> 2] >> (6 - 2 * (i & 3))) & 3u;
+}
+
+inline uint sbyte(__global const uchar *s, const int k, const int nbytes)
+{
+    return k < nbytes ? (uint)s[k] : 0u;
+}
+
+inline uint qcode(__global const uchar *q, const int i, const int qn)
+{
+    return (i >= 0 && i < qn) ? (uint)q[i] : SENTINEL;
+}
+
+inline uint word_code(__global const uchar *s, const int off)
+{
+    uint code = 0;
+% for i in range(WIDTH):
+    code = (code << 2) | sbase(s, off + ${i});
+% endfor
+    return code;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nscan_scan(__global const uchar *packed, __global const uint *seg_byte,
+                __global const uint *pos0, const int nseg, const uint npos,
+                __global const uint *pv, volatile __global uint *counters,
+                __global uint2 *matched, const uint capacity)
+{
+    __local uint2 codes[${WG}];
+    __local uint count, base;
+    const int lid = get_local_id(0);
+    const uint p = get_global_id(0);
+    if (lid == 0) count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint pp = p < npos ? p : npos - 1;
+    const int g = segment_of(pos0, nseg, pp);
+    const int off = (int)(pp - pos0[g]) * ${STEP};
+    const uint code = word_code(packed + seg_byte[g], off);
+    const uint hit = p < npos ? (pv[code >> 5] >> (code & 31)) & 1u : 0u;
+    if (hit) {
+        const uint k = atomic_inc(&count);
+        codes[k] = (uint2)(p, code);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) base = count ? atomic_add(&counters[0], count) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < count; i += ${WG})
+        if (base + i < capacity) matched[base + i] = codes[i];
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nscan_lookup(__global const uint2 *matched, const uint nmatched,
+                  __global const uint *cell_start, volatile __global uint *counters,
+                  __global uint2 *pairs, const uint capacity)
+{
+    __local uint count, base;
+    const int lid = get_local_id(0);
+    const uint i = get_global_id(0);
+    if (lid == 0) count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint a = 0, n = 0, p = 0, mine = 0;
+    if (i < nmatched) {
+        const uint2 m = matched[i];
+        p = m.x;
+        a = cell_start[m.y];
+        n = cell_start[m.y + 1] - a;
+        mine = atomic_add(&count, n);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) base = count ? atomic_add(&counters[1], count) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0; k < n; k++) {
+        const uint at = base + mine + k;
+        if (at < capacity) pairs[at] = (uint2)(p, a + k);
+    }
+}
+
+% if EXT >= 2:
+/* BSearchContextInfo: the last context starting at or before pos. */
+inline int context_of(__global const int *ctx_off, const int nctx, const int pos)
+{
+    int lo = 0, hi = nctx;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (ctx_off[mid] <= pos) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+inline int left_matches(const uint x)
+{
+    int k = 0;
+    while (k < 4 && ((x >> (2 * k)) & 3u) == 0) k++;
+    return k;
+}
+
+inline int right_matches(const uint x)
+{
+    int k = 0;
+    while (k < 4 && ((x >> (6 - 2 * k)) & 3u) == 0) k++;
+    return k;
+}
+% endif
+
+/* Word start of lookup hit (q_off, s_off), or q = -1. */
+inline int2 mini_extend(__global const uchar *q, const int qn, __global const uchar *cq,
+                        __global const int *ctx_off, __global const int *ctx_len, const int nctx,
+                        __global const uchar *s, const int nbytes, const int s_range,
+                        const int q_off, const int s_off)
+{
+% if EXT == 0:
+    return (int2)(q_off, s_off);
+% elif EXT == 1:
+    const int ext_to = ${WORD - WIDTH};
+    int left = 0;
+    const int lim = min(ext_to, s_off);
+    while (left < lim && sbase(s, s_off - 1 - left) == qcode(q, q_off - 1 - left, qn)) left++;
+    if (left < ext_to) {
+        const int need = ext_to - left;
+        if (s_off + ${WIDTH} + need > s_range) return (int2)(-1, -1);
+        int right = 0;
+        while (right < need && sbase(s, s_off + ${WIDTH} + right) == qcode(q, q_off + ${WIDTH} + right, qn))
+            right++;
+        if (left + right < ext_to) return (int2)(-1, -1);
+    }
+    return (int2)(q_off - left, s_off - left);
+% else:
+    const int c = context_of(ctx_off, nctx, q_off);
+    const int c0 = ctx_off[c], c1 = ctx_off[c] + ctx_len[c];
+%   if EXT == 2:
+    int ext_max = min(min(${WORD - WIDTH}, s_off), q_off - c0);
+    const int rsdl = 4 - s_off % 4;
+    const int so0 = s_off + rsdl, qo0 = q_off + rsdl;
+    ext_max += rsdl;
+    int left = 0, so = so0, qo = qo0;
+    while (left < ext_max) {
+        const int b = left_matches((uint)cq[3 + qo - 4] ^ sbyte(s, so / 4 - 1, nbytes));
+        left += b;
+        if (b < 4) break;
+        qo -= 4;
+        so -= 4;
+    }
+    left = min(left, ext_max);
+    ext_max = min(min(${WORD} - left, s_range - so0), c1 - qo0);
+    int right = 0;
+    so = so0;
+    qo = qo0;
+    while (right < ext_max) {
+        const int b = right_matches((uint)cq[3 + qo] ^ sbyte(s, so / 4, nbytes));
+        right += b;
+        if (b < 4) break;
+        qo += 4;
+        so += 4;
+    }
+    right = min(right, ext_max);
+    if (left + right < ${WORD}) return (int2)(-1, -1);
+    return (int2)(qo0 - left, so0 - left);
+%   else:
+    const int ext_to = ${WORD - WIDTH};
+    int left = 0;
+    if (s_off > 0 && q_off > 0) {
+        left = left_matches((uint)cq[3 + q_off - 4] ^ sbyte(s, s_off / 4 - 1, nbytes));
+        left = min(min(left, ext_to), q_off - c0);
+    }
+    if (left < ext_to && q_off + ${WIDTH} < qn) {
+        int right = right_matches((uint)cq[3 + q_off + ${WIDTH}] ^ sbyte(s, (s_off + ${WIDTH}) / 4, nbytes));
+        right = min(min(right, s_range - (s_off + ${WIDTH})), c1 - (q_off + ${WIDTH}));
+        if (left + right < ext_to) return (int2)(-1, -1);
+    }
+    return (int2)(q_off - left, s_off - left);
+%   endif
+% endif
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nscan_extend(__global const uint2 *pairs, const uint npairs,
+                  __global const uchar *packed, __global const uint *seg_byte,
+                  __global const int *seg_len, __global const uint *pos0, const int nseg,
+                  __global const int *q_offs, __global const uchar *q, const int qn,
+                  __global const uchar *cq, __global const int *ctx_off,
+                  __global const int *ctx_len, const int nctx,
+                  volatile __global uint *counters, __global int4 *out, const uint capacity)
+{
+    __local int4 buf[${WG}];
+    __local uint count, base;
+    const int lid = get_local_id(0);
+    const uint i = get_global_id(0);
+    if (lid == 0) count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i < npairs) {
+        const uint2 pr = pairs[i];
+        const int g = segment_of(pos0, nseg, pr.x);
+        const int s_off = (int)(pr.x - pos0[g]) * ${STEP};
+        const int len = seg_len[g];
+        const int2 w = mini_extend(q, qn, cq, ctx_off, ctx_len, nctx, packed + seg_byte[g],
+                                   (len + 3) / 4, len, q_offs[pr.y], s_off);
+        if (w.x >= 0) {
+            const uint k = atomic_inc(&count);
+            buf[k] = (int4)((int)pr.x, (int)pr.y, w.x, w.y);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) base = count ? atomic_add(&counters[2], count) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = lid; k < count; k += ${WG})
+        if (base + k < capacity) out[base + k] = buf[k];
+}
