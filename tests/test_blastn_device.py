@@ -7,6 +7,8 @@ around byte, stride and word boundaries, both strands, subjects cut into several
 the golden blastn 2.12 tables (tests/data/blastn/search)."""
 import os
 import random
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -184,7 +186,7 @@ def test_device_search_equals_blastn(each_device, task, query, name):
     assert tabular_lines(res) == _golden(name)
 
 
-def test_device_cli_makeblastdb_chunks(each_device, tmp_path):
+def test_device_cli_long_subject_chunks(each_device, tmp_path):
     """`clalign blastn --device` on a 5.3 Mb subject that BLAST+ searches in two chunks."""
     import sys
 
@@ -200,3 +202,14 @@ def test_device_cli_makeblastdb_chunks(each_device, tmp_path):
                                   str(tmp_path / "long.fa"), "--device", _dev(each_device)])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == _golden("long_megablast.tsv")
+
+
+@pytest.mark.skipif(shutil.which("makeblastdb") is None, reason="BLAST+ makeblastdb not installed")
+@pytest.mark.parametrize("task,name", [("megablast", "megablast.tsv"), ("blastn", "blastn.tsv")])
+def test_device_makeblastdb_database_gives_the_fasta_output(each_device, tmp_path, task, name):
+    shutil.copy(os.path.join(HERE, "genome.fa"), tmp_path)
+    subprocess.run(["makeblastdb", "-in", "genome.fa", "-dbtype", "nucl", "-out", "gdb"],
+                   cwd=tmp_path, check=True, stdout=subprocess.DEVNULL)
+    res = run_blastn(os.path.join(HERE, "reads.fa"), str(tmp_path / "gdb"), BlastnOptions(task=task),
+                     device=_dev(each_device))
+    assert tabular_lines(res) == _golden(name)
