@@ -101,6 +101,7 @@ class NuclDeviceWords:
     """Device scan, lookup and mini-extension of one search's batch against a database."""
 
     def __init__(self, nt, st, device=None, override=None, times=None, pipeline=True):
+        t0 = time.perf_counter()
         self.rt = rt = Runtime.get(device)
         flat = self.flat = st.flat
         self.values = v = scan_values(rt, flat, st.extender, override)
@@ -144,6 +145,7 @@ class NuclDeviceWords:
             self._queue = queue.Queue(maxsize=AHEAD)
             self._thread = threading.Thread(target=self._produce, name="clalign-nscan", daemon=True)
             self._thread.start()
+        self.times["device_setup"] = self.times.get("device_setup", 0.0) + time.perf_counter() - t0
 
     def _blocks(self, block_bases: int):
         """[(first segment, end segment)] of at most block_bases bases (one segment at least)."""
@@ -291,8 +293,10 @@ class NuclDeviceWords:
 
     def pairs(self, oid: int):
         """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64)."""
+        t0 = time.perf_counter()
         while self.done_seg <= self.last_seg[oid]:
             self._take_block()
+        self.times["device_wait"] = self.times.get("device_wait", 0.0) + time.perf_counter() - t0
         return self.results.pop(oid, [])
 
     def close(self):

@@ -1,0 +1,198 @@
+"""``clalign blastn --device`` against ``blastn -num_threads N``: reads and genes against a genome
+collection scaled by options, every output table checked identical, with the device phases.
+
+Data (written to ``--work``, seed 7): pyrodigal's bundled genome (GCF_001457455.1, 2.46 Mb) plus
+synthetic contigs (uniform random bases, 20 % of them with a few runs of N, lengths 50 kb -
+8 Mb so some exceed BLAST+'s 5 Mb chunk) up to ``--genome-mb`` megabases, one makeblastdb
+database of all; ``reads.fa`` (``--reads`` reads of 150-1,000 bases) and ``genes.fa``
+(``--genes`` stretches of 1-5 kb) sampled from every contig in proportion to its length, 1-5 %
+substitutions and 0.2 %/0.2 % 1-base indels, every other one reverse complemented.
+
+Per case (``--cases``, task:queries) one round: blastn's whole process, clalign's whole process
+with ``--device`` (start-up, numba cache loading and kernel builds or cache loads included),
+optionally clalign's CPU path (``--cpu``), then clalign in-process a second time for the phase
+breakdown: device kernels (scan, lookup, mini-extension; profiling events), copies, sort, and
+the CPU phases (words = diagonals + ungapped on the device's word starts).
+
+    python3 -m tools.bench_blastn --work /tmp/bnb --genome-mb 200 --reads 20000 --genes 200 \\
+        --threads 16 --device 0:0
+"""
+import argparse
+import gzip
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from tools.results import peer_row, save
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMP = str.maketrans("ACGTN", "TGCAN")
+
+
+def real_genome():
+    import pyrodigal
+
+    path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
+                        "GCF_001457455.1_NCTC11397_genomic.fna.gz")
+    with gzip.open(path, "rt") as fh:
+        return "".join(line.strip().upper() for line in fh if not line.startswith(">"))
+
+
+def write_fasta_record(fh, name, seq: bytes):
+    fh.write(f">{name}\n".encode())
+    n = len(seq)
+    for i in range(0, n, 1 << 22):       # 80 bases a line, in 4 Mb pieces
+        piece = np.frombuffer(seq[i:i + (1 << 22)], dtype=np.uint8)
+        m = len(piece)
+        full = m // 80
+        body = np.full((full, 81), 10, np.uint8)
+        body[:, :80] = piece[:full * 80].reshape(full, 80)
+        fh.write(body.tobytes())
+        if m % 80:
+            fh.write(piece[full * 80:].tobytes() + b"\n")
+
+
+def write_data(work, genome_mb, n_reads, n_genes, seed=7):
+    """Genomes, database and query files in ``work``; returns (bases, contigs)."""
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    contigs = [("NZ_GCF_001457455", real_genome().encode())]
+    total = len(contigs[0][1])
+    target = int(genome_mb * 1e6)
+    k = 0
+    while total < target:
+        n = int(min(target - total, rng.integers(50_000, 8_000_000))) if target - total > 50_000 \
+            else target - total
+        s = letters[rng.integers(0, 4, n)]
+        if k % 5 == 0:
+            for _ in range(3):
+                a = int(rng.integers(0, max(1, n - 200)))
+                s[a:a + int(rng.integers(1, 200))] = ord("N")
+        contigs.append((f"syn{k}", s.tobytes()))
+        total += n
+        k += 1
+    with open(os.path.join(work, "genomes.fa"), "wb") as fh:
+        for name, s in contigs:
+            write_fasta_record(fh, name, s)
+    subprocess.run(["makeblastdb", "-in", "genomes.fa", "-dbtype", "nucl", "-out", "gdb"], cwd=work,
+                   check=True, stdout=subprocess.DEVNULL)
+    r = random.Random(seed)
+    weights = [len(s) for _, s in contigs]
+
+    def mut(seq, rate):
+        out = []
+        for c in seq:
+            x = r.random()
+            if x < rate:
+                out.append(r.choice("ACGT"))
+            elif x < rate + 0.002:
+                continue
+            elif x < rate + 0.004:
+                out.append(c + r.choice("ACGT"))
+            else:
+                out.append(c)
+        return "".join(out)
+
+    for fname, n, lo, hi in (("reads.fa", n_reads, 150, 1000), ("genes.fa", n_genes, 1000, 5000)):
+        with open(os.path.join(work, fname), "w") as fh:
+            for i in range(n):
+                _, g = r.choices(contigs, weights)[0]
+                m = r.randint(lo, hi)
+                a = r.randrange(max(1, len(g) - m))
+                q = mut(g[a:a + m].decode(), r.uniform(0.01, 0.05))
+                if i % 2:
+                    q = q.translate(COMP)[::-1]
+                fh.write(f">{fname[:-4]}{i}\n{q}\n")
+    return total, len(contigs)
+
+
+def timed(cmd, cwd, out):
+    t = time.perf_counter()
+    with open(out, "w") as fh:
+        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=ROOT))
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", default="/tmp/bench_blastn")
+    ap.add_argument("--genome-mb", type=float, default=20.0, help="megabases of genomes (>= 2.46)")
+    ap.add_argument("--reads", type=int, default=2000)
+    ap.add_argument("--genes", type=int, default=50)
+    ap.add_argument("--cases", default="megablast:reads,megablast:genes,blastn:genes",
+                    help="comma-separated task:queries (queries: reads or genes)")
+    ap.add_argument("--threads", type=int, default=16, help="blastn -num_threads")
+    ap.add_argument("--device", default="0:0", help="OpenCL device P:D of clalign --device")
+    ap.add_argument("--cpu", action="store_true", help="also time clalign's CPU path (no --device)")
+    ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn.json)")
+    args = ap.parse_args()
+    t = time.perf_counter()
+    bases, ncontigs = write_data(args.work, args.genome_mb, args.reads, args.genes)
+    print(f"data: {bases:,} bases in {ncontigs} contigs, {args.reads} reads, {args.genes} genes, "
+          f"makeblastdb included {time.perf_counter() - t:.1f} s", flush=True)
+    from clalign.blast.blastn import run_blastn
+    from clalign.blast.nucl_setup import BlastnOptions
+    from clalign.runtime import Runtime
+
+    print(f"device: {Runtime.get(args.device).label}; blastn -num_threads {args.threads}")
+    rows, table = [], []
+    for case in args.cases.split(","):
+        task, q = case.split(":")
+        base = ["-task", task, "-query", f"{q}.fa", "-db", "gdb", "-outfmt", "6"]
+        a = os.path.join(args.work, f"bl_{task}_{q}.tsv")
+        b = os.path.join(args.work, f"cl_{task}_{q}.tsv")
+        bl = timed([shutil.which("blastn")] + base + ["-num_threads", str(args.threads)], args.work, a)
+        cl = timed([sys.executable, "-m", "clalign", "blastn"] + base + ["--device", args.device],
+                   args.work, b)
+        same = open(a).read() == open(b).read()
+        cpu = None
+        if args.cpu:
+            c = os.path.join(args.work, f"cpu_{task}_{q}.tsv")
+            cpu = timed([sys.executable, "-m", "clalign", "blastn"] + base, args.work, c)
+            same &= open(a).read() == open(c).read()
+        phases = {}
+        t = time.perf_counter()
+        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
+                   BlastnOptions(task=task), device=args.device, times=phases)
+        warm = time.perf_counter() - t
+        counts = phases.pop("device_counts", {})
+        rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same,
+                             in_process_seconds=round(warm, 3), cpu_path_seconds=cpu,
+                             threads=args.threads, device=args.device, counts=counts,
+                             phases={k: round(v, 4) for k, v in phases.items()}))
+        table.append((task, q, bl, cl, cpu, warm, same, phases, counts))
+        print(f"{task} {q}: blastn {bl:.2f} s, clalign --device {cl:.2f} s "
+              f"({bl / cl:.2f}x), in-process {warm:.2f} s, identical {same}", flush=True)
+    print("\n| task | queries | blastn s | clalign --device s | speed-up | in-process s | CPU path s | identical |")
+    print("|---|---|---|---|---|---|---|---|")
+    for task, q, bl, cl, cpu, warm, same, _, _ in table:
+        cps = f"{cpu:.2f}" if cpu is not None else "-"
+        print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {cps} | {same} |")
+    names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
+             "device_copies", "device_sort", "setup", "words", "prelim", "traceback", "records")
+    print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
+          "= time the CPU waited for device blocks (blocks run ahead in a thread, so the kernel, "
+          "copy and sort times below overlap the CPU phases); device_scan/lookup/extend = kernels "
+          "(profiling events); words = diagonals + ungapped on the device's word starts")
+    print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words |")
+    print("|---|---|" + "---|" * (len(names) + 4))
+    for task, q, _, _, _, _, _, ph, cnt in table:
+        print(f"| {task} | {q} | " + " | ".join(f"{ph.get(n, 0.0):.3f}" for n in names) + " | "
+              + " | ".join(f"{cnt.get(k, 0):,}" for k in ("positions", "matched", "pairs", "words")) + " |")
+    for task, q, _, _, _, _, _, ph, cnt in table:
+        s = ph.get("device_scan", 0.0)
+        if s:
+            print(f"{task} {q}: scan {cnt.get('positions', 0) / s / 1e9:.2f} G positions/s, "
+                  f"{bases / s / 1e9:.2f} Gbases/s")
+    save(args.results or os.path.join(args.work, "bench_blastn.json"), rows, genome_bases=bases,
+         contigs=ncontigs, reads=args.reads, genes=args.genes)
+
+
+if __name__ == "__main__":
+    main()
