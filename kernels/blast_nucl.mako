@@ -11,17 +11,20 @@ the CPU path's padded subject does.
 1. nscan_scan: one work-item per scan position reads the WIDTH-base word there and tests its bit
    of the presence vector (one bit per word code: set when the code indexes at least one query
    offset). Control flow is the same for every work-item; matched positions go to a local buffer
-   (local atomic), flushed to global memory after one global atomic per work-group.
+   in position order (a work-group prefix sum), flushed to global memory after one global
+   atomic per work-group.
 2. nscan_lookup: one work-item per matched position expands it into (position, k) pairs, k the
    index of a query offset in q_offs[cell_start[code] .. cell_start[code + 1]); the work-group's
-   pairs get their global room with one global atomic.
+   pairs, in order, get their global room with one global atomic.
 3. nscan_extend: one work-item per pair runs the table's mini-extension (EXT: 0 direct, 1
    s_BlastNaExtend (its aligned variant gives the same words), 2 s_BlastSmallNaExtend, 3
    s_BlastSmallNaExtendAlignedOneByte) and writes surviving word starts (position, k, q, s)
-   through a local buffer and one global atomic per work-group.
+   in order through a local buffer and one global atomic per work-group.
 
-Atomics leave the order free; the host sorts survivors by (position, k), which is BLAST+'s scan
-order (subject offset, then the table's order of the cell's query offsets).
+Each kernel also writes its work-group's run (global start, count). The atomics leave the runs in
+any order; nscan_order copies every run to its place in work-group order (the host sums the
+counts), so each stage's output is in BLAST+'s scan order (subject offset, then the table's
+order of the cell's query offsets) and the next stage keeps it.
 
 Counters: [0] matched positions, [1] pairs, [2] survivors. A kernel whose output is full still
 counts (the host reruns it with room for all).
@@ -66,54 +69,83 @@ inline uint word_code(__global const uchar *s, const int off)
     return code;
 }
 
+/* Exclusive prefix sum of one uint per work-item (Hillis-Steele in a[]); *total gets the sum.
+   Every work-item must call it. */
+inline uint group_scan(__local uint *a, const int lid, const uint v, uint *total)
+{
+    a[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = 1; off < ${WG}; off <<= 1) {
+        const uint t = lid >= off ? a[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[lid] += t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    *total = a[${WG} - 1];
+    const uint r = a[lid] - v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nscan_order(__global const uint *src, __global uint *dst, __global const uint2 *runs,
+                 __global const uint *dest, const int width)
+{
+    const uint2 r = runs[get_group_id(0)];
+    const uint d = dest[get_group_id(0)];
+    for (uint i = get_local_id(0); i < r.y * width; i += ${WG})
+        dst[d * width + i] = src[r.x * width + i];
+}
+
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nscan_scan(__global const uchar *packed, __global const uint *seg_byte,
                 __global const uint *pos0, const int nseg, const uint npos,
                 __global const uint *pv, volatile __global uint *counters,
-                __global uint2 *matched, const uint capacity)
+                __global uint2 *matched, __global uint2 *runs)
 {
+    __local uint sc[${WG}];
     __local uint2 codes[${WG}];
-    __local uint count, base;
+    __local uint base;
     const int lid = get_local_id(0);
     const uint p = get_global_id(0);
-    if (lid == 0) count = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
     const uint pp = p < npos ? p : npos - 1;
     const int g = segment_of(pos0, nseg, pp);
     const int off = (int)(pp - pos0[g]) * ${STEP};
     const uint code = word_code(packed + seg_byte[g], off);
     const uint hit = p < npos ? (pv[code >> 5] >> (code & 31)) & 1u : 0u;
-    if (hit) {
-        const uint k = atomic_inc(&count);
-        codes[k] = (uint2)(p, code);
+    uint total;
+    const uint at = group_scan(sc, lid, hit, &total);
+    if (hit) codes[at] = (uint2)(p, code);
+    if (lid == 0) {
+        base = total ? atomic_add(&counters[0], total) : 0u;
+        runs[get_group_id(0)] = (uint2)(base, total);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) base = count ? atomic_add(&counters[0], count) : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = lid; i < count; i += ${WG})
-        if (base + i < capacity) matched[base + i] = codes[i];
+    for (uint i = lid; i < total; i += ${WG}) matched[base + i] = codes[i];
 }
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nscan_lookup(__global const uint2 *matched, const uint nmatched,
                   __global const uint *cell_start, volatile __global uint *counters,
-                  __global uint2 *pairs, const uint capacity)
+                  __global uint2 *pairs, const uint capacity, __global uint2 *runs)
 {
-    __local uint count, base;
+    __local uint sc[${WG}];
+    __local uint base;
     const int lid = get_local_id(0);
     const uint i = get_global_id(0);
-    if (lid == 0) count = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint a = 0, n = 0, p = 0, mine = 0;
+    uint a = 0, n = 0, p = 0;
     if (i < nmatched) {
         const uint2 m = matched[i];
         p = m.x;
         a = cell_start[m.y];
         n = cell_start[m.y + 1] - a;
-        mine = atomic_add(&count, n);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) base = count ? atomic_add(&counters[1], count) : 0u;
+    uint total;
+    const uint mine = group_scan(sc, lid, n, &total);
+    if (lid == 0) {
+        base = total ? atomic_add(&counters[1], total) : 0u;
+        runs[get_group_id(0)] = (uint2)(base, total);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = 0; k < n; k++) {
         const uint at = base + mine + k;
@@ -225,14 +257,15 @@ void nscan_extend(__global const uint2 *pairs, const uint npairs,
                   __global const int *q_offs, __global const uchar *q, const int qn,
                   __global const uchar *cq, __global const int *ctx_off,
                   __global const int *ctx_len, const int nctx,
-                  volatile __global uint *counters, __global int4 *out, const uint capacity)
+                  volatile __global uint *counters, __global int4 *out, const uint capacity,
+                  __global uint2 *runs)
 {
+    __local uint sc[${WG}];
     __local int4 buf[${WG}];
-    __local uint count, base;
+    __local uint base;
     const int lid = get_local_id(0);
     const uint i = get_global_id(0);
-    if (lid == 0) count = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    int4 row = (int4)(0, 0, -1, -1);
     if (i < npairs) {
         const uint2 pr = pairs[i];
         const int g = segment_of(pos0, nseg, pr.x);
@@ -240,14 +273,17 @@ void nscan_extend(__global const uint2 *pairs, const uint npairs,
         const int len = seg_len[g];
         const int2 w = mini_extend(q, qn, cq, ctx_off, ctx_len, nctx, packed + seg_byte[g],
                                    (len + 3) / 4, len, q_offs[pr.y], s_off);
-        if (w.x >= 0) {
-            const uint k = atomic_inc(&count);
-            buf[k] = (int4)((int)pr.x, (int)pr.y, w.x, w.y);
-        }
+        row = (int4)((int)pr.x, (int)pr.y, w.x, w.y);
+    }
+    const uint keep = row.z >= 0 ? 1u : 0u;
+    uint total;
+    const uint at = group_scan(sc, lid, keep, &total);
+    if (keep) buf[at] = row;
+    if (lid == 0) {
+        base = total ? atomic_add(&counters[2], total) : 0u;
+        runs[get_group_id(0)] = (uint2)(base, total);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) base = count ? atomic_add(&counters[2], count) : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = lid; k < count; k += ${WG})
+    for (uint k = lid; k < total; k += ${WG})
         if (base + k < capacity) out[base + k] = buf[k];
 }

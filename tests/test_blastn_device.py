@@ -135,8 +135,8 @@ def test_kernels_equal_reference_random(each_device, tmp_path, kind, width, word
     pos0 = dw.keep["pos0"]
     step = st.flat.scan_step
     want_matched = sorted({int(pos0[g]) + s0 // step for g, p in enumerate(seg_pairs) for _, s0 in p})
-    assert sorted(dw.keep["matched"][:, 0].tolist()) == want_matched
-    pairs = sorted(map(tuple, dw.keep["pairs"].tolist()))
+    assert dw.keep["matched"][:, 0].tolist() == want_matched      # in scan order
+    pairs = list(map(tuple, dw.keep["pairs"].tolist()))
     g_of = np.searchsorted(pos0[1:], [p for p, _ in pairs], side="right")
     got_pairs = [(int(st.flat.q_offs[k]), int(p - pos0[g]) * step) for (p, k), g in zip(pairs, g_of)]
     assert got_pairs == [x for p in seg_pairs for x in p]

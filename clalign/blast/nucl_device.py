@@ -16,9 +16,11 @@ a presence vector of one bit per word code.
 
 Per block (``kernels/blast_nucl.mako``): the scan kernel tests every scan position's presence
 bit, the lookup kernel expands matched positions into (position, table index) pairs, the
-extension kernel confirms full words; the host sorts the survivors by (position, table index),
-which is the scan order. Pipeline: a producer thread runs the blocks ahead (at most ``AHEAD``
-finished blocks waiting), so the device works on block i+1 while the CPU extends block i.
+extension kernel confirms full words; each writes its work-groups' runs through one global atomic
+each, and an order kernel puts the runs back in work-group order, so every stage's output is in
+scan order (position, then the cell's query offsets in table order) with no sort. Pipeline: a
+producer thread runs the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the
+device works on block i+1 while the CPU extends block i.
 """
 from __future__ import annotations
 
@@ -111,6 +113,7 @@ class NuclDeviceWords:
         self.k_scan = cl.Kernel(prg, "nscan_scan")
         self.k_lookup = cl.Kernel(prg, "nscan_lookup")
         self.k_extend = cl.Kernel(prg, "nscan_extend")
+        self.k_order = cl.Kernel(prg, "nscan_order")
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a) if len(a) else np.zeros(4, np.uint8))
@@ -161,11 +164,14 @@ class NuclDeviceWords:
         return out
 
     # ---- device work -------------------------------------------------------------------
-    def _launch(self, kernel, n, args, key):
+    def _add(self, key, seconds):
+        self.times[key] = self.times.get(key, 0.0) + seconds
+
+    def _launch(self, kernel, n, key):
         ev = cl.enqueue_nd_range_kernel(self.rt.queue, kernel, (-(-n // self.wg) * self.wg,),
                                         (self.wg,))
         ev.wait()
-        self.times[key] = self.times.get(key, 0.0) + (ev.profile.end - ev.profile.start) * 1e-9
+        self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
 
     def _counters(self):
         got = np.zeros(4, np.uint32)
@@ -183,8 +189,25 @@ class NuclDeviceWords:
         got[index] = 0
         cl.enqueue_copy(self.rt.queue, self.counters, got)
 
+    def _ordered(self, src, runs_buf, ngroups, n, width, key):
+        """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
+        into a new buffer with the runs in work-group order (nscan_order)."""
+        ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
+        runs = np.empty((ngroups, 2), np.uint32)
+        cl.enqueue_copy(q, runs, runs_buf)
+        runs = runs[runs[:, 1] > 0]
+        dst = cl.Buffer(ctx, mf.READ_WRITE, 4 * width * max(n, 1))
+        if len(runs):
+            dest = np.zeros(len(runs), np.uint32)
+            np.cumsum(runs[:-1, 1], out=dest[1:])
+            b_runs = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(runs))
+            b_dest = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=dest)
+            self.k_order.set_args(src, dst, b_runs, b_dest, np.int32(width))
+            self._launch(self.k_order, len(runs) * self.wg, key)
+        return dst
+
     def run_block(self, a: int, e: int) -> np.ndarray:
-        """Survivors of segments a..e-1: int32 rows (segment, q, s), scan order."""
+        """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s)."""
         ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
         _, _, byte, length, npos = self.seg
         t0 = time.perf_counter()
@@ -196,67 +219,69 @@ class NuclDeviceWords:
         np.cumsum(npos[a:e], out=pos0[1:])
         total = int(pos0[-1])
         if total == 0:
-            return np.zeros((0, 3), np.int32)
+            return np.zeros((0, 3), np.int64)
         ro = lambda x: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(x))
         b_data = ro(data)
         b_byte = ro((byte[a:e] - lo).astype(np.uint32))
         b_len = ro(length[a:e].astype(np.int32))
         b_pos0 = ro(pos0[:-1].astype(np.uint32))
         nseg = e - a
+        groups = lambda n: -(-n // self.wg)
         cl.enqueue_copy(q, self.counters, np.zeros(4, np.uint32))
         matched = cl.Buffer(ctx, mf.READ_WRITE, 8 * total)
-        self.times["device_copies"] = self.times.get("device_copies", 0.0) + time.perf_counter() - t0
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(total))
+        self._add("device_copies", time.perf_counter() - t0)
         self.k_scan.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
-                             self.counters, matched, np.uint32(total))
-        self._launch(self.k_scan, total, None, "device_scan")
+                             self.counters, matched, runs)
+        self._launch(self.k_scan, total, "device_scan")
         nmatched = int(self._counters()[0])
         if nmatched == 0:
-            return np.zeros((0, 3), np.int32)
+            return np.zeros((0, 3), np.int64)
+        matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order")
         room = max(MIN_ROOM, 2 * nmatched)
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(nmatched))
         while True:
             pairs = cl.Buffer(ctx, mf.READ_WRITE, 8 * room)
             self.k_lookup.set_args(matched, np.uint32(nmatched), self.b_cell, self.counters, pairs,
-                                   np.uint32(room))
-            self._launch(self.k_lookup, nmatched, None, "device_lookup")
+                                   np.uint32(room), runs)
+            self._launch(self.k_lookup, nmatched, "device_lookup")
             npairs = int(self._counters()[1])
             if npairs <= room:
                 break
             room = npairs
             self._zero(1)
+        pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
             self.keep.update(pos0=pos0, matched=self._read(matched, nmatched, 2),
                              pairs=self._read(pairs, npairs, 2))
         room = npairs if self.values["EXT"] == 0 else max(MIN_ROOM, npairs // 4)
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(npairs))
         while True:
             out = cl.Buffer(ctx, mf.READ_WRITE, 16 * max(room, 1))
             self.k_extend.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0,
                                    np.int32(nseg), self.b_qoffs, self.b_q, np.int32(self.qn),
                                    self.b_cq, self.b_ctx_off, self.b_ctx_len, np.int32(self.nctx),
-                                   self.counters, out, np.uint32(room))
-            self._launch(self.k_extend, npairs, None, "device_extend")
+                                   self.counters, out, np.uint32(room), runs)
+            self._launch(self.k_extend, npairs, "device_extend")
             nout = int(self._counters()[2])
             if nout <= room:
                 break
             room = nout
             self._zero(2)
+        out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order")
         t0 = time.perf_counter()
-        rows = np.empty((nout, 4), np.int32)
-        if nout:
-            cl.enqueue_copy(q, rows, out)
-        self.times["device_copies"] = self.times.get("device_copies", 0.0) + time.perf_counter() - t0
+        rows = self._read(out, nout, 4).view(np.int32)
+        self._add("device_copies", time.perf_counter() - t0)
         t0 = time.perf_counter()
-        key = (rows[:, 0].astype(np.uint32).astype(np.uint64) << np.uint64(32)) | \
-            rows[:, 1].astype(np.uint32).astype(np.uint64)
-        rows = rows[np.argsort(key, kind="stable")]
-        seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right").astype(np.int32)
-        self.times["device_sort"] = self.times.get("device_sort", 0.0) + time.perf_counter() - t0
+        seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right")
+        self._add("device_split", time.perf_counter() - t0)
         counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
                                                          "words": 0})
         counts["positions"] += total
         counts["matched"] += nmatched
         counts["pairs"] += npairs
         counts["words"] += nout
-        return np.column_stack([seg + a, rows[:, 2], rows[:, 3]])
+        return np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
 
     # ---- results in CPU order ----------------------------------------------------------
     def _produce(self):
@@ -287,8 +312,7 @@ class NuclDeviceWords:
         cuts = np.searchsorted(rows[:, 0], np.arange(a, e + 1))
         for g in range(a, e):
             r = rows[cuts[g - a]:cuts[g - a + 1]]
-            self.results.setdefault(int(oid[g]), []).append(
-                (r[:, 1].astype(np.int64), r[:, 2].astype(np.int64)))
+            self.results.setdefault(int(oid[g]), []).append((r[:, 1].copy(), r[:, 2].copy()))
         self.done_seg = e
 
     def pairs(self, oid: int):
