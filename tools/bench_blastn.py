@@ -35,13 +35,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMP = str.maketrans("ACGTN", "TGCAN")
 
 
-def real_genome():
-    import pyrodigal
-
-    path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
-                        "GCF_001457455.1_NCTC11397_genomic.fna.gz")
-    with gzip.open(path, "rt") as fh:
-        return "".join(line.strip().upper() for line in fh if not line.startswith(">"))
+def real_genome(path=None):
+    """Records of the real genome FASTA (``path``, gzip or plain; default pyrodigal's bundled
+    GCF_001457455.1, 2.46 Mb) as [(name, bytes)]."""
+    if path is None:
+        try:
+            import pyrodigal
+        except ImportError:
+            sys.exit("bench_blastn: pyrodigal is not installed; pass --real with the genome FASTA "
+                     "(pyrodigal's tests/data/GCF_001457455.1_NCTC11397_genomic.fna.gz)")
+        path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
+                            "GCF_001457455.1_NCTC11397_genomic.fna.gz")
+    opener = gzip.open if path.endswith(".gz") else open
+    out, name, seq = [], None, []
+    with opener(path, "rt") as fh:
+        for line in fh:
+            if line.startswith(">"):
+                if name is not None:
+                    out.append((name, "".join(seq).encode()))
+                name, seq = line[1:].split()[0], []
+            else:
+                seq.append(line.strip().upper())
+    if name is not None:
+        out.append((name, "".join(seq).encode()))
+    return out
 
 
 def write_fasta_record(fh, name, seq: bytes):
@@ -58,13 +75,13 @@ def write_fasta_record(fh, name, seq: bytes):
             fh.write(piece[full * 80:].tobytes() + b"\n")
 
 
-def write_data(work, genome_mb, n_reads, n_genes, seed=7):
+def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
     """Genomes, database and query files in ``work``; returns (bases, contigs)."""
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(seed)
     letters = np.frombuffer(b"ACGT", np.uint8)
-    contigs = [("NZ_GCF_001457455", real_genome().encode())]
-    total = len(contigs[0][1])
+    contigs = real_genome(real)
+    total = sum(len(s) for _, s in contigs)
     target = int(genome_mb * 1e6)
     k = 0
     while total < target:
@@ -116,7 +133,8 @@ def write_data(work, genome_mb, n_reads, n_genes, seed=7):
 def timed(cmd, cwd, out):
     t = time.perf_counter()
     with open(out, "w") as fh:
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=ROOT))
+        path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
+        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=path))
     return time.perf_counter() - t
 
 
@@ -147,11 +165,13 @@ def main():
                     help="comma-separated task:queries (queries: reads or genes)")
     ap.add_argument("--threads", type=int, default=16, help="blastn -num_threads")
     ap.add_argument("--device", default="0:0", help="OpenCL device P:D of clalign --device")
+    ap.add_argument("--real", default=None, help="real genome FASTA (.gz ok; default pyrodigal's "
+                    "bundled GCF_001457455.1)")
     ap.add_argument("--cpu", action="store_true", help="also time clalign's CPU path (no --device)")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn.json)")
     args = ap.parse_args()
     t = time.perf_counter()
-    bases, ncontigs = write_data(args.work, args.genome_mb, args.reads, args.genes)
+    bases, ncontigs = write_data(args.work, args.genome_mb, args.reads, args.genes, real=args.real)
     print(f"data: {bases:,} bases in {ncontigs} contigs, {args.reads} reads, {args.genes} genes, "
           f"makeblastdb included {time.perf_counter() - t:.1f} s", flush=True)
     from clalign.blast.blastn import run_blastn
