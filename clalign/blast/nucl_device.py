@@ -137,8 +137,9 @@ class NuclDeviceWords:
         self.seg = segments(nt, flat.width, flat.scan_step)
         oid = self.seg[0]
         self.last_seg = np.full(len(nt), -1, np.int64)
-        if len(oid):
-            self.last_seg[oid] = np.arange(len(oid))
+        if len(oid):            # oid ascending: each subject's last segment
+            u = np.unique(oid)
+            self.last_seg[u] = np.searchsorted(oid, u, side="right") - 1
         self.blocks = self._blocks(v["BLOCK_BASES"])
         self.keep = None             # a dict: run_block stores its matched positions and pairs
         self.done_seg = 0            # segments whose results have been taken
