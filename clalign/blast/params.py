@@ -126,4 +126,4 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
 # 0.142 s, -task blastn genes 0.502 / 0.353 s (word finding 0.34 s against 0.19 s). The device
 # path is about as fast (within 5 %) with few lookup hits and faster with many, so CPU devices use it too (set
 # USE=0 in the user tuning database to keep them on the CPU path).
-register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True})])
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True})], BLASTN_SCAN)
