@@ -60,13 +60,13 @@ inline uint qcode(__global const uchar *q, const int i, const int qn)
     return (i >= 0 && i < qn) ? (uint)q[i] : SENTINEL;
 }
 
+/* The WIDTH-base word at base offset off: the four bytes from off's byte hold it (WIDTH <= 12,
+   off % 4 <= 3); the block carries 4 pad bytes, so the read stays inside it. */
 inline uint word_code(__global const uchar *s, const int off)
 {
-    uint code = 0;
-% for i in range(WIDTH):
-    code = (code << 2) | sbase(s, off + ${i});
-% endfor
-    return code;
+    __global const uchar *b = s + (off >> 2);
+    const uint w = ((uint)b[0] << 24) | ((uint)b[1] << 16) | ((uint)b[2] << 8) | (uint)b[3];
+    return (w >> (${32 - 2 * WIDTH} - 2 * (off & 3))) & ${(1 << (2 * WIDTH)) - 1}u;
 }
 
 /* Exclusive prefix sum of one uint per work-item (Hillis-Steele in a[]); *total gets the sum.
