@@ -124,6 +124,6 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
 # --genome-mb 6 --reads 300 --genes 10, run_blastn in-process, medians of 3, CPU path against
 # device): megablast reads 0.450 / 0.472 s (table upload 0.07 s of it), megablast genes 0.160 /
 # 0.142 s, -task blastn genes 0.502 / 0.353 s (word finding 0.34 s against 0.19 s). The device
-# path is about as fast (within 5 %) with few lookup hits and faster with many, so CPU devices use it too (
-# USE=False keeps a device on the CPU path).
+# path is about as fast (within 5 %) with few lookup hits and faster with many, so CPU devices
+# use it too (USE=False keeps a device on the CPU path).
 register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True})], BLASTN_SCAN)
