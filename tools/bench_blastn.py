@@ -221,7 +221,8 @@ def main():
     print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
           "= time the CPU waited for device blocks (blocks run ahead in a thread, so the kernel, "
           "copy and split times below overlap the CPU phases); device_scan/lookup/extend/order = "
-          "kernels (profiling events); words = diagonals + ungapped on the device's word starts")
+          "kernels (profiling events); words = diagonals + ungapped on the device's word starts; prelim "
+          "(the preliminary gapped stage) includes device_wait")
     print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words |")
     print("|---|---|" + "---|" * (len(names) + 4))
     for task, q, _, _, _, _, _, ph, cnt in table:
