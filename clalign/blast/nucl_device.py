@@ -311,7 +311,7 @@ class NuclDeviceWords:
             if a == "error":
                 raise e
         self._next_block += 1
-        oid, chunk = self.seg[0], self.seg[1]
+        oid = self.seg[0]
         cuts = np.searchsorted(rows[:, 0], np.arange(a, e + 1))
         for g in range(a, e):
             r = rows[cuts[g - a]:cuts[g - a + 1]]
