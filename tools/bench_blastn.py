@@ -14,6 +14,8 @@ optionally clalign's CPU path (``--cpu``), then clalign in-process a second time
 breakdown: device kernels (scan, lookup, mini-extension, run placement; profiling events),
 copies, and the CPU phases (words = diagonals + ungapped on the device's word starts). A
 warm-up first compiles (or loads) the numba stages and kernels on four queries per case.
+Last, the device kernels alone over the whole database, ``--kernel-rounds`` times after a
+warm-up pass (medians of profiling events), with the scan throughput.
 
     python3 -m tools.bench_blastn --work /tmp/bnb --genome-mb 200 --reads 20000 --genes 200 \\
         --threads 16 --device 0:0
@@ -155,6 +157,31 @@ def warm_up(work, cases, device):
             run_blastn(path, os.path.join(work, "gdb"), BlastnOptions(task=task), device=dev)
 
 
+def kernel_medians(work, task, q, device, rounds):
+    """Device kernels alone over the whole database (every block), ``rounds`` times after one
+    warm-up pass: median seconds per kernel (profiling events) and the counts of one pass."""
+    import statistics
+
+    from clalign.blast.nucl_device import NuclDeviceWords
+    from clalign.blast.nucl_setup import BlastnOptions, read_queries, setup_search
+    from clalign.data.nucleotide import open_nucleotide
+
+    nt = open_nucleotide(os.path.join(work, "gdb"))
+    st = setup_search(read_queries(os.path.join(work, f"{q}.fa")), BlastnOptions(task=task),
+                      nt.total_bases, len(nt))
+    dw = NuclDeviceWords(nt, st, device, pipeline=False)
+    per = []
+    for r in range(rounds + 1):
+        dw.times = {}
+        for a, e in dw.blocks:
+            dw.run_block(a, e)
+        if r:
+            per.append(dw.times)
+    keys = ("device_scan", "device_lookup", "device_extend", "device_order")
+    med = {k: statistics.median(t.get(k, 0.0) for t in per) for k in keys}
+    return med, per[-1].get("device_counts", {}), dw.flat
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/bench_blastn")
@@ -168,6 +195,8 @@ def main():
     ap.add_argument("--real", default=None, help="real genome FASTA (.gz ok; default pyrodigal's "
                     "bundled GCF_001457455.1)")
     ap.add_argument("--cpu", action="store_true", help="also time clalign's CPU path (no --device)")
+    ap.add_argument("--kernel-rounds", type=int, default=5,
+                    help="rounds of the device kernels alone per case (medians; 0: skip)")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn.json)")
     args = ap.parse_args()
     t = time.perf_counter()
@@ -233,6 +262,25 @@ def main():
         if s:
             print(f"{task} {q}: scan {cnt.get('positions', 0) / s / 1e9:.2f} G positions/s, "
                   f"{bases / s / 1e9:.2f} Gbases/s")
+    if args.kernel_rounds:
+        print(f"\nDevice kernels alone over the whole database (median of {args.kernel_rounds} "
+              "after a warm-up pass, profiling events):")
+        print("| task | queries | table | scan s | lookup s | extend s | order s | scan G positions/s "
+              "| scan G bases/s | matched | pairs | words |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for case in args.cases.split(","):
+            task, q = case.split(":")
+            med, cnt, flat = kernel_medians(args.work, task, q, args.device, args.kernel_rounds)
+            sc = med["device_scan"] or float("nan")
+            print(f"| {task} | {q} | {flat.kind} w{flat.width} stride {flat.scan_step} | "
+                  + " | ".join(f"{med[k]:.4f}" for k in ("device_scan", "device_lookup",
+                                                        "device_extend", "device_order"))
+                  + f" | {cnt.get('positions', 0) / sc / 1e9:.2f} | {bases / sc / 1e9:.2f} | "
+                  + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words")) + " |",
+                  flush=True)
+            rows.append({"family": "blastn_scan", "input": f"{task}:{q}", "status": "ok",
+                         "seconds": round(sum(med.values()), 5), "values": {},
+                         "kernels": {k: round(v, 5) for k, v in med.items()}, "counts": cnt})
     save(args.results or os.path.join(args.work, "bench_blastn.json"), rows, genome_bases=bases,
          contigs=ncontigs, reads=args.reads, genes=args.genes)
 
