@@ -260,13 +260,13 @@ def main():
     for task, q, _, _, _, _, _, ph, cnt in table:
         s = ph.get("device_scan", 0.0)
         if s:
-            print(f"{task} {q}: scan {cnt.get('positions', 0) / s / 1e9:.2f} G positions/s, "
-                  f"{bases / s / 1e9:.2f} Gbases/s")
+            print(f"{task} {q}: scan {cnt.get('positions', 0) / s / 1e6:.1f} M positions/s, "
+                  f"{bases / s / 1e6:.1f} M bases/s")
     if args.kernel_rounds:
         print(f"\nDevice kernels alone over the whole database (median of {args.kernel_rounds} "
               "after a warm-up pass, profiling events):")
-        print("| task | queries | table | scan s | lookup s | extend s | order s | scan G positions/s "
-              "| scan G bases/s | matched | pairs | words |")
+        print("| task | queries | table | scan s | lookup s | extend s | order s | scan M positions/s "
+              "| scan M bases/s | matched | pairs | words |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for case in args.cases.split(","):
             task, q = case.split(":")
@@ -275,7 +275,7 @@ def main():
             print(f"| {task} | {q} | {flat.kind} w{flat.width} stride {flat.scan_step} | "
                   + " | ".join(f"{med[k]:.4f}" for k in ("device_scan", "device_lookup",
                                                         "device_extend", "device_order"))
-                  + f" | {cnt.get('positions', 0) / sc / 1e9:.2f} | {bases / sc / 1e9:.2f} | "
+                  + f" | {cnt.get('positions', 0) / sc / 1e6:.1f} | {bases / sc / 1e6:.1f} | "
                   + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words")) + " |",
                   flush=True)
             rows.append({"family": "blastn_scan", "input": f"{task}:{q}", "status": "ok",
