@@ -206,6 +206,7 @@ def main():
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
     from clalign.runtime import Runtime
+    from clalign.runtime.tuning import trial
 
     print(f"device: {Runtime.get(args.device).label}; blastn -num_threads {args.threads}")
     t = time.perf_counter()
@@ -233,18 +234,27 @@ def main():
                    BlastnOptions(task=task), device=args.device, times=phases)
         warm = time.perf_counter() - t
         counts = phases.pop("device_counts", {})
+        t = time.perf_counter()
+        with trial("blastn_scan", {"PIPELINE": False}):
+            run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
+                       BlastnOptions(task=task), device=args.device)
+        serial = time.perf_counter() - t
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same,
                              in_process_seconds=round(warm, 3), cpu_path_seconds=cpu,
+                             no_pipeline_seconds=round(serial, 3),
                              threads=args.threads, device=args.device, counts=counts,
                              phases={k: round(v, 4) for k, v in phases.items()}))
-        table.append((task, q, bl, cl, cpu, warm, same, phases, counts))
+        table.append((task, q, bl, cl, cpu, warm, same, phases, counts, serial))
         print(f"{task} {q}: blastn {bl:.2f} s, clalign --device {cl:.2f} s "
-              f"({bl / cl:.2f}x), in-process {warm:.2f} s, identical {same}", flush=True)
-    print("\n| task | queries | blastn s | clalign --device s | speed-up | in-process s | CPU path s | identical |")
-    print("|---|---|---|---|---|---|---|---|")
-    for task, q, bl, cl, cpu, warm, same, _, _ in table:
+              f"({bl / cl:.2f}x), in-process {warm:.2f} s (pipeline off {serial:.2f} s), "
+              f"identical {same}", flush=True)
+    print("\n| task | queries | blastn s | clalign --device s | speed-up | in-process s | "
+          "in-process, pipeline off s | CPU path s | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for task, q, bl, cl, cpu, warm, same, _, _, serial in table:
         cps = f"{cpu:.2f}" if cpu is not None else "-"
-        print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {cps} | {same} |")
+        print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {serial:.2f} "
+              f"| {cps} | {same} |")
     names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
              "device_order", "device_copies", "device_split", "setup", "words", "prelim", "traceback", "records")
     print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
@@ -254,10 +264,10 @@ def main():
           "(the preliminary gapped stage) includes device_wait")
     print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words |")
     print("|---|---|" + "---|" * (len(names) + 4))
-    for task, q, _, _, _, _, _, ph, cnt in table:
+    for task, q, _, _, _, _, _, ph, cnt, _ in table:
         print(f"| {task} | {q} | " + " | ".join(f"{ph.get(n, 0.0):.3f}" for n in names) + " | "
               + " | ".join(f"{cnt.get(k, 0):,}" for k in ("positions", "matched", "pairs", "words")) + " |")
-    for task, q, _, _, _, _, _, ph, cnt in table:
+    for task, q, _, _, _, _, _, ph, cnt, _ in table:
         s = ph.get("device_scan", 0.0)
         if s:
             print(f"{task} {q}: scan {cnt.get('positions', 0) / s / 1e6:.1f} M positions/s, "

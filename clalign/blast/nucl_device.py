@@ -41,12 +41,12 @@ from .params import BLASTN_SCAN
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-HOST_PARAMS = ("WG", "USE", "BLOCK_BASES")
+HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE")
 
 
 def scan_values(rt, flat, extender: str, override=None) -> dict:
     """Template values for one search: device limits, tuning table, user override (WG, USE,
-    BLOCK_BASES); the table's width, stride, word size and extender are the search's."""
+    BLOCK_BASES, PIPELINE); the table's width, stride, word size and extender are the search's."""
     override = dict(override or {})
     unknown = set(override) - set(HOST_PARAMS)
     if unknown:
@@ -102,7 +102,7 @@ def segments(nt, width: int, step: int):
 class NuclDeviceWords:
     """Device scan, lookup and mini-extension of one search's batch against a database."""
 
-    def __init__(self, nt, st, device=None, override=None, times=None, pipeline=True):
+    def __init__(self, nt, st, device=None, override=None, times=None, pipeline=None):
         t0 = time.perf_counter()
         self.rt = rt = Runtime.get(device)
         flat = self.flat = st.flat
@@ -147,6 +147,8 @@ class NuclDeviceWords:
         self._next_block = 0
         self._queue = None
         self._stop = threading.Event()
+        if pipeline is None:
+            pipeline = v["PIPELINE"]
         if pipeline and len(self.blocks) > 1:
             self._queue = queue.Queue(maxsize=AHEAD)
             self._thread = threading.Thread(target=self._produce, name="clalign-nscan", daemon=True)

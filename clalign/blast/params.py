@@ -117,7 +117,9 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
                       "(else the search stays on the CPU path)", default=True),
     Param.int("BLOCK_BASES", "host: subject bases per device block (uploaded once; the block "
                              "after it is scanned while the CPU extends this one's hits)",
-              lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 26),
+              lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 24),
+    Param.bool("PIPELINE", "host: a thread runs the device blocks ahead of the CPU stages (else "
+                           "each block runs when the CPU reaches it)", default=True),
 ))
 
 # PoCL on the 2-core build VM (2026-11-23, load average ~5; tools/bench_blastn.py data of
