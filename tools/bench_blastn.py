@@ -10,14 +10,15 @@ substitutions and 0.2 %/0.2 % 1-base indels, every other one reverse complemente
 
 Per case (``--cases``, task:queries) one round: blastn's whole process, clalign's whole process
 with ``--device`` (start-up, numba cache loading and kernel builds or cache loads included),
-optionally clalign's CPU path (``--cpu``), then clalign in-process a second time for the phase
-breakdown: device kernels (scan, lookup, mini-extension, run placement; profiling events),
-copies, and the CPU phases (words = diagonals + ungapped on the device's word starts). A
-warm-up first compiles (or loads) the numba stages and kernels on four queries per case.
+optionally clalign's CPU path (``--cpu``), then clalign in-process twice (pipeline on, with the
+phase breakdown, and off): device kernels (scan, lookup, mini-extension, run placement;
+profiling events), copies, and the CPU phases (words = diagonals + ungapped on the device's
+word starts). A warm-up first compiles (or loads) the numba stages and kernels on four queries
+per case.
 Last, the device kernels alone over the whole database, ``--kernel-rounds`` times after a
 warm-up pass (medians of profiling events), with the scan throughput.
 
-    python3 -m tools.bench_blastn --work /tmp/bnb --genome-mb 200 --reads 20000 --genes 200 \\
+    python3 -m tools.bench_blastn --work /tmp/bnb --genome-mb 50 --reads 5000 --genes 50 \\
         --threads 16 --device 0:0
 """
 import argparse
