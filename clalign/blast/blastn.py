@@ -85,12 +85,15 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None):
+def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
+               device=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
     queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
     ``times``: a dict that collects seconds per phase (setup: queries, masks, lookup table,
     statistics; words: scan, mini-extension, diagonals, ungapped; prelim: the rest of the
-    preliminary stage; traceback; records: output records)."""
+    preliminary stage; traceback; records: output records). ``device``: an OpenCL device
+    ("P:D") for the scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning
+    table's USE says so for that device)."""
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
@@ -107,9 +110,14 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
     per_query = [[] for _ in queries]
     diag = DiagState(len(b.seq))
+    dev = None
+    if device is not None and st.flat is not None and st.ctx_valid.any():
+        from .nucl_device import device_words   # scan/lookup/mini-extension on the device
+        dev = device_words(nt, st, device, times)
     for oid in range(len(nt) if st.ctx_valid.any() else 0):
         s_len = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), s_len, times)
+        hsps = prelim_subject(st, diag, nt.packed(oid), s_len, times,
+                              None if dev is None else dev.pairs(oid))
         if progress is not None:
             progress(oid)
         if not hsps:

@@ -55,9 +55,12 @@ def _yes_no(name, value):
 @click.option("-perc_identity", "perc_identity", type=click.FloatRange(0, 100), default=0.0,
               help="Minimum percent identity of reported HSPs.")
 @click.option("-ungapped", "ungapped", is_flag=True, help="Ungapped search (not implemented yet).")
+@click.option("--device", "device", default=None,
+              help="OpenCL device P:D (see `clalign devices`) for the scan, lookup and "
+                   "mini-extension (the tuning table may keep CPU devices on the CPU path).")
 def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapopen, gapextend,
            dust, lcase_masking, strand, max_target_seqs, max_hsps, outfmt, num_threads, dbsize,
-           searchsp, perc_identity, ungapped):
+           searchsp, perc_identity, ungapped, device):
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from .blastn import run_blastn, tabular_lines
@@ -75,7 +78,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                          max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
                          searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-    results = run_blastn(query, db, opts)
+    results = run_blastn(query, db, opts, device=device)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
                           database=db)
     with atomic_output(out, force=force) as fh:

@@ -41,17 +41,19 @@ def _gapped_module():
 
 
 def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced, matrix,
-              score_table, diag) -> np.ndarray:
+              score_table, diag, words=None) -> np.ndarray:
     """Saved ungapped hits of one subject in processing order, rows (q_off, s_off, q_start,
     s_start, length, score, context): the scan (:func:`nucl_scan.scan_subject`, the unit a device
-    kernel replaces) in buffer-sized pieces, each handed to the compiled word finder."""
+    kernel replaces) in buffer-sized pieces, each handed to the compiled word finder.
+    ``words``: (hq, hs) word starts already scanned and mini-extended (the device's,
+    :mod:`nucl_device`), in scan order; the word finder then takes them as direct hits."""
     f = flat
     rows = np.zeros((64, 7), dtype=np.int64)
     total = 0
     if f is None or s_len < f.width:
         diag.exit_subject(s_len)
         return rows[:0]
-    cap = max(1 << 14, f.max_cell)
+    cap = max(1 << 14, f.max_cell) if words is None else 0
     hq = np.empty(cap, dtype=np.int64)
     hs = np.empty(cap, dtype=np.int64)
     s = np.asarray(s_packed, dtype=np.uint8)
@@ -59,8 +61,14 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
         s = np.concatenate([s, np.zeros(2, dtype=np.uint8)])
     ext = EXTENDERS[extender]
     off = 0
+    if words is not None:
+        hq, hs = words
+        ext = EXTENDERS["direct"]
     while off <= s_len - f.width:
-        n, off = scan_subject(f.cell_start, f.q_offs, f.width, f.scan_step, s, s_len, off, hq, hs)
+        if words is None:
+            n, off = scan_subject(f.cell_start, f.q_offs, f.width, f.scan_step, s, s_len, off, hq, hs)
+        else:
+            n, off = len(hq), s_len
         first = 0
         while True:
             got, resume = word_finder(
@@ -81,20 +89,20 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
     return rows[:total]
 
 
-def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
+def initial_hits(st, diag, s_packed, s_len: int, words=None) -> np.ndarray:
     """:func:`word_hits` of one subject sorted as ``Blast_InitHitListSortByScore`` (score desc,
     s_start, length desc, q_start); ``diag``: the search's :class:`~nucl_words.DiagState`."""
     rows = word_hits(st.flat, st.batch, st.compressed_query, st.extender, s_packed, s_len,
                      st.cutoff_ungapped, st.xdrop_ungapped, st.reduced_cutoff, st.matrix,
-                     st.score_table, diag)
+                     st.score_table, diag, words)
     order = np.lexsort((-rows[:, 4], rows[:, 2], -rows[:, 4], rows[:, 3], -rows[:, 5]))
     return rows[order]
 
 
-def _prelim_chunk(st, diag, s_packed, s_len: int, times=None):
+def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
     """Preliminary gapped HSPs of one subject (chunk), purged and in score order."""
     t0 = time.perf_counter()
-    rows = initial_hits(st, diag, s_packed, s_len)
+    rows = initial_hits(st, diag, s_packed, s_len, words)
     if times is not None:
         times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
     if not len(rows):
@@ -134,13 +142,15 @@ def subject_chunks(s_len: int):
     return out
 
 
-def prelim_subject(st, diag, s_packed, s_len: int, times=None):
+def prelim_subject(st, diag, s_packed, s_len: int, times=None, words=None):
     """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
     subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
-    merged as ``Blast_HSPListsMerge`` does."""
+    merged as ``Blast_HSPListsMerge`` does. ``words``: per chunk, the device's word starts
+    (:meth:`nucl_device.NuclDeviceWords.pairs`), else the CPU scans."""
     combined = None
-    for off, n in subject_chunks(s_len):
-        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times)
+    for k, (off, n) in enumerate(subject_chunks(s_len)):
+        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times,
+                             None if words is None else words[k])
         for h in hsps:
             h.s_start += off
             h.s_end += off

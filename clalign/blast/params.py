@@ -133,3 +133,37 @@ register(BLAST_GAPPED.family, [
     # CPU device the numba stage is used (docs/perf/blastp.md).
     ({"is_cpu": True}, {"ENABLE": False}),
 ])
+
+#: Most bases of one device block of BLASTN subjects (the 2-bit stream of whole segments uploaded
+#: together; its scan positions and byte offsets fit 32 bits).
+NSCAN_BLOCK_BASES_MAX = 1 << 31
+
+BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group of the three kernels (each flushes its "
+                    "work-group's local buffer with one global atomic)", values=(32, 64, 128, 256),
+              default=128),
+    Param.int("WIDTH", "lookup table width: bases per scanned word (BlastChooseNaLookupTable)",
+              lo=4, hi=12, default=8),
+    Param.int("STEP", "scan stride word_size - width + 1", lo=1, hi=1 << 20, default=1),
+    Param.int("WORD", "word size (the mini-extension confirms WORD bases around each hit)",
+              lo=4, hi=1 << 20, default=11),
+    Param.int("EXT", "mini-extension: 0 direct (WIDTH = WORD), 1 s_BlastNaExtend (and its "
+                     "aligned variant), 2 s_BlastSmallNaExtend, 3 "
+                     "s_BlastSmallNaExtendAlignedOneByte (nucl_words' DIRECT..SMALL_ALIGNED)",
+              lo=0, hi=3, default=1),
+    Param.bool("USE", "host: whether `--device` runs the BLASTN word finding on this device "
+                      "(else the search stays on the CPU path)", default=True),
+    Param.int("BLOCK_BASES", "host: subject bases per device block (uploaded once; the block "
+                             "after it is scanned while the CPU extends this one's hits)",
+              lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 24),
+    Param.bool("PIPELINE", "host: a thread runs the device blocks ahead of the CPU stages (else "
+                           "each block runs when the CPU reaches it)", default=True),
+))
+
+# PoCL on the 2-core build VM (2026-11-23, load average ~5; tools/bench_blastn.py data of
+# --genome-mb 6 --reads 300 --genes 10, run_blastn in-process, medians of 3, CPU path against
+# device): megablast reads 0.450 / 0.472 s (table upload 0.07 s of it), megablast genes 0.160 /
+# 0.142 s, -task blastn genes 0.502 / 0.353 s (word finding 0.34 s against 0.19 s). The device
+# path is about as fast (within 5 %) with few lookup hits and faster with many, so CPU devices
+# use it too (USE=False keeps a device on the CPU path).
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True})], BLASTN_SCAN)

@@ -1,0 +1,333 @@
+"""BLASTN word finding on an OpenCL device (G-BLASTN's design): scan, lookup, mini-extension.
+
+``NuclDeviceWords(nt, st, device)`` takes a search set up by ``nucl_setup.setup_search`` and a
+:class:`~clalign.data.nucleotide.NucleotideDatabase`; ``pairs(oid)`` gives, for each chunk of
+subject ``oid`` that the CPU path scans (``nucl_search.subject_chunks``), the word starts
+``(q, s)`` that survived the mini-extension, in BLAST+'s scan order. The CPU word finder then
+runs its diagonal, word-check and ungapped steps on them with the direct extender, so the
+initial hits are the CPU path's exactly.
+
+Database layout: the subjects' 2-bit bytes (NCBI2na, as stored: ambiguous bases hold
+makeblastdb's random bases; the ambiguity runs stay on the host for traceback, as in the CPU
+path), cut into blocks of at most ``BLOCK_BASES`` bases of whole segments (a segment: a subject
+or one 5,000,000-base chunk of a longer one, always starting on a byte), each uploaded once per
+search. The lookup table goes up as ``cell_start``/``q_offs`` (``nucl_scan.FlatLookup``) plus
+a presence vector of one bit per word code.
+
+Per block (``kernels/blast_nucl.mako``): the scan kernel tests every scan position's presence
+bit, the lookup kernel expands matched positions into (position, table index) pairs, the
+extension kernel confirms full words; each writes its work-groups' runs through one global atomic
+each, and an order kernel puts the runs back in work-group order, so every stage's output is in
+scan order (position, then the cell's query offsets in table order) with no sort. Pipeline: a
+producer thread runs the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the
+device works on block i+1 while the CPU extends block i.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from ..errors import ParameterError
+from ..runtime import Runtime, choose
+from ..runtime.tuning import lookup
+from .nucl_search import subject_chunks
+from .nucl_words import EXTENDERS
+from .params import BLASTN_SCAN
+
+AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
+#: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
+MIN_ROOM = 1 << 16
+HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE")
+
+
+def scan_values(rt, flat, extender: str, override=None) -> dict:
+    """Template values for one search: device limits, tuning table, user override (WG, USE,
+    BLOCK_BASES, PIPELINE); the table's width, stride, word size and extender are the search's."""
+    override = dict(override or {})
+    unknown = set(override) - set(HOST_PARAMS)
+    if unknown:
+        raise ParameterError(f"blastn device: unknown or fixed parameter(s) {sorted(unknown)}")
+    base = choose(BLASTN_SCAN, {}, lookup(BLASTN_SCAN.family, rt.caps), override)
+    base.update(WIDTH=flat.width, STEP=flat.scan_step, WORD=flat.word_size,
+                EXT=EXTENDERS[extender])
+    return BLASTN_SCAN.validate(base)
+
+
+def use_device(device, override=None) -> bool:
+    """Whether the tuning table (or the override's USE) sends BLASTN word finding to ``device``."""
+    rt = Runtime.get(device)
+    base = choose(BLASTN_SCAN, {}, lookup(BLASTN_SCAN.family, rt.caps),
+                  {k: v for k, v in dict(override or {}).items() if k == "USE"})
+    return bool(base["USE"])
+
+
+def device_words(nt, st, device, times=None, override=None):
+    """A :class:`NuclDeviceWords` for this search, or None when the tuning table (or the
+    override's USE) keeps BLASTN word finding off ``device``."""
+    if not use_device(device, override):
+        return None
+    return NuclDeviceWords(nt, st, device, {k: v for k, v in dict(override or {}).items()
+                                            if k != "USE"}, times)
+
+
+def segments(nt, width: int, step: int):
+    """Segments of the database in CPU order: arrays (oid, chunk number, first byte in
+    ``nt.data``, bases, scan positions)."""
+    lengths = np.asarray(nt.lengths, dtype=np.int64)
+    starts = np.asarray(nt.starts, dtype=np.int64)
+    oid, chunk, byte, length = [], [], [], []
+    from .nucl_search import MAX_DBSEQ_LEN
+    short = np.flatnonzero((lengths > 0) & (lengths <= MAX_DBSEQ_LEN))
+    long_ = set(np.flatnonzero(lengths > MAX_DBSEQ_LEN).tolist())
+    if not long_:
+        oid, chunk, byte, length = short, np.zeros(len(short), np.int64), starts[short], lengths[short]
+    else:
+        for i in np.flatnonzero(lengths > 0).tolist():
+            for c, (off, n) in enumerate(subject_chunks(int(lengths[i])) if i in long_
+                                         else [(0, int(lengths[i]))]):
+                oid.append(i)
+                chunk.append(c)
+                byte.append(int(starts[i]) + off // 4)
+                length.append(n)
+    oid, chunk = np.asarray(oid, np.int64), np.asarray(chunk, np.int64)
+    byte, length = np.asarray(byte, np.int64), np.asarray(length, np.int64)
+    npos = np.where(length >= width, (length - width) // step + 1, 0)
+    return oid, chunk, byte, length, npos
+
+
+class NuclDeviceWords:
+    """Device scan, lookup and mini-extension of one search's batch against a database."""
+
+    def __init__(self, nt, st, device=None, override=None, times=None, pipeline=None):
+        t0 = time.perf_counter()
+        self.rt = rt = Runtime.get(device)
+        flat = self.flat = st.flat
+        self.values = v = scan_values(rt, flat, st.extender, override)
+        self.wg = v["WG"]
+        self.times = times if times is not None else {}
+        prg = rt.program("blast_nucl.mako", BLASTN_SCAN, v)
+        self.k_scan = cl.Kernel(prg, "nscan_scan")
+        self.k_lookup = cl.Kernel(prg, "nscan_lookup")
+        self.k_extend = cl.Kernel(prg, "nscan_extend")
+        self.k_order = cl.Kernel(prg, "nscan_order")
+        ctx, mf = rt.ctx, cl.mem_flags
+        ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                 hostbuf=np.ascontiguousarray(a) if len(a) else np.zeros(4, np.uint8))
+        cs = flat.cell_start
+        present = np.packbits(cs[1:] != cs[:-1], bitorder="little")
+        present = np.concatenate([present, np.zeros((-len(present)) % 4 + 4, np.uint8)]).view(np.uint32)
+        b = st.batch
+        self.qn = len(b.seq)
+        self.nctx = len(b.offsets)
+        self.b_pv = ro(present)
+        if len(flat.q_offs) >= 1 << 32:
+            raise ParameterError("blastn device: more than 2**32 - 1 query words in one batch")
+        self.b_cell = ro(cs.astype(np.uint32))
+        self.b_qoffs = ro(np.asarray(flat.q_offs, np.int32))
+        self.b_q = ro(np.asarray(b.seq, np.uint8))
+        self.b_cq = ro(np.asarray(st.compressed_query, np.uint8))
+        self.b_ctx_off = ro(b.offsets.astype(np.int32))
+        self.b_ctx_len = ro(b.lengths.astype(np.int32))
+        self.counters = cl.Buffer(ctx, mf.READ_WRITE, 16)
+        self.nt = nt
+        self.seg = segments(nt, flat.width, flat.scan_step)
+        oid = self.seg[0]
+        self.last_seg = np.full(len(nt), -1, np.int64)
+        if len(oid):            # oid ascending: each subject's last segment
+            u = np.unique(oid)
+            self.last_seg[u] = np.searchsorted(oid, u, side="right") - 1
+        self.blocks = self._blocks(v["BLOCK_BASES"])
+        self.keep = None             # a dict: run_block stores its matched positions and pairs
+        self.done_seg = 0            # segments whose results have been taken
+        self.results = {}            # oid -> [(hq, hs)] per chunk
+        self._next_block = 0
+        self._queue = None
+        self._stop = threading.Event()
+        if pipeline is None:
+            pipeline = v["PIPELINE"]
+        if pipeline and len(self.blocks) > 1:
+            self._queue = queue.Queue(maxsize=AHEAD)
+            self._thread = threading.Thread(target=self._produce, name="clalign-nscan", daemon=True)
+            self._thread.start()
+        self.times["device_setup"] = self.times.get("device_setup", 0.0) + time.perf_counter() - t0
+
+    def _blocks(self, block_bases: int):
+        """[(first segment, end segment)] of at most block_bases bases (one segment at least)."""
+        length = self.seg[3]
+        out, a = [], 0
+        while a < len(length):
+            e, total = a, 0
+            while e < len(length) and (e == a or total + length[e] <= block_bases):
+                total += int(length[e])
+                e += 1
+            out.append((a, e))
+            a = e
+        return out
+
+    # ---- device work -------------------------------------------------------------------
+    def _add(self, key, seconds):
+        self.times[key] = self.times.get(key, 0.0) + seconds
+
+    def _launch(self, kernel, n, key):
+        ev = cl.enqueue_nd_range_kernel(self.rt.queue, kernel, (-(-n // self.wg) * self.wg,),
+                                        (self.wg,))
+        ev.wait()
+        self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
+
+    def _counters(self):
+        got = np.zeros(4, np.uint32)
+        cl.enqueue_copy(self.rt.queue, got, self.counters)
+        return got
+
+    def _read(self, buf, n, width):
+        out = np.empty((n, width), np.uint32)
+        if n:
+            cl.enqueue_copy(self.rt.queue, out, buf)
+        return out
+
+    def _zero(self, index):
+        got = self._counters()
+        got[index] = 0
+        cl.enqueue_copy(self.rt.queue, self.counters, got)
+
+    def _ordered(self, src, runs_buf, ngroups, n, width, key):
+        """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
+        into a new buffer with the runs in work-group order (nscan_order)."""
+        ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
+        runs = np.empty((ngroups, 2), np.uint32)
+        cl.enqueue_copy(q, runs, runs_buf)
+        runs = runs[runs[:, 1] > 0]
+        dst = cl.Buffer(ctx, mf.READ_WRITE, 4 * width * max(n, 1))
+        if len(runs):
+            dest = np.zeros(len(runs), np.uint32)
+            np.cumsum(runs[:-1, 1], out=dest[1:])
+            b_runs = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(runs))
+            b_dest = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=dest)
+            self.k_order.set_args(src, dst, b_runs, b_dest, np.int32(width))
+            self._launch(self.k_order, len(runs) * self.wg, key)
+        return dst
+
+    def run_block(self, a: int, e: int) -> np.ndarray:
+        """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s)."""
+        ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
+        _, _, byte, length, npos = self.seg
+        t0 = time.perf_counter()
+        lo = int(byte[a])
+        hi = int((byte[a:e] + (length[a:e] + 3) // 4).max())
+        data = np.ascontiguousarray(np.asarray(self.nt.data[lo:hi], dtype=np.uint8))
+        data = np.concatenate([data, np.zeros(4, np.uint8)])
+        pos0 = np.zeros(e - a + 1, np.int64)
+        np.cumsum(npos[a:e], out=pos0[1:])
+        total = int(pos0[-1])
+        if total == 0:
+            return np.zeros((0, 3), np.int64)
+        ro = lambda x: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(x))
+        b_data = ro(data)
+        b_byte = ro((byte[a:e] - lo).astype(np.uint32))
+        b_len = ro(length[a:e].astype(np.int32))
+        b_pos0 = ro(pos0[:-1].astype(np.uint32))
+        nseg = e - a
+        groups = lambda n: -(-n // self.wg)
+        cl.enqueue_copy(q, self.counters, np.zeros(4, np.uint32))
+        matched = cl.Buffer(ctx, mf.READ_WRITE, 8 * total)
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(total))
+        self._add("device_copies", time.perf_counter() - t0)
+        self.k_scan.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
+                             self.counters, matched, runs)
+        self._launch(self.k_scan, total, "device_scan")
+        nmatched = int(self._counters()[0])
+        if nmatched == 0:
+            return np.zeros((0, 3), np.int64)
+        matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order")
+        room = max(MIN_ROOM, 2 * nmatched)
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(nmatched))
+        while True:
+            pairs = cl.Buffer(ctx, mf.READ_WRITE, 8 * room)
+            self.k_lookup.set_args(matched, np.uint32(nmatched), self.b_cell, self.counters, pairs,
+                                   np.uint32(room), runs)
+            self._launch(self.k_lookup, nmatched, "device_lookup")
+            npairs = int(self._counters()[1])
+            if npairs <= room:
+                break
+            room = npairs
+            self._zero(1)
+        pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order")
+        if self.keep is not None:   # the tests' view of the first two kernels' outputs
+            self.keep.update(pos0=pos0, matched=self._read(matched, nmatched, 2),
+                             pairs=self._read(pairs, npairs, 2))
+        room = npairs if self.values["EXT"] == 0 else max(MIN_ROOM, npairs // 4)
+        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(npairs))
+        while True:
+            out = cl.Buffer(ctx, mf.READ_WRITE, 16 * max(room, 1))
+            self.k_extend.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0,
+                                   np.int32(nseg), self.b_qoffs, self.b_q, np.int32(self.qn),
+                                   self.b_cq, self.b_ctx_off, self.b_ctx_len, np.int32(self.nctx),
+                                   self.counters, out, np.uint32(room), runs)
+            self._launch(self.k_extend, npairs, "device_extend")
+            nout = int(self._counters()[2])
+            if nout <= room:
+                break
+            room = nout
+            self._zero(2)
+        out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order")
+        t0 = time.perf_counter()
+        rows = self._read(out, nout, 4).view(np.int32)
+        self._add("device_copies", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right")
+        self._add("device_split", time.perf_counter() - t0)
+        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
+                                                         "words": 0})
+        counts["positions"] += total
+        counts["matched"] += nmatched
+        counts["pairs"] += npairs
+        counts["words"] += nout
+        return np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
+
+    # ---- results in CPU order ----------------------------------------------------------
+    def _produce(self):
+        try:
+            for a, e in self.blocks:
+                item = (a, e, self.run_block(a, e))
+                while not self._stop.is_set():
+                    try:
+                        self._queue.put(item, timeout=0.5)
+                        break
+                    except queue.Full:
+                        continue
+                if self._stop.is_set():
+                    return
+        except BaseException as exc:   # handed to the consumer, raised there
+            self._queue.put(("error", exc, None))
+
+    def _take_block(self):
+        if self._queue is None:
+            a, e = self.blocks[self._next_block]
+            rows = self.run_block(a, e)
+        else:
+            a, e, rows = self._queue.get()
+            if a == "error":
+                raise e
+        self._next_block += 1
+        oid = self.seg[0]
+        cuts = np.searchsorted(rows[:, 0], np.arange(a, e + 1))
+        for g in range(a, e):
+            r = rows[cuts[g - a]:cuts[g - a + 1]]
+            self.results.setdefault(int(oid[g]), []).append((r[:, 1].copy(), r[:, 2].copy()))
+        self.done_seg = e
+
+    def pairs(self, oid: int):
+        """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64)."""
+        t0 = time.perf_counter()
+        while self.done_seg <= self.last_seg[oid]:
+            self._take_block()
+        self.times["device_wait"] = self.times.get("device_wait", 0.0) + time.perf_counter() - t0
+        return self.results.pop(oid, [])
+
+    def close(self):
+        """Stop the producer thread (a search that ends early)."""
+        self._stop.set()
