@@ -17,10 +17,12 @@
   xJ = max(xJ, xE + E_loop), xB = max(xJ + move, xN + move) with xN = BASE_W and the N/C/J
   loops 0, each stored as int16. Output: the final xC word, 32767 on overflow.
 
+  Targets: database indices (targets[]), HMMER's length L of each (its stored residues, then
+  L - n '*' stops, code STAR), the N/C/J move word of L (moves[]).
   Tables (host, clalign.hmm.vit_engine): rw [NROWS][MP] and tw [8][MP] int16 by node
   (column 0 = node 0; columns past M are -32768), tw rows BM MM IM DM MD MI II DD
   (clalign.hmm.vit_reference.T_ROWS), G [MP] int32.
-  Parameters (clalign.hmm.params.HMM_VITERBI): WG, P, MP = WG*P+1, NROWS, BASE_W.
+  Parameters (clalign.hmm.params.HMM_VITERBI): WG, P, MP = WG*P+1, NROWS, BASE_W, STAR.
 </%doc>
 #define NEG (-32768)
 #define LOW (-0x3fffffff)
@@ -32,14 +34,17 @@ inline int sat16(int x) { return clamp(x, -32768, 32767); }
 inline int wrap16(int x) { return (int)(short)x; }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void hmm_viterbi(__global const uchar *res, __global const ulong *starts, __global const uint *lens,
-                 __global const short *moves, __global const short *rw, __global const short *tw,
-                 __global const int *G, const int e_loop, const int e_move, __global int *out)
+void hmm_viterbi(__global const uchar *res, __global const ulong *offs, __global const uint *targets,
+                 __global const uint *lens, __global const short *moves, __global const short *rw,
+                 __global const short *tw, __global const int *G, const int e_loop, const int e_move,
+                 __global int *out)
 {
     const int s = get_group_id(0);
     const int lid = get_local_id(0);
     __local int lm[WG], li[WG], ld[WG], sc[WG], se[WG];
-    const ulong a = starts[s];
+    const uint t = targets[s];
+    const ulong a = offs[t];
+    const uint n = (uint)(offs[t + 1] - a);        /* residues stored; L - n trailing stops follow */
     const uint L = lens[s];
     const int move = moves[s];
     const int k0 = lid * P + 1;
@@ -52,7 +57,7 @@ void hmm_viterbi(__global const uchar *res, __global const ulong *starts, __glob
     __global const short *tMD = tw + 4 * MP, *tMI = tw + 5 * MP, *tII = tw + 6 * MP;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = 0; i < L; i++) {
-        __global const short *r = rw + (int)res[a + i] * MP;
+        __global const short *r = rw + (i < n ? (int)res[a + i] : ${STAR}) * MP;
         int pm = lid ? lm[lid - 1] : NEG, pi = lid ? li[lid - 1] : NEG, pd = lid ? ld[lid - 1] : NEG;
         int xe = NEG;
         for (int j = 0; j < P; j++) {

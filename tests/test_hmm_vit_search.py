@@ -57,6 +57,7 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin):
     pyhmmer's own pipeline (the path taken near a threshold)."""
     monkeypatch.setenv(vit_search.ENV, "device")
     monkeypatch.setattr(vit_search, "MARGIN_BITS", margin)
+    monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})   # one kernel build
     s, res = _search()
     assert s.stats.vit_seconds > 0
     _, want = hmmer

@@ -29,10 +29,9 @@ STAR = PROTEIN.letters.index("*")
 
 
 def _device_words(prof, seqs):
-    lens = np.array([s.size for s in seqs], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    flat = np.concatenate(seqs) if lens.sum() else np.zeros(0, np.uint8)
-    return vit_words_device(prof, flat, starts, lens, overrides=ONE_BUILD)[0]
+    res, off = pack_targets(seqs)
+    lens = np.diff(off)
+    return vit_words_device(prof, res, off, np.arange(len(seqs)), lens, overrides=ONE_BUILD)[0]
 
 
 @pytest.mark.parametrize("M", [1, 16, 17, 18, 34, 35, 257, 543, 544])
@@ -66,10 +65,8 @@ def test_kernel_bundled_proteome_with_stops():
 
 
 def test_pack_and_choice():
-    res = np.arange(10, dtype=np.uint8)
-    codes, starts, lens = pack_targets(res, np.array([0, 3, 3, 10]), [2, 0, 1], np.array([1, 0, 2]))
-    assert codes.tolist() == [3, 4, 5, 6, 7, 8, 9, STAR, STAR, 0, 1, 2, STAR]
-    assert starts.tolist() == [0, 9, 13] and lens.tolist() == [9, 4, 0]
+    res, off = pack_targets([np.array([3, 4], np.uint8), np.zeros(0, np.uint8), np.array([5], np.uint8)])
+    assert res.tolist() == [3, 4, 5] and off.tolist() == [0, 2, 2, 3]
     assert choose_viterbi(100)["WG"] * choose_viterbi(100)["P"] >= 100
     assert choose_viterbi(5000)["P"] <= 32
     with pytest.raises(ParameterError):

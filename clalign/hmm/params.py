@@ -162,5 +162,6 @@ HMM_VITERBI = ParamSet("hmm_viterbi", params=(
               lo=2, hi=VIT_P_MAX * 256 + 1),
     Param.int("NROWS", "rows of the match-score table (residue codes; clalign PROTEIN: 28)", lo=1, hi=64),
     Param.int("BASE_W", "HMMER's 16-bit score origin (om->base_w)", lo=0, hi=32767),
+    Param.int("STAR", "residue code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
 ), with_simd=False,
     constraints=(lambda v: None if v["MP"] == v["WG"] * v["P"] + 1 else "MP must be WG * P + 1",))

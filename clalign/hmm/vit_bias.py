@@ -55,8 +55,9 @@ def filter_hmm(M: int, compo) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward(codes, a, b, t, pi, eo):
-    """esl_hmm_Forward of the two-state filter HMM on codes[a:b] (float32, scaled rows)."""
+def _forward(codes, a, b, t00, t01, t, pi, eo):
+    """esl_hmm_Forward of the two-state filter HMM on codes[a:b] (float32, scaled rows);
+    state 0's transitions t00, t01 are the target's (p7_bg_SetLength), the rest ``t``."""
     f1 = np.float32(1.0)
     logsc = np.float32(0.0)
     x = codes[a]
@@ -70,9 +71,9 @@ def _forward(codes, a, b, t, pi, eo):
     logsc = np.float32(logsc + np.float32(np.log(np.float64(mx))))
     for i in range(a + 1, b):
         x = codes[i]
-        n0 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t[0, 0])) + np.float32(d1 * t[1, 0]))
+        n0 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t00)) + np.float32(d1 * t[1, 0]))
         n0 = np.float32(n0 * eo[x, 0])
-        n1 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t[0, 1])) + np.float32(d1 * t[1, 1]))
+        n1 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t01)) + np.float32(d1 * t[1, 1]))
         n1 = np.float32(n1 * eo[x, 1])
         mx = np.float32(0.0)
         mx = n0 if n0 > mx else mx
@@ -85,24 +86,23 @@ def _forward(codes, a, b, t, pi, eo):
     return logsc * f1
 
 
-@numba.njit(cache=True, nogil=True)
-def _filter_scores(codes, starts, ends, stops, t, pi, eo, star, out):
-    for n in range(starts.shape[0]):
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, out):
+    for n in numba.prange(starts.shape[0]):
         a, b, k = starts[n], ends[n], stops[n]
         L = b - a + k
         if L == 0:
             out[n] = np.float32(-np.inf)
             continue
         p1 = np.float32(np.float32(L) / np.float32(L + 1))
-        t[0, 0] = p1                           # p7_bg_SetLength, after p7_bg_SetFilter
-        t[0, 1] = np.float32(np.float32(1.0) - p1)
+        q1 = np.float32(np.float32(1.0) - p1)     # p7_bg_SetLength, after p7_bg_SetFilter
         if k:      # trailing '*' residues (odds 1): the sequence as HMMER reads it
             buf = np.empty(L, dtype=codes.dtype)
             buf[:b - a] = codes[a:b]
             buf[b - a:] = star
-            fw = _forward(buf, 0, L, t, pi, eo)
+            fw = _forward(buf, 0, L, p1, q1, t1, pi, eo)
         else:
-            fw = _forward(codes, a, b, t, pi, eo)
+            fw = _forward(codes, a, b, p1, q1, t1, pi, eo)
         lp1 = np.float32(np.log(np.float64(p1)))
         l1p = np.float32(np.log(np.float64(np.float32(1.0 - np.float64(p1)))))
         out[n] = np.float32(np.float32(fw + np.float32(np.float32(L) * lp1)) + l1p)
@@ -111,7 +111,7 @@ def _filter_scores(codes, starts, ends, stops, t, pi, eo, star, out):
 def filter_scores(M: int, compo, codes, starts, ends, stops=None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
     codes) plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
-    ``compo`` (20 floats, easel order)."""
+    ``compo`` (20 floats, easel order). Sequences are scored in parallel (numba threads)."""
     t, pi, eo = filter_hmm(M, np.zeros(K, dtype=np.float32) if compo is None else compo)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)

@@ -32,7 +32,8 @@ def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 
     if wg * P < M or P > VIT_P_MAX:
         raise ParameterError(f"hmm_viterbi: WG={wg} x P={P} cannot hold a model of {M} states "
                              f"(at most {VIT_P_MAX} states per work-item)")
-    return HMM_VITERBI.validate({"WG": wg, "P": P, "MP": wg * P + 1, "NROWS": NROWS, "BASE_W": BASE_W})
+    return HMM_VITERBI.validate({"WG": wg, "P": P, "MP": wg * P + 1, "NROWS": NROWS, "BASE_W": BASE_W,
+                                 "STAR": STAR_CODE})
 
 
 def vit_tables(prof: ViterbiProfile, MP: int) -> tuple:
@@ -48,52 +49,66 @@ def vit_tables(prof: ViterbiProfile, MP: int) -> tuple:
     return np.ascontiguousarray(rw), np.ascontiguousarray(tw), G.astype(np.int32)
 
 
-def pack_targets(residues, offsets, indices, stops=None) -> tuple:
-    """(codes, starts, lengths) of the targets ``indices`` of a database (clalign codes),
-    each followed by its trailing stops as '*' (HMMER's view of the sequence)."""
-    idx = np.asarray(indices, dtype=np.int64)
-    off = np.asarray(offsets, dtype=np.int64)
-    res = np.asarray(residues, dtype=np.uint8)
-    k = np.zeros(idx.size, dtype=np.int64) if stops is None else np.asarray(stops, dtype=np.int64)[idx]
-    n = off[idx + 1] - off[idx]
-    lens = n + k
-    starts = np.zeros(idx.size, dtype=np.int64)
-    if idx.size:
-        starts[1:] = np.cumsum(lens)[:-1]
-    codes = np.full(int(lens.sum()), STAR_CODE, dtype=np.uint8)
-    for s, a, b in zip(starts.tolist(), off[idx].tolist(), off[idx + 1].tolist()):
-        codes[s:s + b - a] = res[a:b]
-    return codes, starts, lens
+def pack_targets(seqs) -> tuple:
+    """(residues, offsets) of a list of code arrays: a database of those sequences."""
+    lens = np.array([len(x) for x in seqs], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    res = np.concatenate([np.asarray(x, dtype=np.uint8) for x in seqs]) if lens.sum() else np.zeros(0, np.uint8)
+    return res, offsets
 
 
-def vit_words_device(prof: ViterbiProfile, codes, starts, lens, device=None, overrides=None,
-                     repeat: int = 1) -> tuple:
-    """Final xC words (int64; 32767 = overflow) of the packed targets on the device, and the
-    kernel seconds (median of ``repeat`` launches, profiling events)."""
+class _Resident:
+    """A database's residues and offsets on the device, uploaded once per search."""
+
+    def __init__(self, ctx, residues, offsets):
+        import pyopencl as cl
+
+        mf = cl.mem_flags
+        res = np.ascontiguousarray(residues, dtype=np.uint8)
+        self.res = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=res if res.nbytes else np.zeros(4, np.uint8))
+        self.offs = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                              hostbuf=np.ascontiguousarray(offsets, dtype=np.uint64))
+
+
+def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, device=None, overrides=None,
+                     repeat: int = 1, cache: dict | None = None) -> tuple:
+    """Final xC words (int64; 32767 = overflow) of database sequences ``targets`` (clalign
+    codes ``residues[offsets[t]:offsets[t+1]]``, then '*' up to HMMER's length ``lengths[n]``:
+    its trailing stops), and the kernel seconds (median of ``repeat`` launches). ``cache``
+    keeps the database's device copy for the next model."""
     import pyopencl as cl
 
     from ..runtime import Runtime
 
     rt = Runtime.get(device)
-    n = int(np.asarray(lens).size)
+    targets = np.asarray(targets, dtype=np.int64)
+    n = int(targets.size)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0.0
+    key = ("viterbi", rt.device.int_ptr)
+    db = cache.get(key) if cache is not None else None
+    if db is None:
+        db = _Resident(rt.ctx, residues, offsets)
+        if cache is not None:
+            cache[key] = db
     values = choose_viterbi(prof.M, overrides, int(rt.caps.max_work_group))
     rw, tw, G = vit_tables(prof, values["MP"])
-    moves = np.asarray(ViterbiProfile.move_w(np.asarray(lens)), dtype=np.int16).reshape(-1)
+    lens = np.asarray(lengths, dtype=np.int64)
+    moves = np.asarray(ViterbiProfile.move_w(lens), dtype=np.int16).reshape(-1)
+    order = np.argsort(-lens, kind="stable")         # longest first: the launch ends on short ones
     mf = cl.mem_flags
 
     def buf(a):
         a = np.ascontiguousarray(a)
-        return cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.nbytes else np.zeros(4, np.uint8))
+        return cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
     prg = rt.program(TEMPLATE, HMM_VITERBI, values)
     knl = cl.Kernel(prg, "hmm_viterbi")
     out = np.zeros(n, dtype=np.int32)
     d_out = cl.Buffer(rt.ctx, mf.WRITE_ONLY, size=out.nbytes)
-    keep = [buf(codes), buf(np.asarray(starts, dtype=np.uint64)), buf(np.asarray(lens, dtype=np.uint32)),
-            buf(moves), buf(rw), buf(tw), buf(G)]           # referenced until the launches finish
-    knl.set_args(*keep, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
+    keep = [buf(targets[order].astype(np.uint32)), buf(lens[order].astype(np.uint32)), buf(moves[order]),
+            buf(rw), buf(tw), buf(G)]                # referenced until the launches finish
+    knl.set_args(db.res, db.offs, *keep, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
     wg = values["WG"]
     times = []
     for _ in range(max(1, repeat)):
@@ -102,12 +117,17 @@ def vit_words_device(prof: ViterbiProfile, codes, starts, lens, device=None, ove
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     cl.enqueue_copy(rt.queue, out, d_out)
     rt.queue.finish()
-    return out.astype(np.int64), float(np.median(times))
+    words = np.empty(n, dtype=np.int64)
+    words[order] = out
+    return words, float(np.median(times))
 
 
 def vit_scores_device(prof: ViterbiProfile, residues, offsets, indices, stops=None, device=None,
-                      overrides=None) -> np.ndarray:
-    """p7_ViterbiFilter scores (float32 nats) of database targets ``indices`` on the device."""
-    codes, starts, lens = pack_targets(residues, offsets, indices, stops)
-    words, _ = vit_words_device(prof, codes, starts, lens, device, overrides)
-    return vit_nats(words, lens)
+                      overrides=None, cache=None) -> np.ndarray:
+    """p7_ViterbiFilter scores (float32 nats) of database targets ``indices`` on the device
+    (``stops``: each sequence's trailing stops, counted in L as HMMER does)."""
+    idx = np.asarray(indices, dtype=np.int64)
+    off = np.asarray(offsets, dtype=np.int64)
+    L = off[idx + 1] - off[idx] + (0 if stops is None else np.asarray(stops, dtype=np.int64)[idx])
+    words, _ = vit_words_device(prof, residues, offsets, idx, L, device, overrides, cache=cache)
+    return vit_nats(words, L)

@@ -85,16 +85,20 @@ class VitPlan:
 
 
 class DeviceViterbi:
-    """The bias and Viterbi filters of one search (database arrays prepared once)."""
+    """The bias and Viterbi filters of one search (database arrays prepared once).
+    ``overrides``: kernel values (WG, P) for every model instead of the per-model choice."""
+
+    overrides: dict | None = None
 
     def __init__(self, db, easel, stops, F1: float, device=None):
         self.db, self.easel, self.stops = db, easel, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device = float(F1), device
+        self.cache: dict = {}                        # the database's device copy
 
     def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan:
         """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
-        from .vit_engine import pack_targets, vit_words_device
+        from .vit_engine import vit_words_device
 
         idx = np.asarray(passing, dtype=np.int64)
         L = np.asarray(lengths, dtype=np.int64)[idx]
@@ -116,8 +120,9 @@ class DeviceViterbi:
         seconds = 0.0
         if run.size:
             prof = build_vit_profile(hmm)
-            codes, starts, lens = pack_targets(self.db.residues, self.off, idx[run], self.stops)
-            words, seconds = vit_words_device(prof, codes, starts, lens, self.device)
+            lens = L[run]
+            words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
+                                              self.overrides, cache=self.cache)
             ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True
