@@ -80,8 +80,9 @@ def _pyhmmer_vit_seconds(phmm, res, off, n):
     from clalign.data import PROTEIN
 
     abc = pyhmmer.easel.Alphabet.amino()
-    block = DigitalSequenceBlock(abc, [TextSequence(name=str(i).encode(), sequence=PROTEIN.decode(res[off[i]:off[i + 1]]))
-                                       .digitize(abc) for i in range(n)])
+    seqs = [TextSequence(name=str(i).encode(), sequence=PROTEIN.decode(res[off[i]:off[i + 1]])).digitize(abc)
+            for i in range(n)]
+    block = DigitalSequenceBlock(abc, seqs)
 
     def t(**kw):
         best = []
@@ -134,7 +135,8 @@ def e2e_part(a, log):
         for mode in ("device", "pyhmmer"):
             tbl = os.path.join(a.out, f"e2e.{mode}.tbl")
             dom = os.path.join(a.out, f"e2e.{mode}.domtbl")
-            env = {**os.environ, "CLALIGN_HMM_VITERBI": mode, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+            path = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+            env = {**os.environ, "CLALIGN_HMM_VITERBI": mode, "PYTHONPATH": path}
             t0 = time.perf_counter()
             p = subprocess.run([sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "--filter-engine",
                                 a.filter_engine, "--tblout", tbl,
@@ -149,7 +151,8 @@ def e2e_part(a, log):
             summary = [ln for ln in p.stderr.splitlines() if ln.strip()][-1:] or [""]
             log(f"round {r} {mode}: {wall:.2f} s  {summary[0][:300]}")
     if len(tables) == 2:
-        strip = [b"\n".join(ln for ln in tables[m].splitlines() if not ln.startswith(b"#")) for m in ("device", "pyhmmer")]
+        strip = [b"\n".join(ln for ln in tables[m].splitlines() if not ln.startswith(b"#"))
+                 for m in ("device", "pyhmmer")]
         log(f"tables identical (comment lines aside): {strip[0] == strip[1]}")
     med = {m: statistics.median(v) for m, v in out.items()}
     if len(med) == 2:

@@ -4,9 +4,9 @@ The pipeline needs it between the MSV and Viterbi filters: a target passes the b
 when its MSV score measured against this score (instead of the null model) still has
 P <= F1, and the Viterbi filter's P-value is measured against it too. HMMER (bg.c
 ``p7_bg_SetFilter``; easel ``esl_hmm_Configure``/``esl_hmm_Forward``) builds a two-state HMM:
-state 0 emits the background, state 1 the model's composition (COMPO line; all zero when the
-file has none), mean length M/8, entered with probability 0.001. ``p7_bg_SetFilter`` gives
-state 0 a mean length of 400, but ``p7_bg_SetLength``, called for every target after it,
+state 0 emits the background, state 1 the model's composition (COMPO line; zeros when the
+file has none, see :data:`COMPO_UNSET`), mean length M/8, entered with probability 0.001.
+``p7_bg_SetFilter`` gives state 0 a mean length of 400, but ``p7_bg_SetLength``, called for every target after it,
 sets state 0's transitions to (p1, 1 - p1), p1 = L/(L+1): the pipeline scores with those.
 Emission odds are divided by the background; degenerate residues take the summed odds over
 the summed background, gap/``*``/``~`` odds 1. The scaled Forward score plus the null length
@@ -24,6 +24,10 @@ import numpy as np
 from .profile import BACKGROUND, DEGENERATE, EASEL_AMINO, KP
 
 K = 20
+#: The composition a model without a COMPO line is searched with: zeros, as pyhmmer's optimized
+#: profile holds it (``OptimizedProfile.compositions``; HMMER's own C initialises p7_COMPO_UNSET,
+#: -1, which would make the filter score NaN): pyhmmer runs the stages after ours, so its view holds.
+COMPO_UNSET = 0.0
 
 
 def filter_hmm(M: int, compo) -> tuple:
@@ -54,7 +58,7 @@ def filter_hmm(M: int, compo) -> tuple:
     return t, pi, eo
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")      # x/0 as C: inf or NaN
 def _forward(codes, a, b, t00, t01, t, pi, eo):
     """esl_hmm_Forward of the two-state filter HMM on codes[a:b] (float32, scaled rows);
     state 0's transitions t00, t01 are the target's (p7_bg_SetLength), the rest ``t``."""
@@ -86,7 +90,7 @@ def _forward(codes, a, b, t00, t01, t, pi, eo):
     return logsc * f1
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, out):
     for n in numba.prange(starts.shape[0]):
         a, b, k = starts[n], ends[n], stops[n]
@@ -112,7 +116,7 @@ def filter_scores(M: int, compo, codes, starts, ends, stops=None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
     codes) plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
     ``compo`` (20 floats, easel order). Sequences are scored in parallel (numba threads)."""
-    t, pi, eo = filter_hmm(M, np.zeros(K, dtype=np.float32) if compo is None else compo)
+    t, pi, eo = filter_hmm(M, np.full(K, COMPO_UNSET, dtype=np.float32) if compo is None else compo)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     stops = np.zeros_like(starts) if stops is None else np.asarray(stops, dtype=np.int64)
