@@ -51,12 +51,17 @@ def _search():
     return s, list(s)
 
 
-@pytest.mark.parametrize("margin", [vit_search.MARGIN_BITS, 1e9])
-def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin):
+@pytest.mark.parametrize("margin,max_m", [(vit_search.MARGIN_BITS, None), (1e9, None), (vit_search.MARGIN_BITS, 100)])
+def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, max_m):
     """Default margin: nearly every target decided here; 1e9 bits: every target left to
-    pyhmmer's own pipeline (the path taken near a threshold)."""
+    pyhmmer's own pipeline (the path taken near a threshold); models above 100 states as
+    models too long for the kernel (pyhmmer runs their Viterbi filter)."""
+    from clalign.hmm import vit_engine
+
     monkeypatch.setenv(vit_search.ENV, "device")
     monkeypatch.setattr(vit_search, "MARGIN_BITS", margin)
+    if max_m:
+        monkeypatch.setattr(vit_engine, "VIT_MAX_M", max_m)
     monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})   # one kernel build
     s, res = _search()
     assert s.stats.vit_seconds > 0

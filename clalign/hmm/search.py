@@ -369,14 +369,14 @@ class _Search:
             from ..runtime import Runtime
 
             on = use_device_viterbi(Runtime.get(self.device).caps)
-            self._vit = DeviceViterbi(self.db, self._targets.easel, self.stops, self.options.F1,
-                                      self.device) if on else False
+            self._vit = DeviceViterbi(self.db, self._targets.easel, self.stops, self.options.F1, self.device,
+                                      [h.M for h in self.hmms]) if on else False
         if not self._vit:
             return None, None
         t0 = time.perf_counter()
         plan = self._vit.plan(hmm, nats, passing, self.lengths)
         self.stats.vit_seconds += time.perf_counter() - t0
-        return plan, plan.groups
+        return (None, None) if plan is None else (plan, plan.groups)
 
     def _finish(self, res, bar):
         self.stats.device_pass += res.n_device_pass

@@ -19,21 +19,36 @@ STAR_CODE = 25
 NROWS = 28
 
 
+#: Largest model the kernel takes (256 work-items of VIT_P_MAX states); longer models keep
+#: HMMER's Viterbi filter in pyhmmer (clalign.hmm.vit_search).
+VIT_MAX_M = 256 * VIT_P_MAX
+
+
 def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 256) -> dict:
     """Template values for a model of M states: the smallest work-group whose work-items keep
-    at most 8 states each (fewer registers, more work-groups in flight), else the largest
-    allowed; ``overrides`` (WG and/or P) win. Not tuned on a GPU yet."""
+    at most 8 states each (fewer registers, more work-groups in flight), P rounded up to an
+    even number so that a search of many models needs few builds (at most 4 per work-group
+    size); ``overrides`` (WG and/or P) win. Not tuned on a GPU yet."""
     ov = dict(overrides or {})
-    wg = ov.get("WG")
-    if wg is None:
-        legal = [w for w in VIT_WG_VALUES if w <= max_work_group]
-        wg = next((w for w in legal if -(-M // w) <= 8), legal[-1])
-    P = ov.get("P") or max(1, -(-M // wg))
+    legal = [w for w in VIT_WG_VALUES if w <= max_work_group]
+    wg = ov.get("WG") or next((w for w in legal if 8 * w >= M), legal[-1])
+    P = ov.get("P") or min(VIT_P_MAX, max(2, -(-M // wg) + (-(-M // wg)) % 2))
     if wg * P < M or P > VIT_P_MAX:
         raise ParameterError(f"hmm_viterbi: WG={wg} x P={P} cannot hold a model of {M} states "
                              f"(at most {VIT_P_MAX} states per work-item)")
     return HMM_VITERBI.validate({"WG": wg, "P": P, "MP": wg * P + 1, "NROWS": NROWS, "BASE_W": BASE_W,
                                  "STAR": STAR_CODE})
+
+
+def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
+    """Start building the kernels for models of lengths ``Ms`` (one per distinct choice) in
+    background threads; returns the futures (a later launch waits for its build)."""
+    from ..runtime import Runtime
+
+    rt = Runtime.get(device)
+    limit = int(rt.caps.max_work_group)
+    items = [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, limit)) for M in Ms if int(M) <= VIT_MAX_M]
+    return rt.prebuild(items, threads)
 
 
 def vit_tables(prof: ViterbiProfile, MP: int) -> tuple:

@@ -90,13 +90,23 @@ class DeviceViterbi:
 
     overrides: dict | None = None
 
-    def __init__(self, db, easel, stops, F1: float, device=None):
+    def __init__(self, db, easel, stops, F1: float, device=None, Ms=(), threads: int = 4):
+        from .vit_engine import prebuild_viterbi
+
         self.db, self.easel, self.stops = db, easel, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device = float(F1), device
         self.cache: dict = {}                        # the database's device copy
+        if self.overrides is None and len(Ms):       # every model's kernel, built in the background
+            prebuild_viterbi(Ms, device, threads)
 
-    def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan:
+    def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan | None:
+        """:meth:`split` of a model, or None for a model longer than the kernel takes."""
+        from .vit_engine import VIT_MAX_M
+
+        return None if hmm.M > VIT_MAX_M else self.split(hmm, msv_nats, passing, lengths)
+
+    def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
         """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
         from .vit_engine import vit_words_device
 
