@@ -55,7 +55,7 @@ def test_kernel_long_sequence():
 def test_kernel_bundled_proteome_with_stops():
     db = as_database(os.path.join(REPO, "data", "proteome.faa.gz"))
     assert int(np.asarray(db.stops).sum()) > 0
-    idx = np.random.default_rng(4).choice(len(db), 120, replace=False)
+    idx = np.random.default_rng(4).choice(len(db), 50, replace=False)
     codes = [np.concatenate((db.sequence(int(i)), np.full(int(db.stops[int(i)]), STAR, np.uint8))) for i in idx]
     for h in read_hmms(os.path.join(REPO, "data", "hmms.hmm")):
         prof = build_vit_profile(h)
