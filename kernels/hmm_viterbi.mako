@@ -19,16 +19,18 @@
 
   Targets: database indices (targets[]), HMMER's length L of each (its stored residues, then
   L - n '*' stops, code STAR), the N/C/J move word of L (moves[]).
-  Tables (host, clalign.hmm.vit_engine): rw [NROWS][MP] and tw [8][MP] int16 by node
-  (column 0 = node 0; columns past M are -32768), tw rows BM MM IM DM MD MI II DD
-  (clalign.hmm.vit_reference.T_ROWS), G [MP] int32.
-  Parameters (clalign.hmm.params.HMM_VITERBI): WG, P, MP = WG*P+1, NROWS, BASE_W, STAR.
+  Tables (host, clalign.hmm.vit_engine.vit_tables): rw [NROWS][P][WG] and tw [7][P][WG] int16,
+  G [P][WG] int32, state t*P+j+1 of work-item t at [j][t] (one j: contiguous loads across the
+  work-group); tw rows BM MM IM DM (into M_k), MDin (into D_k from M_{k-1}), MI II (of I_k);
+  states past M are -32768.
+  Parameters (clalign.hmm.params.HMM_VITERBI): WG, P, NROWS, BASE_W, STAR.
 </%doc>
 #define NEG (-32768)
 #define LOW (-0x3fffffff)
 #define WG ${WG}
 #define P ${P}
-#define MP ${MP}
+#define S (WG * P)
+#define IX(j) ((j) * WG + lid)
 
 inline int sat16(int x) { return clamp(x, -32768, 32767); }
 inline int wrap16(int x) { return (int)(short)x; }
@@ -47,21 +49,20 @@ void hmm_viterbi(__global const uchar *res, __global const ulong *offs, __global
     const uint n = (uint)(offs[t + 1] - a);        /* residues stored; L - n trailing stops follow */
     const uint L = lens[s];
     const int move = moves[s];
-    const int k0 = lid * P + 1;
     int mp[P], ip[P], dp[P], mc[P], ic[P], run[P];
     for (int j = 0; j < P; j++) { mp[j] = NEG; ip[j] = NEG; dp[j] = NEG; }
     lm[lid] = NEG; li[lid] = NEG; ld[lid] = NEG;
     const int xN = ${BASE_W};
     int xB = wrap16(xN + move), xJ = NEG, xC = NEG, over = 0;
-    __global const short *tBM = tw, *tMM = tw + MP, *tIM = tw + 2 * MP, *tDM = tw + 3 * MP;
-    __global const short *tMD = tw + 4 * MP, *tMI = tw + 5 * MP, *tII = tw + 6 * MP;
+    __global const short *tBM = tw, *tMM = tw + S, *tIM = tw + 2 * S, *tDM = tw + 3 * S;
+    __global const short *tMD = tw + 4 * S, *tMI = tw + 5 * S, *tII = tw + 6 * S;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = 0; i < L; i++) {
-        __global const short *r = rw + (i < n ? (int)res[a + i] : ${STAR}) * MP;
+        __global const short *r = rw + (i < n ? (int)res[a + i] : ${STAR}) * S;
         int pm = lid ? lm[lid - 1] : NEG, pi = lid ? li[lid - 1] : NEG, pd = lid ? ld[lid - 1] : NEG;
         int xe = NEG;
         for (int j = 0; j < P; j++) {
-            const int k = k0 + j;
+            const int k = IX(j);
             int sv = sat16(xB + tBM[k]);
             sv = max(sv, sat16(pm + tMM[k]));
             sv = max(sv, sat16(pi + tIM[k]));
@@ -79,8 +80,8 @@ void hmm_viterbi(__global const uchar *res, __global const ulong *offs, __global
         int prev = lid ? lm[lid - 1] : NEG;
         int best = LOW;
         for (int j = 0; j < P; j++) {
-            const int k = k0 + j;
-            best = max(best, sat16(prev + tMD[k - 1]) - G[k]);
+            const int k = IX(j);
+            best = max(best, sat16(prev + tMD[k]) - G[k]);
             run[j] = best;
             prev = mc[j];
         }
@@ -98,7 +99,7 @@ void hmm_viterbi(__global const uchar *res, __global const ulong *offs, __global
         const int before = lid ? sc[lid - 1] : LOW;
         const int xE = se[WG - 1];
         for (int j = 0; j < P; j++) {
-            dp[j] = max(NEG, G[k0 + j] + max(before, run[j]));
+            dp[j] = max(NEG, G[IX(j)] + max(before, run[j]));
             mp[j] = mc[j];
             ip[j] = ic[j];
         }

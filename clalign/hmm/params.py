@@ -154,14 +154,12 @@ VIT_P_MAX = 32
 
 #: Template parameters of the Viterbi filter kernel (``kernels/hmm_viterbi.mako``): one
 #: work-group scores one target sequence, work-item t keeps model states t*P+1 .. t*P+P of
-#: each DP row (contiguous, not striped), the D->D chain is a work-group prefix maximum.
+#: each DP row (contiguous, not striped), the D->D chain is a work-group prefix maximum; the
+#: profile tables hold state t*P+j+1 at column j*WG + t, so a work-group's loads are contiguous.
 HMM_VITERBI = ParamSet("hmm_viterbi", params=(
     Param.int("WG", "work-items per work-group (= per target sequence)", values=VIT_WG_VALUES, default=32),
     Param.int("P", "model states per work-item (WG * P >= M; rows kept in registers)", lo=1, hi=VIT_P_MAX),
-    Param.int("MP", "columns of the profile tables: WG * P + 1 (node 0 and the padding states)",
-              lo=2, hi=VIT_P_MAX * 256 + 1),
     Param.int("NROWS", "rows of the match-score table (residue codes; clalign PROTEIN: 28)", lo=1, hi=64),
     Param.int("BASE_W", "HMMER's 16-bit score origin (om->base_w)", lo=0, hi=32767),
     Param.int("STAR", "residue code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
-), with_simd=False,
-    constraints=(lambda v: None if v["MP"] == v["WG"] * v["P"] + 1 else "MP must be WG * P + 1",))
+), with_simd=False)

@@ -36,8 +36,7 @@ def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 
     if wg * P < M or P > VIT_P_MAX:
         raise ParameterError(f"hmm_viterbi: WG={wg} x P={P} cannot hold a model of {M} states "
                              f"(at most {VIT_P_MAX} states per work-item)")
-    return HMM_VITERBI.validate({"WG": wg, "P": P, "MP": wg * P + 1, "NROWS": NROWS, "BASE_W": BASE_W,
-                                 "STAR": STAR_CODE})
+    return HMM_VITERBI.validate({"WG": wg, "P": P, "NROWS": NROWS, "BASE_W": BASE_W, "STAR": STAR_CODE})
 
 
 def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
@@ -51,17 +50,32 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     return rt.prebuild(items, threads)
 
 
-def vit_tables(prof: ViterbiProfile, MP: int) -> tuple:
-    """(rw [NROWS][MP] int16, tw [8][MP] int16, G [MP] int32) of the kernel for ``prof``."""
-    M = prof.M
-    rw = np.full((NROWS, MP), NEG, dtype=np.int16)
+#: rows of the kernel's transition table: the moves into M_k (B, M, I, D from node k-1), the
+#: move into D_k from M_{k-1}, and I_k's own (MI, II); D->D enters as the prefix sums G
+KERNEL_T_ROWS = ("BM", "MM", "IM", "DM", "MDin", "MI", "II")
+
+
+def vit_tables(prof: ViterbiProfile, WG: int, P: int) -> tuple:
+    """(rw [NROWS][P][WG] int16, tw [7][P][WG] int16, G [P][WG] int32) of the kernel for
+    ``prof``: state k = t*P + j + 1 of work-item t at [j][t] (a work-group's loads of one j are
+    contiguous); tw rows :data:`KERNEL_T_ROWS`; G(k) = DD(1) + ... + DD(k-1); states past M
+    score -32768."""
+    M, S = prof.M, WG * P
+    rw = np.full((NROWS, S + 1), NEG, dtype=np.int16)
     rw[:, :M + 1] = prof.rw[:NROWS]
-    tw = np.full((8, MP), NEG, dtype=np.int16)
+    tw = np.full((8, S + 1), NEG, dtype=np.int16)
     tw[:, :M + 1] = prof.tw
-    dd = tw[_T["DD"]].astype(np.int64)
-    G = np.zeros(MP, dtype=np.int64)
-    G[2:] = np.cumsum(dd[1:MP - 1])            # G(k) = DD(1) + ... + DD(k-1)
-    return np.ascontiguousarray(rw), np.ascontiguousarray(tw), G.astype(np.int32)
+    md_in = np.full(S + 1, NEG, dtype=np.int16)
+    md_in[1:] = tw[_T["MD"], :-1]                  # into D_k from M_{k-1}
+    rows = [tw[_T[r]] for r in ("BM", "MM", "IM", "DM")] + [md_in] + [tw[_T[r]] for r in ("MI", "II")]
+    G = np.zeros(S + 1, dtype=np.int64)
+    G[2:] = np.cumsum(tw[_T["DD"], 1:S].astype(np.int64))
+
+    def lay(a):          # columns 1..S (states), as [P][WG]
+        a = np.asarray(a)[..., 1:]
+        return np.ascontiguousarray(a.reshape(a.shape[:-1] + (WG, P)).swapaxes(-1, -2))
+
+    return lay(rw), lay(np.stack(rows)), lay(G).astype(np.int32)
 
 
 def pack_targets(seqs) -> tuple:
@@ -107,7 +121,7 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
         if cache is not None:
             cache[key] = db
     values = choose_viterbi(prof.M, overrides, int(rt.caps.max_work_group))
-    rw, tw, G = vit_tables(prof, values["MP"])
+    rw, tw, G = vit_tables(prof, values["WG"], values["P"])
     lens = np.asarray(lengths, dtype=np.int64)
     moves = np.asarray(ViterbiProfile.move_w(lens), dtype=np.int16).reshape(-1)
     order = np.argsort(-lens, kind="stable")         # longest first: the launch ends on short ones
