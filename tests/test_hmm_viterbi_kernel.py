@@ -69,5 +69,6 @@ def test_pack_and_choice():
     assert res.tolist() == [3, 4, 5] and off.tolist() == [0, 2, 2, 3]
     assert choose_viterbi(100)["WG"] * choose_viterbi(100)["P"] >= 100
     assert choose_viterbi(5000)["P"] <= 32
+    assert choose_viterbi(20, None, 1024, 32)["WG"] == 32 and choose_viterbi(20)["WG"] == 16
     with pytest.raises(ParameterError):
         choose_viterbi(600, {"WG": 16, "P": 32})

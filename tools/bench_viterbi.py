@@ -96,7 +96,7 @@ def _pyhmmer_vit_seconds(phmm, res, off, n):
 
 
 def kernel_part(a, log):
-    from clalign.hmm.vit_engine import choose_viterbi, vit_words_device
+    from clalign.hmm.vit_engine import _limits, choose_viterbi, vit_words_device
     from clalign.hmm.vit_reference import build_vit_profile, vit_words
     from clalign.runtime import Runtime
 
@@ -117,7 +117,7 @@ def kernel_part(a, log):
         pn = min(a.pyhmmer_n, a.n)
         ps = _pyhmmer_vit_seconds(phmm, res, off, pn)
         pg = M * float(L[:pn].sum()) / ps / 1e9 if ps > 0 else float("nan")
-        v = choose_viterbi(M, None, int(rt.caps.max_work_group))
+        v = choose_viterbi(M, None, *_limits(rt.caps))
         row = {"M": M, "WG": v["WG"], "P": v["P"], "targets": a.n, "residues": int(L.sum()), "equal": same,
                "kernel_s": sec, "gcups": gcups, "pyhmmer_1thread_gcups": pg, "cores": os.cpu_count()}
         rows.append(row)

@@ -24,13 +24,14 @@ NROWS = 28
 VIT_MAX_M = 256 * VIT_P_MAX
 
 
-def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 256) -> dict:
-    """Template values for a model of M states: the smallest work-group whose work-items keep
-    at most 8 states each (fewer registers, more work-groups in flight), P rounded up to an
-    even number so that a search of many models needs few builds (at most 4 per work-group
-    size); ``overrides`` (WG and/or P) win. Not tuned on a GPU yet."""
+def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 256, min_work_group: int = 16) -> dict:
+    """Template values for a model of M states: the smallest work-group (at least
+    ``min_work_group``: a GPU's warp, so that no SIMD lane idles) whose work-items keep at most
+    8 states each (fewer registers, more work-groups in flight), P rounded up to an even number
+    so that a search of many models needs few builds (at most 4 per work-group size);
+    ``overrides`` (WG and/or P) win. Not tuned on a GPU yet."""
     ov = dict(overrides or {})
-    legal = [w for w in VIT_WG_VALUES if w <= max_work_group]
+    legal = [w for w in VIT_WG_VALUES if min(min_work_group, max_work_group) <= w <= max_work_group] or [16]
     wg = ov.get("WG") or next((w for w in legal if 8 * w >= M), legal[-1])
     P = ov.get("P") or min(VIT_P_MAX, max(2, -(-M // wg) + (-(-M // wg)) % 2))
     if wg * P < M or P > VIT_P_MAX:
@@ -39,14 +40,19 @@ def choose_viterbi(M: int, overrides: dict | None = None, max_work_group: int = 
     return HMM_VITERBI.validate({"WG": wg, "P": P, "NROWS": NROWS, "BASE_W": BASE_W, "STAR": STAR_CODE})
 
 
+def _limits(caps) -> tuple:
+    """(largest, smallest) work-group of the kernel on a device: a GPU's warp at least."""
+    return int(caps.max_work_group), (int(caps.warp or 32) if caps.is_gpu else 16)
+
+
 def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     """Start building the kernels for models of lengths ``Ms`` (one per distinct choice) in
     background threads; returns the futures (a later launch waits for its build)."""
     from ..runtime import Runtime
 
     rt = Runtime.get(device)
-    limit = int(rt.caps.max_work_group)
-    items = [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, limit)) for M in Ms if int(M) <= VIT_MAX_M]
+    lim = _limits(rt.caps)
+    items = [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, *lim)) for M in Ms if int(M) <= VIT_MAX_M]
     return rt.prebuild(items, threads)
 
 
@@ -120,7 +126,7 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
         db = _Resident(rt.ctx, residues, offsets)
         if cache is not None:
             cache[key] = db
-    values = choose_viterbi(prof.M, overrides, int(rt.caps.max_work_group))
+    values = choose_viterbi(prof.M, overrides, *_limits(rt.caps))
     rw, tw, G = vit_tables(prof, values["WG"], values["P"])
     lens = np.asarray(lengths, dtype=np.int64)
     moves = np.asarray(ViterbiProfile.move_w(lens), dtype=np.int16).reshape(-1)
