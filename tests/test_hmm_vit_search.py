@@ -1,7 +1,7 @@
 """hmmsearch with the bias and Viterbi filters decided by clalign (clalign.hmm.vit_search):
 HMMER's pipeline counts and hits, from pyhmmer's own full pipeline on the bundled models x
 the bundled proteome (2,100 proteins ending in '*'). The device here is the test device
-(PoCL on CI); CLALIGN_HMM_VITERBI=device forces the path that GPUs take by default."""
+(PoCL on CI); CLALIGN_HMM_VITERBI=device forces the path."""
 import io
 import os
 
@@ -91,6 +91,8 @@ def test_engine_choice(monkeypatch):
         is_gpu = True
 
     monkeypatch.delenv(vit_search.ENV, raising=False)
+    assert not vit_search.use_device_viterbi(Caps())          # no GPU measured yet
+    monkeypatch.setitem(vit_search.MEASURED_FASTER, "gpu", True)
     assert vit_search.use_device_viterbi(Caps())
     Caps.is_gpu = False
     assert not vit_search.use_device_viterbi(Caps())

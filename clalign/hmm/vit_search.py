@@ -39,14 +39,20 @@ F2_DEFAULT = 1e-3
 ENV = "CLALIGN_HMM_VITERBI"
 
 
+#: Device kinds where hmmsearch with the device Viterbi filter was *measured* faster end to end
+#: than with pyhmmer's (``tools/bench_viterbi.py --e2e``, tables identical). PoCL, 2 cores: no
+#: (docs/perf/hmmsearch.md, 0.26-0.40x). No GPU has been measured yet: until a run on one
+#: records ``"gpu": True`` here, the device path runs only when asked for.
+MEASURED_FASTER = {"cpu": False}
+
+
 def use_device_viterbi(caps) -> bool:
-    """Whether a search runs the Viterbi filter on the device: on GPUs (where HMMER's stages
-    after MSV were the measured floor of the whole search), not on CPU OpenCL (pyhmmer's
-    SSE Viterbi runs there at full speed already); ``CLALIGN_HMM_VITERBI`` overrides."""
+    """Whether a search runs the Viterbi filter on the device: where :data:`MEASURED_FASTER`
+    says so for the device kind; ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
     env = os.environ.get(ENV, "").strip().lower()
     if env in ("device", "pyhmmer"):
         return env == "device"
-    return bool(caps.is_gpu)
+    return bool(MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False))
 
 
 def _bits(score, null) -> np.ndarray:
