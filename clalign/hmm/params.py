@@ -145,3 +145,21 @@ def striped_q(M: int, vec: int, unrolled: bool = True) -> int:
 #: Work-items per compute unit of a striped launch (more than one evens out the end of the
 #: launch: work-items take sequences from a counter, longest first).
 STRIPED_ITEMS_PER_CU = 4
+
+
+#: Work-items per sequence of the Viterbi kernel, and the most states one work-item keeps
+#: (its rows live in registers: 5 ints per state).
+VIT_WG_VALUES = (16, 32, 64, 128, 256)
+VIT_P_MAX = 32
+
+#: Template parameters of the Viterbi filter kernel (``kernels/hmm_viterbi.mako``): one
+#: work-group scores one target sequence, work-item t keeps model states t*P+1 .. t*P+P of
+#: each DP row (contiguous, not striped), the D->D chain is a work-group prefix maximum; the
+#: profile tables hold state t*P+j+1 at column j*WG + t, so a work-group's loads are contiguous.
+HMM_VITERBI = ParamSet("hmm_viterbi", params=(
+    Param.int("WG", "work-items per work-group (= per target sequence)", values=VIT_WG_VALUES, default=32),
+    Param.int("P", "model states per work-item (WG * P >= M; rows kept in registers)", lo=1, hi=VIT_P_MAX),
+    Param.int("NROWS", "rows of the match-score table (residue codes; clalign PROTEIN: 28)", lo=1, hi=64),
+    Param.int("BASE_W", "HMMER's 16-bit score origin (om->base_w)", lo=0, hi=32767),
+    Param.int("STAR", "residue code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
+), with_simd=False)

@@ -80,6 +80,7 @@ class SearchStats:
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
     kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
+    vit_seconds: float = 0.0       # bias + Viterbi filters on the host/device (clalign.hmm.vit_search)
     cells: int = 0                 # model states x residues the kernels scored
     per_model: list = field(default_factory=list)
 
@@ -256,23 +257,26 @@ class _Search:
         self.progress = progress
         self.min_part = max(1, int(min_part))
         self._targets = None
+        self._vit = None            # clalign.hmm.vit_search.DeviceViterbi, or False: pyhmmer runs Viterbi
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
 
-    def _pyhmmer_part(self, phmm, block, E=None):
+    def _pyhmmer_part(self, phmm, block, E=None, F2=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one
         model's targets; returns (TopHits, thread seconds). pyhmmer releases the GIL here.
-        ``E``: another reporting threshold (the hit-list pass of :mod:`clalign.hmm.tables`)."""
+        ``E``: another reporting threshold (the hit-list pass of :mod:`clalign.hmm.tables`);
+        ``F2``: 1.0 for targets whose Viterbi filter passed on the device (:mod:`clalign.hmm.vit_search`)."""
         import pyhmmer
 
         t0 = time.perf_counter()
         o = self.options
         pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=o.F1, E=o.E if E is None else E,
-                                          domE=o.domE, incE=o.incE, incdomE=o.incdomE)
+                                          domE=o.domE, incE=o.incE, incdomE=o.incdomE,
+                                          **({} if F2 is None else {"F2": F2}))
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
-    def _model_result(self, hmm, phmm, passing, futures, pool):
+    def _model_result(self, hmm, phmm, passing, futures, pool, plan=None):
         """A model's result from its survivors' parts (merged with pyhmmer ``TopHits.merge``:
         Z is fixed, so E-values are one search's; domZ, the number of reported targets, is
         their sum). Unless -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit
@@ -286,7 +290,7 @@ class _Search:
             raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
                              hmm.line) from None
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
-        st = pipeline_counts(hits)
+        st = pipeline_counts(hits) if plan is None else plan.counts(pipeline_counts(hits))
         seconds = sum(t for _, t in parts)
         if self.z_fixed:
             width = listed_name_width(hits)
@@ -337,18 +341,42 @@ class _Search:
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
-                k = max(1, min(self.cpus, passing.size // self.min_part))
-                blocks = [_block(self._targets, part, phmm.alphabet) for part in np.array_split(passing, k)]
+                plan, groups = self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None else (None, None)
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
-                pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b, E) for b in blocks]))
+                jobs = []
+                for members, F2 in groups or [(passing, None)]:
+                    k = max(1, min(self.cpus, members.size // self.min_part))
+                    for part in np.array_split(members, k):
+                        jobs.append(pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet),
+                                                E, F2))
+                pending.append((hmm, phmm, passing, jobs, plan))
                 while pending and all(f.done() for f in pending[0][3]):
-                    yield self._finish(self._model_result(*pending.pop(0), pool), bar)
-            for item in pending:
-                yield self._finish(self._model_result(*item, pool), bar)
+                    h_, p_, pas_, jobs_, plan_ = pending.pop(0)
+                    yield self._finish(self._model_result(h_, p_, pas_, jobs_, pool, plan_), bar)
+            for h_, p_, pas_, jobs_, plan_ in pending:
+                yield self._finish(self._model_result(h_, p_, pas_, jobs_, pool, plan_), bar)
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
+
+    def _viterbi_plan(self, hmm, nats, passing):
+        """(plan, groups) of :mod:`clalign.hmm.vit_search` when the Viterbi filter runs on the
+        device (chosen there), else (None, None): pyhmmer runs it on every MSV survivor."""
+        from .vit_search import DeviceViterbi, use_device_viterbi
+
+        if self._vit is None:
+            from ..runtime import Runtime
+
+            on = use_device_viterbi(Runtime.get(self.device).caps)
+            self._vit = DeviceViterbi(self.db, self._targets.easel, self.stops, self.options.F1, self.device,
+                                      [h.M for h in self.hmms]) if on else False
+        if not self._vit:
+            return None, None
+        t0 = time.perf_counter()
+        plan = self._vit.plan(hmm, nats, passing, self.lengths)
+        self.stats.vit_seconds += time.perf_counter() - t0
+        return (None, None) if plan is None else (plan, plan.groups)
 
     def _finish(self, res, bar):
         self.stats.device_pass += res.n_device_pass

@@ -1,0 +1,150 @@
+"""hmmsearch's bias and Viterbi filters decided here, so that pyhmmer never runs Viterbi.
+
+HMMER's pipeline (``p7_Pipeline``, p7_pipeline.c) after the MSV filter, per target: the bias
+filter (P of the MSV score against :func:`clalign.hmm.vit_bias.filter_scores` <= F1), then
+``if (P > F2)`` the Viterbi filter (P of its score against the same filter score <= F2; a
+target whose bias-filter P is already <= F2 skips it and passes), then Forward and the
+domains. A pyhmmer ``Pipeline(F2=1.0)`` never runs the Viterbi filter (P > 1 is never
+true) and gives, on exactly the targets HMMER passes through it, the same hits, E-values,
+domZ and Forward counts as HMMER's full pipeline on the whole database (checked on the
+bundled models x proteome; ``tests/test_hmm_vit_search.py``). So per model:
+
+* every MSV survivor gets its bias-filter score (host, numba) and, where HMMER would run it,
+  its Viterbi filter score (:mod:`clalign.hmm.vit_engine`, the device);
+* a target whose every decision is clear by more than :data:`MARGIN_BITS` is *sure*: it
+  either goes to pyhmmer with F2 = 1 (it passes the Viterbi stage) or is dropped, and the
+  stages it passed are counted here (HMMER's ``n_past_msv``/``n_past_bias``/``n_past_vit``);
+* the rare target near a threshold goes to pyhmmer's own pipeline with HMMER's F2, which
+  decides and counts it itself.
+
+The tables list the pipeline's F2 from the first merged ``TopHits``: the HMMER-F2 part is
+always first (an empty one if no target was near a threshold).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pvalue import LN2, gumbel_surv, null_nats
+from .vit_bias import filter_scores
+from .vit_reference import build_vit_profile, vit_nats
+
+#: Decisions closer than this to their threshold (in bits) are left to pyhmmer's pipeline.
+MARGIN_BITS = 1e-3
+#: HMMER's Viterbi filter threshold (hmmsearch --F2 default; clalign has no --F2 option).
+F2_DEFAULT = 1e-3
+#: Environment override of the engine choice: "device" or "pyhmmer".
+ENV = "CLALIGN_HMM_VITERBI"
+
+
+#: Device kinds where hmmsearch with the device Viterbi filter was *measured* faster end to end
+#: than with pyhmmer's (``tools/bench_viterbi.py --e2e``, tables identical). PoCL, 2 cores: no
+#: (docs/perf/hmmsearch.md, 0.26-0.40x). No GPU has been measured yet: until a run on one
+#: records ``"gpu": True`` here, the device path runs only when asked for.
+MEASURED_FASTER = {"cpu": False}
+
+
+def use_device_viterbi(caps) -> bool:
+    """Whether a search runs the Viterbi filter on the device: where :data:`MEASURED_FASTER`
+    says so for the device kind; ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
+    env = os.environ.get(ENV, "").strip().lower()
+    if env in ("device", "pyhmmer"):
+        return env == "device"
+    return bool(MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False))
+
+
+def _bits(score, null) -> np.ndarray:
+    """HMMER's ``seq_score = (score - null) / eslCONST_LOG2`` (float operands, float result)."""
+    d = (np.asarray(score, dtype=np.float32) - np.asarray(null, dtype=np.float32)).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        return (d.astype(np.float64) / LN2).astype(np.float32).astype(np.float64)
+
+
+def _decide(bits, stats, F) -> tuple:
+    """(surely P <= F, surely P > F) for Gumbel P-values of ``bits`` under ``stats``."""
+    mu, lam = float(np.float32(stats[0])), float(np.float32(stats[1]))
+    return gumbel_surv(bits - MARGIN_BITS, mu, lam) <= F, gumbel_surv(bits + MARGIN_BITS, mu, lam) > F
+
+
+@dataclass
+class VitPlan:
+    """One model's targets after the device filters: ``groups`` [(database indices, F2)] for
+    pyhmmer (HMMER's F2 first, then F2 = 1), and what the dropped sure targets add to the
+    pipeline counts (see :meth:`counts`)."""
+
+    groups: list
+    extra_msv: int
+    extra_bias: int
+    vit_seconds: float = 0.0
+    vit_targets: int = 0
+
+    @property
+    def passing(self) -> np.ndarray:
+        return np.sort(np.concatenate([g for g, _ in self.groups]))
+
+    def counts(self, st: dict) -> dict:
+        """pyhmmer's merged pipeline counts plus the targets dropped here after passing a stage."""
+        return {**st, "n_past_msv": st["n_past_msv"] + self.extra_msv,
+                "n_past_bias": st["n_past_bias"] + self.extra_bias}
+
+
+class DeviceViterbi:
+    """The bias and Viterbi filters of one search (database arrays prepared once).
+    ``overrides``: kernel values (WG, P) for every model instead of the per-model choice."""
+
+    overrides: dict | None = None
+
+    def __init__(self, db, easel, stops, F1: float, device=None, Ms=(), threads: int = 4):
+        from .vit_engine import prebuild_viterbi
+
+        self.db, self.easel, self.stops = db, easel, np.asarray(stops, dtype=np.int64)
+        self.off = np.asarray(db.offsets, dtype=np.int64)
+        self.F1, self.device = float(F1), device
+        self.cache: dict = {}                        # the database's device copy
+        if self.overrides is None and len(Ms):       # every model's kernel, built in the background
+            prebuild_viterbi(Ms, device, threads)
+
+    def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan | None:
+        """:meth:`split` of a model, or None for a model longer than the kernel takes."""
+        from .vit_engine import VIT_MAX_M
+
+        return None if hmm.M > VIT_MAX_M else self.split(hmm, msv_nats, passing, lengths)
+
+    def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
+        """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
+        from .vit_engine import vit_words_device
+
+        idx = np.asarray(passing, dtype=np.int64)
+        L = np.asarray(lengths, dtype=np.int64)[idx]
+        usc = np.asarray(msv_nats, dtype=np.float32)[idx]
+        null = null_nats(L)
+        m_ok, m_no = _decide(_bits(usc, null), hmm.msv, self.F1)
+        exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
+        fs = np.zeros(idx.size, dtype=np.float32)
+        sel = np.flatnonzero(m_ok)
+        fs[sel] = filter_scores(hmm.M, hmm.compo, self.easel, self.off[idx[sel]], self.off[idx[sel] + 1],
+                                self.stops[idx[sel]])
+        b_bits = _bits(usc, fs)
+        b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
+        s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
+        exact |= m_ok & ~(b_ok | b_no)
+        exact |= m_ok & b_ok & ~(s_ok | s_no)
+        run = np.flatnonzero(m_ok & b_ok & s_no & ~exact)
+        v_ok = np.zeros(idx.size, dtype=bool)
+        seconds = 0.0
+        if run.size:
+            prof = build_vit_profile(hmm)
+            lens = L[run]
+            words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
+                                              self.overrides, cache=self.cache)
+            ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
+            v_ok[run] = ok
+            exact[run[~(ok | no)]] = True
+        sure = ~exact
+        fast = sure & m_ok & b_ok & (s_ok | v_ok)
+        extra_msv = int((sure & m_ok & ~fast).sum())
+        extra_bias = int((sure & m_ok & b_ok & ~fast).sum())
+        return VitPlan(groups=[(idx[exact], None), (idx[fast], 1.0)], extra_msv=extra_msv, extra_bias=extra_bias,
+                       vit_seconds=seconds, vit_targets=int(run.size))
