@@ -168,3 +168,12 @@ def test_block_bounds_plain_rule(monkeypatch):
         lengths = rng.integers(1, 50, size=int(rng.integers(0, 60)))
         br = int(rng.integers(1, 200))
         assert dmod.block_bounds(lengths, br) == _bounds_loop(lengths, br, 8)
+
+
+def test_lpt_order_windows():
+    """Queries start longest first within each window, windows in file order, ties in file order."""
+    from clalign.blast.blastp import lpt_order
+
+    assert lpt_order([1, 5, 3, 5, 2, 9, 1], 3) == [1, 2, 0, 5, 3, 4, 6]
+    assert lpt_order([4, 4, 4], 8) == [0, 1, 2]
+    assert lpt_order([], 4) == []

@@ -179,7 +179,7 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
                               _search(qid, codes, subjects, opts, stats, dev, times, warn),
                               matrix, titles)
         return
-    # query setups ahead of their drivers, in query order, on the shared workers (the first
+    # query setups ahead of their drivers, in start order (``lpt_order``), on the shared workers (the first
     # ``ahead`` at once: they run while the device object is made; then each driver submits the
     # setup ``ahead`` queries on, so thousands of queries neither queue their setups before the
     # first gapped work nor crowd the GIL at the start); query drivers (the device's phases,
@@ -188,31 +188,51 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
     # other queries
     cpu = ThreadPoolExecutor(max_workers=num_threads)
     drivers = ThreadPoolExecutor(max_workers=num_threads)
+    order = lpt_order([len(q[2]) for q in queries], LPT_WINDOW * num_threads)
     setups, ahead, lock = [None] * len(queries), 2 * num_threads, threading.Lock()
 
-    def setup(i):
+    def setup(k):   # k: a position in ``order``
+        i = order[k]
         with lock:
             if setups[i] is None:
                 setups[i] = cpu.submit(_timed_setup, search_codes(queries[i][2]), subjects, opts,
                                        stats, times)
             return setups[i]
 
-    def drive(i):
-        if i + ahead < len(queries):
-            setup(i + ahead)
-        qid, _, codes = queries[i]
+    def drive(k):
+        if k + ahead < len(order):
+            setup(k + ahead)
+        qid, _, codes = queries[order[k]]
         return _search(qid, codes, subjects, opts, stats, dev, times, warn, num_threads, cpu,
-                       setup(i))
+                       setup(k))
 
     try:
-        for i in range(min(ahead, len(queries))):
-            setup(i)
-        futures = [drivers.submit(drive, i) for i in range(len(queries))]
+        for k in range(min(ahead, len(order))):
+            setup(k)
+        futures = [None] * len(queries)
+        for k, i in enumerate(order):
+            futures[i] = drivers.submit(drive, k)
         for (qid, title, codes), fut in zip(queries, futures):
             yield _query_hits(qid, title, codes, subjects, fut.result(), matrix, titles)
     finally:
         drivers.shutdown(cancel_futures=True)
         cpu.shutdown(cancel_futures=True)
+
+
+#: queries are started longest first within windows of LPT_WINDOW x threads queries (in file order
+#: from window to window, so output keeps flowing): a long query started last would leave its
+#: gapped and traceback tail alone on the CPU after the device is done
+LPT_WINDOW = 4
+
+
+def lpt_order(lengths, window):
+    """Positions 0..n-1 in the order the queries start: by window, longest first within one
+    (ties in file order)."""
+    out = []
+    for w in range(0, len(lengths), max(1, window)):
+        block = range(w, min(len(lengths), w + max(1, window)))
+        out.extend(sorted(block, key=lambda i: -lengths[i]))
+    return out
 
 
 def _timed_setup(codes, subjects, opts, stats, times):
