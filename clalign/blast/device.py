@@ -83,6 +83,18 @@ class _Block:
     nbuckets: cl.Buffer = None
     diag: cl.Buffer = None  # diagonal state of blast_scan, grown on demand
     diag_size: int = 0
+    ready: object = None    # cl.Event of the residues' upload while it may still run
+    host: np.ndarray = None  # the uploaded stream, alive until ``ready`` completes
+
+    def wait_list(self):
+        """[the upload's event] while it runs, then [] (and the host copy is let go)."""
+        ev = self.ready
+        if ev is None:
+            return []
+        if ev.command_execution_status == cl.command_execution_status.COMPLETE:
+            self.ready = self.host = None
+            return []
+        return [ev]
 
 
 @dataclass
@@ -155,8 +167,16 @@ class DeviceUngapped:
         if len(lengths) and lengths.max() >= (1 << KEY_POS_BITS):
             raise InputError(f"subjects longer than {(1 << KEY_POS_BITS) - 1} residues are not "
                              "supported on the device path")
-        self.blocks = [self._upload(a, b) for a, b in block_bounds(lengths, block_residues)]
+        # the residues go up asynchronously on the copy queue, block after block: a query's
+        # launch on a block waits for that block's upload only (``_Block.wait_list``)
         self.copy_queue = self.rt.new_queue()
+        self._fill_seconds = 0.0
+        self.blocks = [self._upload(a, b) for a, b in block_bounds(lengths, block_residues)]
+        self.copy_queue.flush()
+        self.setup_times["fill"] = self._fill_seconds
+        pending = [ev for blk in self.blocks for ev in blk.wait_list()]
+        if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
+            cl.wait_for_events(pending)
         self._slots = _queue.SimpleQueue()
         if self.kernel == "chunk":
             for _ in range(IN_FLIGHT):
@@ -169,13 +189,17 @@ class DeviceUngapped:
         base = np.zeros(len(lens), dtype=np.int64)
         base[1:] = np.cumsum(lens[:-1] + 1)
         n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
+        t0 = time.perf_counter()
         stream = np.full(n + self.word, SEPARATOR, dtype=np.uint8)
         _fill_stream(stream, s.residues, s.offsets, first, last, base)
+        self._fill_seconds += time.perf_counter() - t0
         mf = cl.mem_flags
         ctx = self.rt.ctx
         buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-        blk = _Block(first, last, n, int(lens.max()) if len(lens) else 0, buf(stream), buf(base),
-                     buf(lens), lens)
+        res = cl.Buffer(ctx, mf.READ_ONLY, stream.nbytes)
+        ready = cl.enqueue_copy(self.copy_queue, res, stream, is_blocking=False)
+        blk = _Block(first, last, n, int(lens.max()) if len(lens) else 0, res, buf(base),
+                     buf(lens), lens, ready=ready, host=stream)
         if self.kernel == "chunk":
             blk.chunk = make_tasks(ctx, base, lens, self.chunk.values["TASK"])
         elif self.kernel == "subject":

@@ -169,11 +169,13 @@ class ChunkKernel:
         k = self.kernel(job.local)
         state = self._state(job)
         job.events = []
+        wait_for = list(wait_for or ())
         for b, blk in enumerate(blocks):
             self._set_args(k, blk, job, slot, b, state)
             job.events.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,),
-                                                         (self.wg,), wait_for=wait_for))
-            wait_for = None
+                                                         (self.wg,),
+                                                         wait_for=wait_for + blk.wait_list() or None))
+            wait_for = []
         return cl.enqueue_copy(queue, slot.host_counters, slot.counter_buf, is_blocking=False)
 
     def rerun(self, blk, b, job, slot, need):
