@@ -36,17 +36,16 @@ import numpy as np
 
 from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
-from .profile import EASEL_OF_CODE, build_msv_profile
+from .profile import build_msv_profile
 from .options import SearchOptions
 from .hmmtext import file_text, hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
 from .tables import report_name_width, wide_threshold
+from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
-#: Easel code of '*' (nonresidue) in the amino alphabet.
-EASEL_STAR = 27
 
 
 @dataclass
@@ -103,48 +102,6 @@ def _check_targets(db, seqdb):
     empty = np.flatnonzero(np.diff(np.asarray(db.ids.offsets)) == 0)
     if empty.size:
         raise InputError(f"sequence {int(empty[0]) + 1} has no name (HMMER needs one for every target)", where)
-
-
-class _Targets:
-    """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
-    amino codes (one table lookup), offsets, and the raw id/description bytes."""
-
-    def __init__(self, db, stops):
-        self.easel = EASEL_OF_CODE[np.asarray(db.residues)]
-        self.off = np.asarray(db.offsets)
-        self.iblob, self.ioff = db.ids.blob.tobytes(), np.asarray(db.ids.offsets)
-        self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
-        self.stops = np.asarray(stops)
-        self.name_lengths = np.diff(self.ioff)
-        self.seqs = {}              # database index -> pyhmmer DigitalSequence (see _block)
-
-    def name(self, i: int) -> bytes:
-        return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
-
-
-def _block(targets: _Targets, indices, abc):
-    """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
-
-    Names and descriptions are the database's raw header bytes. Each target's DigitalSequence
-    is built once per search and kept (``targets.seqs``): a block holds references, not copies,
-    so a target that survives the filter of many models (1,000 models at F1 = 0.02: ~20 each)
-    is converted once. Building holds the GIL, so it does as little per sequence as it can."""
-    from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
-
-    t = targets
-    idx = np.asarray(indices, dtype=np.int64)
-    cache = t.seqs
-    new = [i for i in idx.tolist() if i not in cache]
-    if new:
-        nx = np.asarray(new, dtype=np.int64)
-        for i, i0, i1, d0, d1, a, b, k in zip(new, t.ioff[nx].tolist(), t.ioff[nx + 1].tolist(),
-                                              t.doff[nx].tolist(), t.doff[nx + 1].tolist(), t.off[nx].tolist(),
-                                              t.off[nx + 1].tolist(), t.stops[nx].tolist()):
-            codes = t.easel[a:b]
-            if k:
-                codes = np.concatenate((codes, np.full(int(k), EASEL_STAR, dtype=np.uint8)))
-            cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None, sequence=codes)
-    return DigitalSequenceBlock(abc, [cache[i] for i in idx.tolist()])
 
 
 def _pyhmmer_models(hmmfile):
@@ -277,7 +234,8 @@ class _Search:
         Z is fixed, so E-values are one search's; domZ, the number of reported targets, is
         their sum). Unless -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit
         list (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported
-        targets run once more with the true E for the hits that are written."""
+        targets run once more with the true E for the hits that are written (only these need
+        their descriptions: the first parts ran on bare sequences)."""
         from .tables import listed_name_width, serial_list_width
 
         try:
@@ -321,15 +279,16 @@ class _Search:
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
                 if self.msv_scores is None:               # ours: kernel time too, layouts in our cache
-                    from .engine import msv_scores_run
+                    from .engine import msv_filter_run
 
-                    nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
+                    keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
+                                               cache=self.layouts, **layout)
                     self.stats.kernel_seconds += run.seconds
                     self.stats.cells += hmm.M * int(self.lengths.sum())
                 else:
                     nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                keep &= self.lengths > 0
+                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+                    keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
                 self.stats.device_seconds += time.perf_counter() - t0
                 # pyhmmer sequences are built here, not in the workers: building them holds the
@@ -338,7 +297,8 @@ class _Search:
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
                 k = max(1, min(self.cpus, passing.size // self.min_part))
-                blocks = [_block(self._targets, part, phmm.alphabet) for part in np.array_split(passing, k)]
+                blocks = [_block(self._targets, part, phmm.alphabet, described=self.z_fixed)    # see _model_result
+                          for part in np.array_split(passing, k)]
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
                 pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b, E) for b in blocks]))

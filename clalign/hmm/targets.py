@@ -1,0 +1,89 @@
+"""pyhmmer sequences of a search's targets, built once each and only for those that pass
+the device filter (the hand-off from :mod:`clalign.hmm.search` to HMMER's later stages).
+
+Why it is done this way: a search of 572,100 targets hands ~2 % of them per model to
+pyhmmer; translating the whole database into Easel's codes first cost ~1 s, and building a
+``DigitalSequence`` holds the GIL (~3-7 µs each, more than half of it the description).
+So the residues of the new targets of a block are translated and given their trailing
+``*`` in one compiled pass, each target's sequence is built once per search and kept, and
+the description is set only where a table needs it (``described``): the pass that only
+sizes HMMER's hit list runs on bare sequences.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .profile import EASEL_OF_CODE
+
+#: Easel code of '*' (nonresidue) in the amino alphabet.
+EASEL_STAR = 27
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _easel_codes(res, lut, off, stops, idx, star, out_off, out):
+    """Targets idx: their residues through ``lut`` then ``stops`` times ``star``, packed."""
+    for k in range(idx.size):
+        i = idx[k]
+        o = out_off[k]
+        for j in range(off[i], off[i + 1]):
+            out[o] = lut[res[j]]
+            o += 1
+        for _ in range(stops[i]):
+            out[o] = star
+            o += 1
+
+
+class Targets:
+    """What building pyhmmer sequences needs, kept once per database: residues, offsets,
+    stop counts, the raw id/description bytes, and the sequences built so far."""
+
+    def __init__(self, db, stops):
+        self.res = np.asarray(db.residues)
+        self.off = np.asarray(db.offsets)
+        self.iblob, self.ioff = db.ids.blob.tobytes(), np.asarray(db.ids.offsets)
+        self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
+        self.stops = np.asarray(stops)
+        self.name_lengths = np.diff(self.ioff)
+        self.seqs = {}              # database index -> DigitalSequence without description
+        self.described = {}         # database index -> DigitalSequence with it
+
+    def name(self, i: int) -> bytes:
+        return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
+
+    def codes(self, idx):
+        """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        lens = self.off[idx + 1] - self.off[idx] + self.stops[idx]
+        out_off = np.zeros(idx.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=out_off[1:])
+        out = np.empty(int(out_off[-1]), dtype=np.uint8)
+        _easel_codes(self.res, EASEL_OF_CODE, self.off, self.stops, idx, EASEL_STAR, out_off, out)
+        return out, out_off
+
+
+def block(targets: Targets, indices, abc, described: bool = True):
+    """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
+
+    Names (and with ``described`` descriptions) are the database's raw header bytes. A block
+    holds references to the kept sequences, not copies."""
+    from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
+
+    t = targets
+    idx = np.asarray(indices, dtype=np.int64)
+    cache = t.described if described else t.seqs
+    new = [i for i in idx.tolist() if i not in cache]
+    if new:
+        nx = np.asarray(new, dtype=np.int64)
+        codes, co = t.codes(nx)
+        mv = memoryview(codes)
+        names = zip(t.ioff[nx].tolist(), t.ioff[nx + 1].tolist())
+        if described:
+            for i, (i0, i1), d0, d1, a, b in zip(new, names, t.doff[nx].tolist(), t.doff[nx + 1].tolist(),
+                                                 co[:-1].tolist(), co[1:].tolist()):
+                cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None,
+                                           sequence=mv[a:b])
+        else:
+            for i, (i0, i1), a, b in zip(new, names, co[:-1].tolist(), co[1:].tolist()):
+                cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], sequence=mv[a:b])
+    return DigitalSequenceBlock(abc, [cache[i] for i in idx.tolist()])
