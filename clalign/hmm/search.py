@@ -177,6 +177,21 @@ def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | N
     return search
 
 
+class _Pending:
+    """A model on its way through pyhmmer: ``model`` = (hmm, pyhmmer hmm, passing indices,
+    futures of its parts); ``final``: futures of its second pass (None until submitted)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.final = None
+        self.hits = self.counts = None
+        self.seconds = 0.0
+        self.width = 0
+
+    def done(self) -> bool:
+        return self.final is not None and all(f.done() for f in self.final)
+
+
 class _Search:
     """Iterable search (see :func:`hmmsearch`); ``stats`` holds the totals."""
 
@@ -229,40 +244,56 @@ class _Search:
                                           domE=o.domE, incE=o.incE, incdomE=o.incdomE)
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
-    def _model_result(self, hmm, phmm, passing, futures, pool):
-        """A model's result from its survivors' parts (merged with pyhmmer ``TopHits.merge``:
-        Z is fixed, so E-values are one search's; domZ, the number of reported targets, is
-        their sum). Unless -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit
-        list (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported
-        targets run once more with the true E for the hits that are written (only these need
-        their descriptions: the first parts ran on bare sequences)."""
+    def _second_pass(self, item, pool):
+        """Once a model's parts are done: merge them (pyhmmer ``TopHits.merge``: Z is fixed, so
+        E-values are one search's; domZ, the number of reported targets, is their sum). Unless
+        -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit list
+        (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported targets
+        are submitted once more with the true E for the hits that are written (only these need
+        their descriptions: the parts ran on bare sequences). Submitted as soon as the parts
+        are done, so that no model's second pass waits for an earlier model's."""
         from .tables import listed_name_width, serial_list_width
 
+        hmm, phmm, passing, futures = item.model
         try:
             parts = [f.result() for f in futures]
         except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
             raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
                              hmm.line) from None
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
-        st = pipeline_counts(hits)
-        seconds = sum(t for _, t in parts)
+        item.counts = pipeline_counts(hits)
+        item.seconds = sum(t for _, t in parts)
+        item.hits, item.final = hits, []
         if self.z_fixed:
-            width = listed_name_width(hits)
-        else:
-            position = {}
-            if len(hits):
-                for k in passing.tolist():
-                    position.setdefault(self._targets.name(k), k + 1)
-            width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
-            final = np.array([k for k in passing.tolist() if self._targets.name(k) in reported], dtype=np.int64)
-            pieces = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
+            item.width = listed_name_width(hits)
+            return
+        position = {}
+        if len(hits):
+            for k in passing.tolist():
+                position.setdefault(self._targets.name(k), k + 1)
+        item.width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
+        final = np.array([k for k in passing.tolist() if self._targets.name(k) in reported], dtype=np.int64)
+        item.final = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
-            again = [f.result() for f in pieces]
+
+    def _model_result(self, item):
+        """A model's :class:`ModelResult`, after its second pass (waits for it)."""
+        hmm, _, passing, _ = item.model
+        hits = item.hits
+        if not self.z_fixed:
+            again = [f.result() for f in item.final]
             hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(h for h, _ in again[1:]))
-            seconds += sum(t for _, t in again)
+            item.seconds += sum(t for _, t in again)
+        st = item.counts
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
-                           n_past_fwd=st["n_past_fwd"], seconds=seconds, name_width=width)
+                           n_past_fwd=st["n_past_fwd"], seconds=item.seconds, name_width=item.width)
+
+    def _advance(self, pending, pool, wait=False):
+        """Second passes of the pending models whose parts are done (``wait``: all, in order)."""
+        for item in pending:
+            if item.final is None and (wait or all(f.done() for f in item.model[3])):
+                self._second_pass(item, pool)
 
     def __iter__(self):
         t_start = time.perf_counter()
@@ -301,11 +332,14 @@ class _Search:
                           for part in np.array_split(passing, k)]
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
-                pending.append((hmm, phmm, passing, [pool.submit(self._pyhmmer_part, phmm, b, E) for b in blocks]))
-                while pending and all(f.done() for f in pending[0][3]):
-                    yield self._finish(self._model_result(*pending.pop(0), pool), bar)
+                pending.append(_Pending((hmm, phmm, passing,
+                                         [pool.submit(self._pyhmmer_part, phmm, b, E) for b in blocks])))
+                self._advance(pending, pool)
+                while pending and pending[0].done():
+                    yield self._finish(self._model_result(pending.pop(0)), bar)
+            self._advance(pending, pool, wait=True)
             for item in pending:
-                yield self._finish(self._model_result(*item, pool), bar)
+                yield self._finish(self._model_result(item), bar)
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
