@@ -432,3 +432,23 @@ def test_pass_from_bytes_equals_scores():
             want = msv_pass(reference.msv_from_bytes(prof, raw & 255, (raw >> 8) & 1, lengths), lengths, hmm, F1,
                             slack_bits=slack) & (lengths > 0)
             assert np.array_equal(msv_pass_bytes(prof, hmm, raw, lengths, F1, slack), want), hmm.name
+
+
+def test_target_codes_compiled_and_numpy(monkeypatch):
+    """clalign.hmm.targets: pyhmmer's own reading of the bundled proteome (Easel codes, '*'
+    stops included) from both translations (numpy for small batches, compiled for large)."""
+    import numpy as np
+    from pyhmmer.easel import Alphabet, SequenceFile
+
+    from clalign.data import as_database
+    from clalign.hmm import targets
+
+    path = os.path.join(DATA, "proteome.faa.gz")
+    db = as_database(path)
+    with SequenceFile(path, digital=True, alphabet=Alphabet.amino()) as fh:
+        ref = [bytes(s.sequence) for s in fh]
+    idx = np.array([5, 0, 2099, 7, 7, 1000], dtype=np.int64)
+    for threshold in (1 << 62, 0):
+        monkeypatch.setattr(targets, "COMPILED_MIN_RESIDUES", threshold)
+        out, off = targets.Targets(db, db.stops).codes(idx)
+        assert [out[a:b].tobytes() for a, b in zip(off[:-1], off[1:])] == [ref[i] for i in idx]

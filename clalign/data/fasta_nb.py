@@ -31,43 +31,38 @@ import numpy as np
 BAD_CHAR, BAD_EMPTY, BAD_LONG = 1, 2, 4
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _is_blank(b):
-    return b == 32 or b == 9 or b == 10 or b == 13 or b == 11 or b == 12
+#: 1 for the blank bytes (space, \t, \n, \r, \v, \f), 0 for every other byte.
+BLANK = np.zeros(256, dtype=np.uint8)
+BLANK[[32, 9, 10, 13, 11, 12]] = 1
+#: The identity table (bytes copied as they are).
+IDENTITY = np.arange(256, dtype=np.uint8)
+
+# Four compiled functions only: loading each from numba's cache costs ~50 ms in a new process.
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _count_heads(arr, lo, hi):
+def _heads(arr, lo, hi, out, k):
+    """Record starts in arr[lo:hi] (a '>' at 0 or after '\n'): counted, and written to
+    out[k:] when ``out`` has room (a zero-length ``out`` only counts)."""
     n = 0
     for p in range(lo, hi):
         if arr[p] == 62 and (p == 0 or arr[p - 1] == 10):
+            if out.size:
+                out[k + n] = p
             n += 1
     return n
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _fill_heads(arr, lo, hi, out, k):
-    for p in range(lo, hi):
-        if arr[p] == 62 and (p == 0 or arr[p - 1] == 10):
-            out[k] = p
-            k += 1
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _histogram(arr, lo, hi, out):
-    for p in range(lo, hi):
-        out[arr[p]] += 1
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _head_histogram(arr, hs, he, r0, r1, out):
-    for r in range(r0, r1):
-        for p in range(hs[r], he[r]):
+def _histogram(arr, starts, ends, out):
+    """Counts of the byte values in the ranges arr[starts[i]:ends[i]], added to ``out``."""
+    for i in range(starts.size):
+        for p in range(starts[i], ends[i]):
             out[arr[p]] += 1
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _scan(arr, hs, r0, r1, lut, star, star_inside_ok, max_head, max_stops, max_len,
+def _scan(arr, hs, r0, r1, lut, blank, star, star_inside_ok, max_head, max_stops, max_len,
           he, lens, stops, ida, idb, dsa, dsb, bad):
     """Records r0..r1-1: header end and id/description bounds; residue count, trailing stops
     and rule flags (see the module docstring)."""
@@ -84,16 +79,16 @@ def _scan(arr, hs, r0, r1, lut, star, star_inside_ok, max_head, max_stops, max_l
             flag |= BAD_LONG
         # header a+1 .. e-1: id = first non-blank run, description = rest, blanks trimmed
         p = a + 1
-        while p < e and _is_blank(arr[p]):
+        while p < e and blank[arr[p]]:
             p += 1
         ida[r] = p
-        while p < e and not _is_blank(arr[p]):
+        while p < e and not blank[arr[p]]:
             p += 1
         idb[r] = p
-        while p < e and _is_blank(arr[p]):
+        while p < e and blank[arr[p]]:
             p += 1
         q = e
-        while q > p and _is_blank(arr[q - 1]):
+        while q > p and blank[arr[q - 1]]:
             q -= 1
         dsa[r] = p
         dsb[r] = q
@@ -102,7 +97,7 @@ def _scan(arr, hs, r0, r1, lut, star, star_inside_ok, max_head, max_stops, max_l
         trail = 0
         for i in range(e + 1, se):
             b = arr[i]
-            if _is_blank(b):
+            if blank[b]:
                 continue
             c = lut[b]
             if c == 255:
@@ -125,28 +120,19 @@ def _scan(arr, hs, r0, r1, lut, star, star_inside_ok, max_head, max_stops, max_l
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _fill(arr, lut, r0, r1, he, offsets, out):
-    """Records r0..r1-1: their translated residues (trailing stops excluded) at their offsets."""
+def _pack(arr, r0, r1, starts, lut, skip, out_off, out):
+    """Records r0..r1-1: bytes from arr[starts[r]] on, through ``lut``, bytes with
+    ``skip[byte]`` set left out, until out[out_off[r]:out_off[r + 1]] is full."""
     for r in range(r0, r1):
-        k = offsets[r]
-        end = offsets[r + 1]
-        i = he[r] + 1
+        k = out_off[r]
+        end = out_off[r + 1]
+        i = starts[r]
         while k < end:
             b = arr[i]
             i += 1
-            if not _is_blank(b):
+            if not skip[b]:
                 out[k] = lut[b]
                 k += 1
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _gather(arr, r0, r1, a, b, off, out):
-    """Bytes arr[a[r]:b[r]] of records r0..r1-1, packed at off[r]."""
-    for r in range(r0, r1):
-        k = off[r]
-        for i in range(a[r], b[r]):
-            out[k] = arr[i]
-            k += 1
 
 
 def threads() -> int:
@@ -174,21 +160,16 @@ def header_starts(arr) -> np.ndarray:
     T = threads() if arr.size >= (1 << 22) else 1
     cuts = _cuts(arr.size, T)
     counts = np.zeros(T, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
 
-    def count(lo, hi, k):
-        counts[k] = _count_heads(arr, lo, hi)
+    def count(lo, hi):
+        counts[np.searchsorted(cuts, lo, "right") - 1] = _heads(arr, lo, hi, none, 0)
 
-    if T == 1:
-        counts[0] = _count_heads(arr, 0, arr.size)
-    else:
-        with ThreadPoolExecutor(max_workers=T) as pool:
-            for f in [pool.submit(count, int(cuts[k]), int(cuts[k + 1]), k) for k in range(T)]:
-                f.result()
+    _parallel(count, cuts)
     start = np.zeros(T + 1, dtype=np.int64)
     np.cumsum(counts, out=start[1:])
     hs = np.empty(int(start[-1]), dtype=np.int64)
-    _parallel(lambda lo, hi: _fill_heads(arr, lo, hi, hs, int(start[np.searchsorted(cuts, lo, "right") - 1])),
-              cuts)
+    _parallel(lambda lo, hi: _heads(arr, lo, hi, hs, int(start[np.searchsorted(cuts, lo, "right") - 1])), cuts)
     return hs
 
 
@@ -197,9 +178,10 @@ def byte_counts(arr, hs, he) -> np.ndarray:
     T = threads() if arr.size >= (1 << 22) else 1
     parts = np.zeros((T, 256), dtype=np.int64)
     cuts = _cuts(arr.size, T)
-    _parallel(lambda lo, hi: _histogram(arr, lo, hi, parts[np.searchsorted(cuts, lo, "right") - 1]), cuts)
+    _parallel(lambda lo, hi: _histogram(arr, np.array([lo]), np.array([hi]),
+                                        parts[np.searchsorted(cuts, lo, "right") - 1]), cuts)
     heads = np.zeros(256, dtype=np.int64)
-    _head_histogram(arr, hs, he, 0, hs.size, heads)
+    _histogram(arr, hs, he, heads)
     return parts.sum(axis=0) - heads
 
 
@@ -211,34 +193,35 @@ def scan(arr, hs, lut, star, star_inside_ok, max_head, max_stops, max_len):
     ida, idb, dsa, dsb = (np.empty(nrec, np.int64) for _ in range(4))
     bad = np.empty(nrec, np.uint8)
     T = threads() if arr.size >= (1 << 22) else 1
-    _parallel(lambda r0, r1: _scan(arr, hs, r0, r1, lut, star, star_inside_ok, max_head, max_stops, max_len,
-                                   he, lens, stops, ida, idb, dsa, dsb, bad), _cuts(nrec, T))
+    _parallel(lambda r0, r1: _scan(arr, hs, r0, r1, lut, BLANK, star, star_inside_ok, max_head, max_stops,
+                                   max_len, he, lens, stops, ida, idb, dsa, dsb, bad), _cuts(nrec, T))
     return he, lens, stops, (ida, idb), (dsa, dsb), bad
+
+
+def pack(arr, starts, counts, lut=IDENTITY, skip=None):
+    """For each record, ``counts[r]`` bytes from ``arr[starts[r]]`` on (through ``lut``,
+    ``skip`` bytes left out), packed into one array; returns it and its n + 1 offsets."""
+    off = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=off[1:])
+    out = np.empty(int(off[-1]), dtype=np.uint8)
+    skip = np.zeros(256, np.uint8) if skip is None else skip
+    T = threads() if out.size >= (1 << 22) else 1
+    _parallel(lambda r0, r1: _pack(arr, r0, r1, starts, lut, skip, off, out), _balanced(off, T))
+    return out, off
 
 
 def fill(arr, lut, he, lens):
     """Residue codes of every record, concatenated, and the n + 1 offsets."""
-    nrec = lens.size
-    offsets = np.zeros(nrec + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    T = threads() if out.size >= (1 << 22) else 1
-    _parallel(lambda r0, r1: _fill(arr, lut, r0, r1, he, offsets, out), _balanced(offsets, T))
-    return out, offsets
+    return pack(arr, he + 1, lens, lut, BLANK)
 
 
 def gather(arr, a, b):
     """The byte ranges arr[a[r]:b[r]] packed into one blob, and its n + 1 offsets."""
-    off = np.zeros(a.size + 1, dtype=np.int64)
-    np.cumsum(b - a, out=off[1:])
-    out = np.empty(int(off[-1]), dtype=np.uint8)
-    T = threads() if a.size >= 100000 else 1
-    _parallel(lambda r0, r1: _gather(arr, r0, r1, a, b, off, out), _cuts(a.size, T))
-    return out, off
+    return pack(arr, a, b - a)
 
 
 def _balanced(offsets, parts):
-    """Record cuts giving each part about the same number of residues."""
+    """Record cuts giving each part about the same number of bytes."""
     total = int(offsets[-1])
     marks = np.linspace(0, total, parts + 1)
     cuts = np.searchsorted(offsets, marks, side="left").astype(np.int64)

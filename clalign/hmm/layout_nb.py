@@ -1,6 +1,8 @@
-"""Compiled (numba, GIL released) fill of the S-lane database blocks of
-:func:`clalign.hmm.layout.build_blocks`: every sequence's residues and END code written
-straight to its column's rows, in threads over slot ranges (disjoint bytes)."""
+"""Compiled (numba, GIL released) host loops of the hmm search: the fill of the S-lane
+database blocks of :func:`clalign.hmm.layout.build_blocks` (every sequence's residues and
+END code written straight to its column's rows, in threads over slot ranges: disjoint
+bytes), and the Easel codes of the targets handed to pyhmmer (:mod:`clalign.hmm.targets`).
+Imported only where the work is large enough to pay numba's import and first call."""
 from __future__ import annotations
 
 import os
@@ -47,3 +49,18 @@ def fill_slots(res, seq_off, seq_len, row0, blk, col, boff, C, rg, end, data):
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         for f in [pool.submit(_fill_slots, res, a, b, *args) for a, b in jobs]:
             f.result()
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def easel_codes(res, lut, off, stops, idx, star, out_off, out):
+    """Targets ``idx``: their residues through ``lut``, then ``stops`` times ``star``, packed
+    at ``out_off``."""
+    for k in range(idx.size):
+        i = idx[k]
+        o = out_off[k]
+        for j in range(off[i], off[i + 1]):
+            out[o] = lut[res[j]]
+            o += 1
+        for _ in range(stops[i]):
+            out[o] = star
+            o += 1
