@@ -293,13 +293,13 @@ def parse_fasta_arrays(path, alphabet="letters", data=None, progress=None) -> Fa
 
     Same rules, alphabets and errors as :func:`parse_fasta`: a file the scan flags is read
     again by the per-record reader, which raises the error naming file and line."""
-    from . import fasta_nb as nb
-
     if data is None:
         path = path_arg(path)
         data = read_bytes(path)
     if len(data) < COMPILED_MIN_BYTES:
         return _arrays_of(_parse_records(path, alphabet, data, progress))
+    from . import fasta_nb as nb
+
     arr = np.frombuffer(data, dtype=np.uint8)
     hs = nb.header_starts(arr)
     first = int(hs[0]) if hs.size else len(data)
