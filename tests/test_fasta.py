@@ -10,10 +10,11 @@ def reader(request):
     the compiled scan (clalign.data.fasta_nb, files of COMPILED_MIN_BYTES and more)."""
     import clalign.data.fasta as fasta
 
-    old = fasta.COMPILED_MIN_BYTES
-    fasta.COMPILED_MIN_BYTES = 0 if request.param == "compiled" else old
+    old = fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES
+    if request.param == "compiled":
+        fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = 0, 0
     yield request.param
-    fasta.COMPILED_MIN_BYTES = old
+    fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = old
 
 
 GOOD = ">sp|P1|A first protein\nmk*vl\nAC*\n\n>sp|P2\n\nWWY**\n>p3  spaced   description \r\nA C\tD\n"

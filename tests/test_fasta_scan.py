@@ -26,14 +26,14 @@ def test_compiled_scan_equals_per_record_reader():
     @given(st.lists(st.sampled_from(_PIECES), max_size=30), st.sampled_from(["auto", "protein", "dna", "letters"]))
     def check(pieces, alphabet):
         data = "".join(pieces).encode()
-        fasta.COMPILED_MIN_BYTES = 0
+        fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = 0, 0
         fast = outcome(data, alphabet)
         fasta.COMPILED_MIN_BYTES = 1 << 62
         slow = outcome(data, alphabet)
         assert fast == slow
 
-    old = fasta.COMPILED_MIN_BYTES
+    old = fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES
     try:
         check()
     finally:
-        fasta.COMPILED_MIN_BYTES = old
+        fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = old

@@ -49,10 +49,16 @@ MAX_HEADER_BYTES = 4 << 20
 #: Largest input read into memory, in bytes (None: a quarter of the machine's RAM).
 MAX_INPUT_BYTES = None
 _BLANKS = b" \t\r\n\v\f"
-#: Smallest input (bytes) read by the compiled scan (:func:`parse_fasta_arrays`); smaller
-#: files go to the per-record reader, cheaper than loading the compiled code (~0.4 s + numba's
-#: import; the per-record reader takes ~15 ms per MB on one core, the scan ~1 ms on 16).
+#: Smallest input (bytes) and fewest cores for the compiled scan (:func:`parse_fasta_arrays`);
+#: other files go to the per-record reader, cheaper there than numba's import and first call
+#: (~0.5-1 s): the per-record reader takes ~15 ms per MB on one core, the scan a few ms per
+#: MB on one and scales with the cores (on this team's 2-core VM it did not win at 80 MB).
 COMPILED_MIN_BYTES = 32 << 20
+COMPILED_MIN_CORES = 4
+
+
+def _compiled(nbytes: int) -> bool:
+    return nbytes >= COMPILED_MIN_BYTES and (os.cpu_count() or 1) >= COMPILED_MIN_CORES
 #: Sentinel code for '*' while translating: stripped at the end of a record, illegal elsewhere.
 _STAR = 254
 #: Byte classes for counting a record's trailing stops: 0 residue (or anything else), 1 blank, 2 '*'.
@@ -296,7 +302,7 @@ def parse_fasta_arrays(path, alphabet="letters", data=None, progress=None) -> Fa
     if data is None:
         path = path_arg(path)
         data = read_bytes(path)
-    if len(data) < COMPILED_MIN_BYTES:
+    if not _compiled(len(data)):
         return _arrays_of(_parse_records(path, alphabet, data, progress))
     from . import fasta_nb as nb
 
@@ -358,7 +364,7 @@ def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFas
     if data is None:
         path = path_arg(path)
         data = read_bytes(path)
-    if len(data) < COMPILED_MIN_BYTES:
+    if not _compiled(len(data)):
         return _parse_records(path, alphabet, data, progress)
     p = parse_fasta_arrays(path, alphabet, data, progress)
     return ParsedFasta(p.residues, p.lengths, _split(p.id_blob, p.id_offsets), _split(p.desc_blob, p.desc_offsets),
