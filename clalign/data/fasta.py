@@ -7,6 +7,10 @@ sequence, 205 M-residue database in well under a minute. This reader reads the w
 bytes and does the per-residue work in C: header lines are located with numpy, each record's
 residues are translated through a 256-entry look-up table with ``bytes.translate`` (which
 also deletes newlines and blanks), and line numbers are computed only when an error is found.
+Large files on machines of several cores (:data:`COMPILED_MIN_BYTES`, :data:`COMPILED_MIN_CORES`)
+are read by a compiled scan instead (:mod:`clalign.data.fasta_nb`: numba, all cores, arrays
+only, ids and descriptions as byte blobs); it applies the same rules and hands any file that
+breaks one to the per-record reader, whose error names the file and line.
 
 Rules: records start with ``>`` at the beginning of a line; the header is ``id`` (up to the
 first blank) and ``description`` (the rest); residues are uppercased; CR (CRLF files), spaces,
