@@ -267,12 +267,14 @@ class _Search:
         if self.z_fixed:
             item.width = listed_name_width(hits)
             return
-        position = {}
+        position, names = {}, []
         if len(hits):
-            for k in passing.tolist():
-                position.setdefault(self._targets.name(k), k + 1)
+            t = self._targets
+            names = [t.iblob[a:b] for a, b in zip(t.ioff[passing].tolist(), t.ioff[passing + 1].tolist())]
+            for nm, k in zip(names, passing.tolist()):
+                position.setdefault(nm, k + 1)
         item.width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
-        final = np.array([k for k in passing.tolist() if self._targets.name(k) in reported], dtype=np.int64)
+        final = np.array([k for nm, k in zip(names, passing.tolist()) if nm in reported], dtype=np.int64)
         item.final = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
 
