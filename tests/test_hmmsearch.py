@@ -448,7 +448,10 @@ def test_target_codes_compiled_and_numpy(monkeypatch):
     with SequenceFile(path, digital=True, alphabet=Alphabet.amino()) as fh:
         ref = [bytes(s.sequence) for s in fh]
     idx = np.array([5, 0, 2099, 7, 7, 1000], dtype=np.int64)
-    for threshold in (1 << 62, 0):
+    idx = np.concatenate((idx, np.arange(2100)))
+    for threshold, piece in ((1 << 62, 1000), (1 << 62, 1 << 22), (0, 0)):
         monkeypatch.setattr(targets, "COMPILED_MIN_RESIDUES", threshold)
+        monkeypatch.setattr(targets, "COMPILED_LOADED_MIN", threshold)
+        monkeypatch.setattr(targets, "_PIECE", piece or 1)
         out, off = targets.Targets(db, db.stops).codes(idx)
         assert [out[a:b].tobytes() for a, b in zip(off[:-1], off[1:])] == [ref[i] for i in idx]

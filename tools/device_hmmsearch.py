@@ -40,7 +40,7 @@ import sys, numpy as np, pyhmmer
 import clalign.data.fasta as F
 from clalign.data import Database, makedb
 from clalign.hmm import layout, targets
-F.COMPILED_MIN_BYTES = F.COMPILED_MIN_CORES = targets.COMPILED_MIN_RESIDUES = 0
+F.COMPILED_MIN_BYTES = F.COMPILED_MIN_CORES = targets.COMPILED_MIN_RESIDUES = targets.COMPILED_LOADED_MIN = 0
 for db in (Database.from_fasta('data/proteome.faa.gz'), makedb('data/proteome.faa.gz', sys.argv[1], force=True, quiet=True)):
     layout.build_blocks(db.residues, db.offsets, db.lengths, db.order, 32, 2, 4, 4000)
     targets.block(targets.Targets(db, db.stops), np.arange(8), pyhmmer.easel.Alphabet.amino(), False)
@@ -105,7 +105,7 @@ def main(argv=None):
         subprocess.run([sys.executable, "-m", "tools.gen_pfamlike_hmms", "-n", str(a.pfam), "--seed", "1",
                         "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
-    cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
+    cl = [sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(a.cpu), "-o", os.devnull]
     results = []
     for name, hmm, rounds in sets:
         times = {"clalign_fasta": [], "clalign_db": [], "pyhmmer_fasta": []}

@@ -11,15 +11,22 @@ sizes HMMER's hit list runs on bare sequences.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .profile import EASEL_OF_CODE
 
 #: Easel code of '*' (nonresidue) in the amino alphabet.
 EASEL_STAR = 27
-#: Fewest residues translated by the compiled loop; fewer go through numpy (a small search
-#: should not pay numba's import and first call, ~0.5 s).
-COMPILED_MIN_RESIDUES = 1 << 21
+#: Fewest residues translated by the compiled loop when numba is not loaded yet; fewer go
+#: through numpy in pieces (numba's import and first call cost ~0.5-1 s; numpy ~10-20 ns a
+#: residue). Once numba is loaded (a large FASTA, a GPU block layout), batches of
+#: ``COMPILED_LOADED_MIN`` residues and more take the compiled loop.
+COMPILED_MIN_RESIDUES = 1 << 26
+COMPILED_LOADED_MIN = 1 << 16
+#: Residues per numpy piece (bounds its int64 temporaries).
+_PIECE = 1 << 22
 
 
 class Targets:
@@ -46,17 +53,22 @@ class Targets:
         out_off = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(lens, out=out_off[1:])
         total = int(out_off[-1])
-        if total >= COMPILED_MIN_RESIDUES:
+        if total >= (COMPILED_LOADED_MIN if "numba" in sys.modules else COMPILED_MIN_RESIDUES):
             from .layout_nb import easel_codes
 
             out = np.empty(total, dtype=np.uint8)
             easel_codes(self.res, EASEL_OF_CODE, self.off, self.stops, idx, EASEL_STAR, out_off, out)
             return out, out_off
         out = np.full(total, EASEL_STAR, dtype=np.uint8)      # residues, then the stops
-        within = np.arange(total, dtype=np.int64) - np.repeat(out_off[:-1], lens)
-        is_res = within < np.repeat(self.off[idx + 1] - self.off[idx], lens)
-        src = (np.repeat(self.off[idx], lens) + within)[is_res]
-        out[is_res] = EASEL_OF_CODE[self.res[src]]
+        cuts = np.searchsorted(out_off, np.arange(0, total, _PIECE), side="right") - 1
+        for a, b in zip(cuts.tolist(), [*cuts[1:].tolist(), idx.size]):
+            base = int(out_off[a])
+            n = int(out_off[b]) - base
+            within = np.arange(n, dtype=np.int64) - np.repeat(out_off[a:b] - base, lens[a:b])
+            rl = self.off[idx[a:b] + 1] - self.off[idx[a:b]]
+            is_res = within < np.repeat(rl, lens[a:b])
+            src = (np.repeat(self.off[idx[a:b]], lens[a:b]) + within)[is_res]
+            out[base:base + n][is_res] = EASEL_OF_CODE[self.res[src]]
         return out, out_off
 
 
