@@ -41,7 +41,8 @@ import clalign.data.fasta as F
 from clalign.data import Database, makedb
 from clalign.hmm import layout, targets
 F.COMPILED_MIN_BYTES = F.COMPILED_MIN_CORES = targets.COMPILED_MIN_RESIDUES = targets.COMPILED_LOADED_MIN = 0
-for db in (Database.from_fasta('data/proteome.faa.gz'), makedb('data/proteome.faa.gz', sys.argv[1], force=True, quiet=True)):
+fa = 'data/proteome.faa.gz'
+for db in (Database.from_fasta(fa), makedb(fa, sys.argv[1], force=True, quiet=True)):
     layout.build_blocks(db.residues, db.offsets, db.lengths, db.order, 32, 2, 4, 4000)
     targets.block(targets.Targets(db, db.stops), np.arange(8), pyhmmer.easel.Alphabet.amino(), False)
 """

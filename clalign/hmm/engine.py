@@ -63,7 +63,8 @@ from .pyhmmer_adapter import profile_from_pyhmmer
 
 #: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
 #: the database blocks in :mod:`clalign.hmm.layout` (re-exported here for callers of both).
-__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "shared_layout", "layout_cache",
+__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "shared_layout",
+           "layout_cache",
            "as_profile", "profile_from_pyhmmer", "hmmer_lengths", "striped_table", "check_profile",
            "tjbm_per_sequence", "choose_kernel", "Blocks", "build_blocks", "split_long", "default_cap",
            "default_spc", "ssv_seg", "END", "PAD", "XROWS"]
