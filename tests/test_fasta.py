@@ -4,6 +4,19 @@ import pytest
 from clalign.data import DNA, PROTEIN, parse_fasta, read_fasta
 from clalign.errors import InputError
 
+@pytest.fixture(autouse=True, params=["per-record", "compiled"])
+def reader(request):
+    """Every test of this file runs with both readers: the per-record one (small files) and
+    the compiled scan (clalign.data.fasta_nb, files of COMPILED_MIN_BYTES and more)."""
+    import clalign.data.fasta as fasta
+
+    old = fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES
+    if request.param == "compiled":
+        fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = 0, 0
+    yield request.param
+    fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = old
+
+
 GOOD = ">sp|P1|A first protein\nmk*vl\nAC*\n\n>sp|P2\n\nWWY**\n>p3  spaced   description \r\nA C\tD\n"
 
 
@@ -150,3 +163,4 @@ def test_trailing_stops_of_real_proteome(data_dir):
     p = parse_fasta(f"{data_dir}/proteome.faa.gz", "protein")
     assert int(p.lengths.sum()) == 680484 and int(p.stops.sum()) == 2099
     assert np.bincount(p.stops).tolist() == [1, 2099]
+

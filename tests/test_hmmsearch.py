@@ -396,3 +396,62 @@ def test_header_order_that_crashed_pyhmmer(tmp_path):
     r = CliRunner().invoke(main, ["hmmsearch", "--cpu", "1", "--tblout", str(tmp_path / "g.tbl"), str(hmm), str(fa)])
     assert r.exit_code == 0, r.output
     assert _rows(str(tmp_path / "g.tbl")) == _rows(c["tbl"])
+
+
+def test_slane_path_equals_reference_tables(tmp_path, monkeypatch):
+    """The GPU path on this CPU device: S-lane kernels, the MSV test taken from their bytes
+    per length class (clalign.hmm.bytepass), bare sequences for the hit-list pass."""
+    import clalign.hmm.engine as E
+
+    monkeypatch.setattr(E, "shared_layout", lambda Ms, algo="msv", device=None: [{"WAVE": 32} for _ in Ms])
+    tbl, dom, _, r = _run_clalign(tmp_path, os.path.join(TXT, "PF02826.hmm"))
+    assert _rows(tbl) == _rows(os.path.join(PYDATA, "tables", "PF02826.tbl"))
+    assert _rows(dom) == _rows(os.path.join(PYDATA, "tables", "PF02826.domtbl"))
+    assert "TCUPS" in r.stderr
+
+
+def test_pass_from_bytes_equals_scores():
+    """clalign.hmm.bytepass: per length class thresholds give msv_pass of every target's score
+    (bundled proteome lengths with its stops, every bundled model, all 256 bytes and overflow)."""
+    import numpy as np
+
+    from clalign.data import as_database
+    from clalign.hmm import reference
+    from clalign.hmm.bytepass import msv_pass_bytes
+    from clalign.hmm.hmmfile import read_hmms
+    from clalign.hmm.profile import build_msv_profile
+    from clalign.hmm.pvalue import msv_pass
+
+    lengths = reference.hmmer_lengths(as_database(os.path.join(DATA, "proteome.faa.gz")))
+    lengths = np.concatenate((lengths, [0, 1, 2, 35000]))
+    rng = np.random.default_rng(5)
+    for hmm in read_hmms(os.path.join(DATA, "hmms.hmm")):
+        prof = build_msv_profile(hmm)
+        raw = (rng.integers(0, 256, lengths.size) | (rng.random(lengths.size) < 0.02) << 8).astype(np.uint32)
+        for F1, slack in ((0.02, 1e-3), (0.3, 0.0)):
+            want = msv_pass(reference.msv_from_bytes(prof, raw & 255, (raw >> 8) & 1, lengths), lengths, hmm, F1,
+                            slack_bits=slack) & (lengths > 0)
+            assert np.array_equal(msv_pass_bytes(prof, hmm, raw, lengths, F1, slack), want), hmm.name
+
+
+def test_target_codes_compiled_and_numpy(monkeypatch):
+    """clalign.hmm.targets: pyhmmer's own reading of the bundled proteome (Easel codes, '*'
+    stops included) from both translations (numpy for small batches, compiled for large)."""
+    import numpy as np
+    from pyhmmer.easel import Alphabet, SequenceFile
+
+    from clalign.data import as_database
+    from clalign.hmm import targets
+
+    path = os.path.join(DATA, "proteome.faa.gz")
+    db = as_database(path)
+    with SequenceFile(path, digital=True, alphabet=Alphabet.amino()) as fh:
+        ref = [bytes(s.sequence) for s in fh]
+    idx = np.array([5, 0, 2099, 7, 7, 1000], dtype=np.int64)
+    idx = np.concatenate((idx, np.arange(2100)))
+    for threshold, piece in ((1 << 62, 1000), (1 << 62, 1 << 22), (0, 0)):
+        monkeypatch.setattr(targets, "COMPILED_MIN_RESIDUES", threshold)
+        monkeypatch.setattr(targets, "COMPILED_LOADED_MIN", threshold)
+        monkeypatch.setattr(targets, "_PIECE", piece or 1)
+        out, off = targets.Targets(db, db.stops).codes(idx)
+        assert [out[a:b].tobytes() for a, b in zip(off[:-1], off[1:])] == [ref[i] for i in idx]

@@ -6,7 +6,9 @@ Database: ``gen_protein_db.py -n N --seed 1`` plus the bundled proteome (570,000
 572,100 proteins by default), also prepared once with ``clalign makedb``. Model sets: the 14
 bundled HMMs and ``--pfam N`` Pfam-like models from ``gen_pfamlike_hmms.py`` (seed 1). Per set,
 in rounds: clalign from the FASTA, clalign from the prepared database, pyhmmer from the FASTA
-(``tools/pyhmmer_hmmsearch.py``); the first clalign run of the command is *cold*. Medians,
+(``tools/pyhmmer_hmmsearch.py``); the first clalign run of the command is *cold* (kernel
+builds; numba's cache of the host loops is warmed before, on its own line, unless
+``--no-warm``). Medians,
 ratios (pyhmmer / clalign), whether the tables are identical (comment lines aside), clalign's
 summary lines (stage times, kernel TCUPS) and one cProfile of clalign (top 25 by cumulative
 time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s``.
@@ -30,6 +32,22 @@ ROOT = os.path.dirname(HERE)
 from tools.results import peer_row, save  # noqa: E402  (the tools' one results writer)
 
 
+#: Compiles (once per installation: numba's cache) every host loop a search runs, for the array
+#: types of a FASTA file and of a prepared database, so that the first timed run is not a
+#: compiler benchmark; its time is logged on its own line.
+_WARM = """
+import sys, numpy as np, pyhmmer
+import clalign.data.fasta as F
+from clalign.data import Database, makedb
+from clalign.hmm import layout, targets
+F.COMPILED_MIN_BYTES = F.COMPILED_MIN_CORES = targets.COMPILED_MIN_RESIDUES = targets.COMPILED_LOADED_MIN = 0
+fa = 'data/proteome.faa.gz'
+for db in (Database.from_fasta(fa), makedb(fa, sys.argv[1], force=True, quiet=True)):
+    layout.build_blocks(db.residues, db.offsets, db.lengths, db.order, 32, 2, 4, 4000)
+    targets.block(targets.Targets(db, db.stops), np.arange(8), pyhmmer.easel.Alphabet.amino(), False)
+"""
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "device_hmmsearch_out"))
@@ -42,6 +60,8 @@ def main(argv=None):
     ap.add_argument("--hmmsearch", action="store_true", help="also HMMER's hmmsearch on the bundled set")
     ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
     ap.add_argument("--budget-s", type=float, default=540.0)
+    ap.add_argument("--no-warm", action="store_true",
+                    help="leave numba's cache cold (the first clalign run then compiles the host loops)")
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
     os.makedirs(a.out, exist_ok=True)
@@ -78,13 +98,15 @@ def main(argv=None):
         dst.write(src.read())
     shutil.rmtree(db, ignore_errors=True)
     run([sys.executable, "-m", "clalign", "makedb", "-q", fa, db], "clalign makedb")
+    if not a.no_warm:
+        run([sys.executable, "-c", _WARM, os.path.join(a.work, "warm")], "warm-up: numba's cache of the compiled host loops")
     sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
     if a.pfam:
         pf = os.path.join(a.work, "pfamlike.hmm")
         subprocess.run([sys.executable, "-m", "tools.gen_pfamlike_hmms", "-n", str(a.pfam), "--seed", "1",
                         "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
-    cl = [sys.executable, "-m", "clalign", "hmmsearch", "--cpu", str(a.cpu), "-o", os.devnull]
+    cl = [sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(a.cpu), "-o", os.devnull]
     results = []
     for name, hmm, rounds in sets:
         times = {"clalign_fasta": [], "clalign_db": [], "pyhmmer_fasta": []}

@@ -46,7 +46,7 @@ from .alphabet import DNA, PROTEIN, Alphabet, alphabet_by_name
 from .dbfolder import FORMAT, FORMAT_VERSION, HEADER  # noqa: F401 (HEADER: re-exported as before)
 from .dbfolder import DERIVED, check_arrays, load_folder, verify_folder
 from .dbwrite import check_target, recover, write_folder
-from .fasta import is_fasta_file, parse_fasta, path_arg
+from .fasta import FastaArrays, is_fasta_file, parse_fasta_arrays, path_arg
 
 
 def _version():
@@ -190,14 +190,19 @@ class Database:
     def from_fasta(cls, path, alphabet="auto"):
         """Parse a FASTA file (plain or gzip) into an in-memory database."""
         path = path_arg(path, "path")
-        return cls._from_parsed(parse_fasta(path, alphabet), source=os.path.basename(path))
+        return cls._from_parsed(parse_fasta_arrays(path, alphabet), source=os.path.basename(path))
 
     @classmethod
     def _from_parsed(cls, p, source=None):
-        offsets = np.zeros(p.lengths.size + 1, dtype=np.int64)
-        np.cumsum(p.lengths, out=offsets[1:])
-        return cls(p.residues, offsets, StringTable.from_bytes(p.ids), StringTable.from_bytes(p.descriptions),
-                   p.alphabet, lengths=p.lengths.astype(np.int32), source=source,
+        """From :class:`clalign.data.fasta.FastaArrays` (or a ParsedFasta, ids as lists)."""
+        if isinstance(p, FastaArrays):
+            ids, descs = StringTable(p.id_blob, p.id_offsets), StringTable(p.desc_blob, p.desc_offsets)
+            offsets = p.offsets
+        else:
+            ids, descs = StringTable.from_bytes(p.ids), StringTable.from_bytes(p.descriptions)
+            offsets = np.zeros(p.lengths.size + 1, dtype=np.int64)
+            np.cumsum(p.lengths, out=offsets[1:])
+        return cls(p.residues, offsets, ids, descs, p.alphabet, lengths=p.lengths.astype(np.int32), source=source,
                    stops=np.asarray(p.stops, dtype=np.uint32), _checked=True)
 
     @classmethod
@@ -357,7 +362,7 @@ def makedb(fasta, out_dir, alphabet="auto", force=False, quiet=False, progress=N
     fasta = path_arg(fasta, "fasta")
     out_dir = path_arg(out_dir, "out_dir")
     check_target(os.path.abspath(out_dir), force)  # fail before the (long) parse
-    p = parse_fasta(fasta, alphabet, progress=progress)
+    p = parse_fasta_arrays(fasta, alphabet, progress=progress)
     if p.lengths.size == 0:
         raise InputError("no FASTA records (empty file?)", os.fspath(fasta))
     db = Database._from_parsed(p, source=os.path.basename(os.fspath(fasta)))

@@ -7,6 +7,10 @@ sequence, 205 M-residue database in well under a minute. This reader reads the w
 bytes and does the per-residue work in C: header lines are located with numpy, each record's
 residues are translated through a 256-entry look-up table with ``bytes.translate`` (which
 also deletes newlines and blanks), and line numbers are computed only when an error is found.
+Large files on machines of several cores (:data:`COMPILED_MIN_BYTES`, :data:`COMPILED_MIN_CORES`)
+are read by a compiled scan instead (:mod:`clalign.data.fasta_nb`: numba, all cores, arrays
+only, ids and descriptions as byte blobs); it applies the same rules and hands any file that
+breaks one to the per-record reader, whose error names the file and line.
 
 Rules: records start with ``>`` at the beginning of a line; the header is ``id`` (up to the
 first blank) and ``description`` (the rest); residues are uppercased; CR (CRLF files), spaces,
@@ -49,6 +53,16 @@ MAX_HEADER_BYTES = 4 << 20
 #: Largest input read into memory, in bytes (None: a quarter of the machine's RAM).
 MAX_INPUT_BYTES = None
 _BLANKS = b" \t\r\n\v\f"
+#: Smallest input (bytes) and fewest cores for the compiled scan (:func:`parse_fasta_arrays`);
+#: other files go to the per-record reader, cheaper there than numba's import and first call
+#: (~0.5-1 s): the per-record reader takes ~15 ms per MB on one core, the scan a few ms per
+#: MB on one and scales with the cores (on this team's 2-core VM it did not win at 80 MB).
+COMPILED_MIN_BYTES = 32 << 20
+COMPILED_MIN_CORES = 4
+
+
+def _compiled(nbytes: int) -> bool:
+    return nbytes >= COMPILED_MIN_BYTES and (os.cpu_count() or 1) >= COMPILED_MIN_CORES
 #: Sentinel code for '*' while translating: stripped at the end of a record, illegal elsewhere.
 _STAR = 254
 #: Byte classes for counting a record's trailing stops: 0 residue (or anything else), 1 blank, 2 '*'.
@@ -255,6 +269,93 @@ def _illegal_error(data, table, start, end, path, alphabet_name):
     raise InputError(f"{what} for the {alphabet_name} alphabet", path, _line_of(data, pos))
 
 
+@dataclass
+class FastaArrays:
+    """A whole FASTA file as arrays only (what a Database is made of): residue codes, n + 1
+    offsets, lengths, trailing-stop counts, and ids/descriptions as byte blobs + n + 1 offsets
+    (decoded only when asked for, by :class:`clalign.data.database.StringTable`)."""
+
+    residues: np.ndarray
+    offsets: np.ndarray
+    lengths: np.ndarray
+    stops: np.ndarray
+    id_blob: np.ndarray
+    id_offsets: np.ndarray
+    desc_blob: np.ndarray
+    desc_offsets: np.ndarray
+    alphabet: Alphabet | None
+
+
+def _table(alphabet):
+    """(alphabet or None, its name, translation table, star code) for parse_fasta's alphabet names."""
+    if isinstance(alphabet, str) and alphabet == "letters":
+        return None, "sequence", _LETTERS.copy(), int(_LETTERS[ord("*")])
+    alpha = alphabet_by_name(alphabet)
+    lut = alpha.lut.copy()
+    if alpha is not PROTEIN:
+        lut[ord("*")] = _STAR
+    return alpha, alpha.name, lut, int(lut[ord("*")])
+
+
+def parse_fasta_arrays(path, alphabet="letters", data=None, progress=None) -> FastaArrays:
+    """Parse a whole FASTA file into :class:`FastaArrays` with the compiled scan
+    (:mod:`clalign.data.fasta_nb`, all cores, no Python object per record).
+
+    Same rules, alphabets and errors as :func:`parse_fasta`: a file the scan flags is read
+    again by the per-record reader, which raises the error naming file and line."""
+    if data is None:
+        path = path_arg(path)
+        data = read_bytes(path)
+    if not _compiled(len(data)):
+        return _arrays_of(_parse_records(path, alphabet, data, progress))
+    from . import fasta_nb as nb
+
+    arr = np.frombuffer(data, dtype=np.uint8)
+    hs = nb.header_starts(arr)
+    first = int(hs[0]) if hs.size else len(data)
+    if data[:first].strip(_BLANKS):
+        return _arrays_of(_parse_records(path, alphabet, data, progress))   # raises: text before '>'
+    auto = isinstance(alphabet, str) and alphabet.lower() == "auto"
+    alpha, _, lut, star = _table(PROTEIN if auto else alphabet)
+    limits = (MAX_HEADER_BYTES, MAX_STOPS, MAX_SEQUENCE_LENGTH)
+    he, lens, stops, ids, descs, bad = nb.scan(arr, hs, lut, star, star != _STAR, *limits)
+    if auto:
+        guess = _alphabet_from_counts(nb.byte_counts(arr, hs, he))
+        if guess is not PROTEIN:
+            alpha, _, lut, star = _table(guess)
+            he, lens, stops, ids, descs, bad = nb.scan(arr, hs, lut, star, star != _STAR, *limits)
+    if bad.any():
+        return _arrays_of(_parse_records(path, alpha.name if alpha else alphabet, data, progress))
+    residues, offsets = nb.fill(arr, lut, he, lens)
+    id_blob, id_off = nb.gather(arr, *ids)
+    desc_blob, desc_off = nb.gather(arr, *descs)
+    if progress is not None:
+        progress(int(hs.size))
+    return FastaArrays(residues, offsets, lens, stops, id_blob, id_off, desc_blob, desc_off, alpha)
+
+
+def _arrays_of(p: ParsedFasta) -> FastaArrays:
+    """FastaArrays of a ParsedFasta (the per-record reader's result)."""
+    offsets = np.zeros(p.lengths.size + 1, dtype=np.int64)
+    np.cumsum(p.lengths, out=offsets[1:])
+    ib, io = _blob(p.ids)
+    db, do = _blob(p.descriptions)
+    return FastaArrays(p.residues, offsets, p.lengths, p.stops, ib, io, db, do, p.alphabet)
+
+
+def _blob(items):
+    lens = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    off = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    return np.frombuffer(b"".join(items), dtype=np.uint8), off
+
+
+def _split(blob, off) -> list:
+    text = blob.tobytes()
+    o = off.tolist()
+    return [text[a:b] for a, b in zip(o[:-1], o[1:])]
+
+
 def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFasta:
     """Parse a whole FASTA file.
 
@@ -262,10 +363,21 @@ def parse_fasta(path, alphabet="letters", data=None, progress=None) -> ParsedFas
     allowed), ``"protein"``, ``"dna"`` or ``"auto"`` (DNA when every residue is a DNA/IUPAC
     letter and A, C, G, T, U, N make up at least 90 % of them, else protein).
     ``progress``: optional callable(records_done) called every few thousand records.
+    (The compiled scan, :func:`parse_fasta_arrays`, with ids and descriptions as lists.)
     """
     if data is None:
         path = path_arg(path)
         data = read_bytes(path)
+    if not _compiled(len(data)):
+        return _parse_records(path, alphabet, data, progress)
+    p = parse_fasta_arrays(path, alphabet, data, progress)
+    return ParsedFasta(p.residues, p.lengths, _split(p.id_blob, p.id_offsets), _split(p.desc_blob, p.desc_offsets),
+                       p.alphabet, p.stops)
+
+
+def _parse_records(path, alphabet, data, progress=None) -> ParsedFasta:
+    """The per-record reader (``bytes.translate`` per record): what raises the errors, with
+    the file and line of the first problem."""
     hs, he, se = _layout(data, path)
     long_head = np.flatnonzero(he - hs > MAX_HEADER_BYTES)
     if long_head.size:
@@ -337,6 +449,12 @@ def _guess_alphabet(data, hs, he):
         counts += np.bincount(arr[i:i + (1 << 20)], minlength=256)
     heads = b"".join(data[a:b] for a, b in zip(hs, he))
     counts -= np.bincount(np.frombuffer(heads, dtype=np.uint8), minlength=256)
+    return _alphabet_from_counts(counts)
+
+
+def _alphabet_from_counts(counts):
+    """DNA or PROTEIN from the byte counts of the sequence lines (see :func:`parse_fasta`)."""
+    counts = np.array(counts, dtype=np.int64)
     for ch in _BLANKS:
         counts[ch] = 0
     upper = counts.copy()

@@ -63,7 +63,8 @@ from .pyhmmer_adapter import profile_from_pyhmmer
 
 #: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
 #: the database blocks in :mod:`clalign.hmm.layout` (re-exported here for callers of both).
-__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "run_raw", "prebuild", "shared_layout", "layout_cache",
+__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "shared_layout",
+           "layout_cache",
            "as_profile", "profile_from_pyhmmer", "hmmer_lengths", "striped_table", "check_profile",
            "tjbm_per_sequence", "choose_kernel", "Blocks", "build_blocks", "split_long", "default_cap",
            "default_spc", "ssv_seg", "END", "PAD", "XROWS"]
@@ -337,6 +338,26 @@ def msv_scores_run(hmm, db, device: str | None = None, cache: dict | None = None
                                   **{k: v for k, v in overrides.items() if k != "kernel"})
     r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
     return reference.msv_from_bytes(profile, r.raw & 0xFF, (r.raw >> 8) & 1, hl), r
+
+
+def msv_filter_run(profile, hmm, db, F1: float, slack_bits: float, device: str | None = None,
+                   cache: dict | None = None, **overrides) -> tuple[np.ndarray, _Run | None]:
+    """Which targets of ``db`` pass HMMER's MSV test (P <= F1, ``slack_bits`` lower; empty
+    targets never) and the kernel run: what a search needs per model. The S-lane kernels'
+    bytes are tested per length class (:mod:`clalign.hmm.bytepass`, no score per target);
+    the striped CPU kernel's scores with :func:`clalign.hmm.pvalue.msv_pass`."""
+    from .pvalue import msv_pass
+
+    hl = hmmer_lengths(_db_arrays(db)[0])
+    if use_striped(Runtime.get(device).caps, overrides):
+        nats, run = msv_scores_run(profile, db, device, cache, **overrides)
+        return msv_pass(nats, hl, hmm, F1, slack_bits=slack_bits) & (hl > 0), run
+    from .bytepass import msv_pass_bytes
+
+    db, res, offs, lens, order = _db_arrays(db)
+    cache = layout_cache(db) if cache is None else cache
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
+    return msv_pass_bytes(profile, hmm, r.raw, hl, F1, slack_bits), r
 
 
 def ssv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:

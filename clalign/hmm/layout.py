@@ -98,24 +98,13 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     if total >= 1 << 32:
         raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
     data = np.full(total, PAD, dtype=np.uint8)
-    # every column's sequences, each followed by END, as one stream in slot order (block,
-    # column, round): a concatenation of residue slices, one memcpy per sequence
-    res = np.asarray(residues)
-    end = np.full(1, END, dtype=np.uint8)
-    parts = []
-    for a, b in zip(offsets[seq_k].tolist(), (offsets[seq_k] + L1_k - 1).tolist()):
-        parts += (res[a:b], end)
-    stream = np.concatenate(parts)
-    # per block: its columns padded to the block's rows, then laid out as (rows // rg, C, rg)
-    col_len = col_len.reshape(nb, C)
-    bstart = np.zeros(nb + 1, dtype=np.int64)
-    np.cumsum(col_len.sum(axis=1), out=bstart[1:])
-    rows_pad = sizes // C
-    for k in range(nb):
-        R = int(rows_pad[k])
-        arr = np.full((C, R), PAD, dtype=np.uint8)
-        arr[np.arange(R)[None, :] < col_len[k][:, None]] = stream[bstart[k]:bstart[k + 1]]
-        data[off[k]:off[k] + R * C] = arr.reshape(C, R // rg, rg).transpose(1, 0, 2).ravel()
+    # every sequence's residues and END written to its column (compiled, threads over slots);
+    # a sequence's first row is the END-inclusive length of those before it in its column
+    from .layout_nb import fill_slots
+
+    ends = np.cumsum(L1_k)
+    row0 = ends - L1_k - (ends - L1_k)[col_start[gcol]]
+    fill_slots(np.asarray(residues), offsets[seq_k], L1_k - 1, row0, blk_k, col_k, off, C, rg, END, data)
     return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
                   seq_k.astype(np.uint32), rg)
 

@@ -36,17 +36,16 @@ import numpy as np
 
 from ..errors import InputError
 from .hmmfile import HMM, _read_text, read_hmms
-from .profile import EASEL_OF_CODE, build_msv_profile
+from .profile import build_msv_profile
 from .options import SearchOptions
 from .hmmtext import file_text, hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
 from .tables import report_name_width, wide_threshold
+from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
-#: Easel code of '*' (nonresidue) in the amino alphabet.
-EASEL_STAR = 27
 
 
 @dataclass
@@ -104,48 +103,6 @@ def _check_targets(db, seqdb):
     empty = np.flatnonzero(np.diff(np.asarray(db.ids.offsets)) == 0)
     if empty.size:
         raise InputError(f"sequence {int(empty[0]) + 1} has no name (HMMER needs one for every target)", where)
-
-
-class _Targets:
-    """What building pyhmmer sequences needs, prepared once per database: residues in Easel's
-    amino codes (one table lookup), offsets, and the raw id/description bytes."""
-
-    def __init__(self, db, stops):
-        self.easel = EASEL_OF_CODE[np.asarray(db.residues)]
-        self.off = np.asarray(db.offsets)
-        self.iblob, self.ioff = db.ids.blob.tobytes(), np.asarray(db.ids.offsets)
-        self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
-        self.stops = np.asarray(stops)
-        self.name_lengths = np.diff(self.ioff)
-        self.seqs = {}              # database index -> pyhmmer DigitalSequence (see _block)
-
-    def name(self, i: int) -> bytes:
-        return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
-
-
-def _block(targets: _Targets, indices, abc):
-    """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
-
-    Names and descriptions are the database's raw header bytes. Each target's DigitalSequence
-    is built once per search and kept (``targets.seqs``): a block holds references, not copies,
-    so a target that survives the filter of many models (1,000 models at F1 = 0.02: ~20 each)
-    is converted once. Building holds the GIL, so it does as little per sequence as it can."""
-    from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
-
-    t = targets
-    idx = np.asarray(indices, dtype=np.int64)
-    cache = t.seqs
-    new = [i for i in idx.tolist() if i not in cache]
-    if new:
-        nx = np.asarray(new, dtype=np.int64)
-        for i, i0, i1, d0, d1, a, b, k in zip(new, t.ioff[nx].tolist(), t.ioff[nx + 1].tolist(),
-                                              t.doff[nx].tolist(), t.doff[nx + 1].tolist(), t.off[nx].tolist(),
-                                              t.off[nx + 1].tolist(), t.stops[nx].tolist()):
-            codes = t.easel[a:b]
-            if k:
-                codes = np.concatenate((codes, np.full(int(k), EASEL_STAR, dtype=np.uint8)))
-            cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], description=t.dblob[d0:d1] or None, sequence=codes)
-    return DigitalSequenceBlock(abc, [cache[i] for i in idx.tolist()])
 
 
 def _pyhmmer_models(hmmfile):
@@ -221,6 +178,22 @@ def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | N
     return search
 
 
+class _Pending:
+    """A model on its way through pyhmmer: ``model`` = (hmm, pyhmmer hmm, passing indices,
+    futures of its parts); ``final``: futures of its second pass (None until submitted)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.final = None
+        self.hits = self.counts = None
+        self.plan = None            # clalign.hmm.vit_search's plan when the device ran Viterbi
+        self.seconds = 0.0
+        self.width = 0
+
+    def done(self) -> bool:
+        return self.final is not None and all(f.done() for f in self.final)
+
+
 class _Search:
     """Iterable search (see :func:`hmmsearch`); ``stats`` holds the totals."""
 
@@ -276,39 +249,58 @@ class _Search:
                                           **({} if F2 is None else {"F2": F2}))
         return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
 
-    def _model_result(self, hmm, phmm, passing, futures, pool, plan=None):
-        """A model's result from its survivors' parts (merged with pyhmmer ``TopHits.merge``:
-        Z is fixed, so E-values are one search's; domZ, the number of reported targets, is
-        their sum). Unless -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit
-        list (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported
-        targets run once more with the true E for the hits that are written."""
+    def _second_pass(self, item, pool):
+        """Once a model's parts are done: merge them (pyhmmer ``TopHits.merge``: Z is fixed, so
+        E-values are one search's; domZ, the number of reported targets, is their sum). Unless
+        -Z fixed Z, the parts ran with E loosened to hold HMMER's whole hit list
+        (:mod:`clalign.hmm.tables`): the name width comes from it, and the reported targets
+        are submitted once more with the true E for the hits that are written (only these need
+        their descriptions: the parts ran on bare sequences). Submitted as soon as the parts
+        are done, so that no model's second pass waits for an earlier model's."""
         from .tables import listed_name_width, serial_list_width
 
+        hmm, phmm, passing, futures = item.model
         try:
             parts = [f.result() for f in futures]
         except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
             raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
                              hmm.line) from None
         hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
-        st = pipeline_counts(hits) if plan is None else plan.counts(pipeline_counts(hits))
-        seconds = sum(t for _, t in parts)
+        item.counts = pipeline_counts(hits) if item.plan is None else item.plan.counts(pipeline_counts(hits))
+        item.seconds = sum(t for _, t in parts)
+        item.hits, item.final = hits, []
         if self.z_fixed:
-            width = listed_name_width(hits)
-        else:
-            position = {}
-            if len(hits):
-                for k in passing.tolist():
-                    position.setdefault(self._targets.name(k), k + 1)
-            width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
-            final = np.array([k for k in passing.tolist() if self._targets.name(k) in reported], dtype=np.int64)
-            pieces = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
+            item.width = listed_name_width(hits)
+            return
+        position, names = {}, []
+        if len(hits):
+            t = self._targets
+            names = [t.iblob[a:b] for a, b in zip(t.ioff[passing].tolist(), t.ioff[passing + 1].tolist())]
+            for nm, k in zip(names, passing.tolist()):
+                position.setdefault(nm, k + 1)
+        item.width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
+        final = np.array([k for nm, k in zip(names, passing.tolist()) if nm in reported], dtype=np.int64)
+        item.final = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
-            again = [f.result() for f in pieces]
+
+    def _model_result(self, item):
+        """A model's :class:`ModelResult`, after its second pass (waits for it)."""
+        hmm, _, passing, _ = item.model
+        hits = item.hits
+        if not self.z_fixed:
+            again = [f.result() for f in item.final]
             hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(h for h, _ in again[1:]))
-            seconds += sum(t for _, t in again)
+            item.seconds += sum(t for _, t in again)
+        st = item.counts
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
-                           n_past_fwd=st["n_past_fwd"], seconds=seconds, name_width=width)
+                           n_past_fwd=st["n_past_fwd"], seconds=item.seconds, name_width=item.width)
+
+    def _advance(self, pending, pool, wait=False):
+        """Second passes of the pending models whose parts are done (``wait``: all, in order)."""
+        for item in pending:
+            if item.final is None and (wait or all(f.done() for f in item.model[3])):
+                self._second_pass(item, pool)
 
     def __iter__(self):
         t_start = time.perf_counter()
@@ -324,16 +316,26 @@ class _Search:
             for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
                 t0 = time.perf_counter()
                 profile = build_msv_profile(hmm)
-                if self.msv_scores is None:               # ours: kernel time too, layouts in our cache
+                nats = None
+                if self.msv_scores is None and self._device_viterbi():   # its plan needs the scores
                     from .engine import msv_scores_run
 
                     nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
                     self.stats.kernel_seconds += run.seconds
                     self.stats.cells += hmm.M * int(self.lengths.sum())
+                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+                    keep &= self.lengths > 0
+                elif self.msv_scores is None:               # ours: kernel time too, layouts in our cache
+                    from .engine import msv_filter_run
+
+                    keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
+                                               cache=self.layouts, **layout)
+                    self.stats.kernel_seconds += run.seconds
+                    self.stats.cells += hmm.M * int(self.lengths.sum())
                 else:
                     nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                keep &= self.lengths > 0
+                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+                    keep &= self.lengths > 0
                 passing = np.flatnonzero(keep)
                 self.stats.device_seconds += time.perf_counter() - t0
                 # pyhmmer sequences are built here, not in the workers: building them holds the
@@ -341,36 +343,45 @@ class _Search:
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
-                plan, groups = self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None else (None, None)
+                plan, groups = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
+                                else (None, None))
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
                 jobs = []
                 for members, F2 in groups or [(passing, None)]:
                     k = max(1, min(self.cpus, members.size // self.min_part))
                     for part in np.array_split(members, k):
-                        jobs.append(pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet),
-                                                E, F2))
-                pending.append((hmm, phmm, passing, jobs, plan))
-                while pending and all(f.done() for f in pending[0][3]):
-                    h_, p_, pas_, jobs_, plan_ = pending.pop(0)
-                    yield self._finish(self._model_result(h_, p_, pas_, jobs_, pool, plan_), bar)
-            for h_, p_, pas_, jobs_, plan_ in pending:
-                yield self._finish(self._model_result(h_, p_, pas_, jobs_, pool, plan_), bar)
+                        block = _block(self._targets, part, phmm.alphabet, described=self.z_fixed)  # see _second_pass
+                        jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2))
+                item = _Pending((hmm, phmm, passing, jobs))
+                item.plan = plan
+                pending.append(item)
+                self._advance(pending, pool)
+                while pending and pending[0].done():
+                    yield self._finish(self._model_result(pending.pop(0)), bar)
+            self._advance(pending, pool, wait=True)
+            for item in pending:
+                yield self._finish(self._model_result(item), bar)
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
 
+    def _device_viterbi(self) -> bool:
+        """Whether the Viterbi filter runs on the device (:mod:`clalign.hmm.vit_search` decides,
+        once per search; its DeviceViterbi is made here)."""
+        if self._vit is None:
+            from ..runtime import Runtime
+            from .profile import EASEL_OF_CODE
+            from .vit_search import DeviceViterbi, use_device_viterbi
+
+            on = use_device_viterbi(Runtime.get(self.device).caps)
+            self._vit = DeviceViterbi(self.db, EASEL_OF_CODE[np.asarray(self.db.residues)], self.stops,
+                                      self.options.F1, self.device, [h.M for h in self.hmms]) if on else False
+        return bool(self._vit)
+
     def _viterbi_plan(self, hmm, nats, passing):
         """(plan, groups) of :mod:`clalign.hmm.vit_search` when the Viterbi filter runs on the
         device (chosen there), else (None, None): pyhmmer runs it on every MSV survivor."""
-        from .vit_search import DeviceViterbi, use_device_viterbi
-
-        if self._vit is None:
-            from ..runtime import Runtime
-
-            on = use_device_viterbi(Runtime.get(self.device).caps)
-            self._vit = DeviceViterbi(self.db, self._targets.easel, self.stops, self.options.F1, self.device,
-                                      [h.M for h in self.hmms]) if on else False
         if not self._vit:
             return None, None
         t0 = time.perf_counter()
