@@ -383,6 +383,17 @@ def open_blastdb(path, kind=None) -> Database:
     return db
 
 
+#: volumes from this size are copied by the compiled reader (:mod:`clalign.data.blastdb_nb`), and
+#: any volume once numba is loaded anyway (a BLAST search): below it, numba's import costs more
+COMPILED_MIN_BYTES = 32 << 20
+
+
+def _compiled_copy(nbytes: int) -> bool:
+    import sys
+
+    return "numba" in sys.modules or nbytes >= COMPILED_MIN_BYTES
+
+
 def _protein_volume(v):
     """``(residues, lengths, stops)`` of one protein volume: NCBIstdaa codes without the NUL
     separators and without each sequence's trailing ``*`` (code 25), counted in ``stops``
@@ -399,13 +410,18 @@ def _protein_volume(v):
         live = live[psq[ends[live] - 1 - stops[live]] == STOP_CODE]
         stops[live] += 1
         live = live[lens[live] > stops[live]]
-    keep = np.ones(psq.size, dtype=bool)
-    keep[sep] = False
-    if stops.any():
-        k = np.flatnonzero(stops)
-        n = stops[k]
-        keep[np.repeat(ends[k] - n, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)] = False
-    res = psq[keep]
+    if _compiled_copy(psq.size):
+        from .blastdb_nb import copy_runs
+
+        res = copy_runs(psq, v.seq[:-1], lens - stops)
+    else:
+        keep = np.ones(psq.size, dtype=bool)
+        keep[sep] = False
+        if stops.any():
+            k = np.flatnonzero(stops)
+            n = stops[k]
+            keep[np.repeat(ends[k] - n, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)] = False
+        res = psq[keep]
     if res.size and int(res.max()) >= PROTEIN.size:
         raise InputError(f"sequence file: residue code {int(res.max())} is not NCBIstdaa", v.seq_path)
     return res, lens - stops, stops
