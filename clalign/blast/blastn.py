@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,7 +26,8 @@ from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from .hsp import hitlist_key
 from .nucl_hsp import DEL, INS, evalue_order
-from .nucl_search import prelim_subject, traceback_subject
+from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
+                          subject_chunks, traceback_subject)
 from .nucl_setup import BlastnOptions, read_queries, setup_search
 from .nucl_words import DiagState
 
@@ -85,12 +88,16 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None):
+def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
+               num_threads: int = 1):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
     queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
     ``times``: a dict that collects seconds per phase (setup: queries, masks, lookup table,
     statistics; words: scan, mini-extension, diagonals, ungapped; prelim: the rest of the
-    preliminary stage; traceback; records: output records)."""
+    preliminary stage; traceback; records: output records; with threads the phases are summed
+    over the workers). ``num_threads`` > 1: subjects (and the 5,000,000-base pieces of long ones)
+    and the traceback's subjects run on that many threads (the compiled stages release the
+    GIL); results are the same, in the same order."""
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
@@ -98,18 +105,76 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     st = setup_search(queries, opts, nt.total_bases, len(nt))
     times = {} if times is None else times
     times["setup"] = times.get("setup", 0.0) + clock() - t0
-    t0 = clock()
-    words0 = times.get("words", 0.0)
     b = st.batch
     for qi, q in enumerate(queries):
         if not st.ctx_valid[b.query_of == qi].all():
             warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    pool = ThreadPoolExecutor(max_workers=num_threads) if num_threads > 1 else None
+    try:
+        return _search(st, queries, nt, opts, progress, times, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _prelim_groups(nt, oids):
+    """Work units of the preliminary stage: runs of consecutive subject pieces
+    ``(oid, offset, length)``, about a megabase (or 64 pieces) each."""
+    group, size = [], 0
+    for oid in oids:
+        for off, n in subject_chunks(int(nt.lengths[oid])):
+            group.append((oid, off, n))
+            size += n
+            if size >= 1 << 20 or len(group) >= 64:
+                yield group
+                group, size = [], 0
+    if group:
+        yield group
+
+
+def _prelim_all(st, nt, oids, times, pool):
+    """(oid, preliminary HSPs) of every subject in OID order, on the pool when there is one."""
+    if pool is None:
+        diag = DiagState(len(st.batch.seq))
+        for oid in oids:
+            yield oid, prelim_subject(st, diag, nt.packed(oid), int(nt.lengths[oid]), times)
+        return
+    local = threading.local()
+
+    def work(group):
+        diag = getattr(local, "diag", None)
+        if diag is None:
+            diag = local.diag = DiagState(len(st.batch.seq))
+        out, last, s = [], -1, None
+        for oid, off, n in group:
+            if oid != last:
+                s, last = subject_array(nt.packed(oid)), oid
+            out.append((oid, off, prelim_piece(st, diag, s, off, n, times)))
+        return out
+
+    cur, pieces = -1, []
+    for res in pool.map(work, _prelim_groups(nt, oids)):
+        for oid, off, hsps in res:
+            if oid != cur and cur >= 0:
+                yield cur, prelim_combine(st, pieces)
+                pieces = []
+            cur = oid
+            pieces.append((off, hsps))
+    if cur >= 0:
+        yield cur, prelim_combine(st, pieces)
+
+
+def _search(st, queries, nt, opts, progress, times, pool):
+    from ..data.deflines import subject_ids
+
+    clock = time.perf_counter
+    t0 = clock()
+    words0 = times.get("words", 0.0)
+    b = st.batch
     per_query = [[] for _ in queries]
-    diag = DiagState(len(b.seq))
-    for oid in range(len(nt) if st.ctx_valid.any() else 0):
-        s_len = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), s_len, times)
+    oids = range(len(nt) if st.ctx_valid.any() else 0)
+    for oid, hsps in _prelim_all(st, nt, oids, times, pool):
         if progress is not None:
             progress(oid)
         if not hsps:
@@ -129,19 +194,29 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         lists = sorted(per_query[qi], key=lambda t: t[0])[:_prelim_hitlist_size(opts.max_target_seqs)]
         for _, oid, hs in lists:
             jobs.setdefault(oid, []).append((qi, hs))
-    final = [[] for _ in queries]
-    records = {}
-    for oid in sorted(jobs):
+    ids = subject_ids(nt)
+    names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
+
+    def work(oid):
         s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))  # + sentinel
         s_len = int(nt.lengths[oid])
+        done = []
         for qi, hs in jobs[oid]:
             out = traceback_subject(st, hs, s_codes, s_len)
             if out:
-                best = min(h.evalue for h in out)
-                final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
                 t1 = clock()
-                records[qi, oid] = _records(st, queries[qi], nt, oid, out, s_codes)
+                recs = _records(st, queries[qi], nt, oid, names[oid], out, s_codes)
                 times["records"] = times.get("records", 0.0) + clock() - t1
+                done.append((qi, out, recs))
+        return oid, done
+
+    final = [[] for _ in queries]
+    records = {}
+    for oid, done in (pool.map if pool is not None else map)(work, sorted(jobs)):
+        for qi, out, recs in done:
+            best = min(h.evalue for h in out)
+            final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
+            records[qi, oid] = recs
     times["traceback"] = (times.get("traceback", 0.0) + clock() - t0
                           - (times.get("records", 0.0) - rec0))
     results = []
@@ -157,13 +232,10 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     return results
 
 
-def _records(st, query, nt, oid, hsps, s_codes):
+def _records(st, query, nt, oid, name, hsps, s_codes):
     """Alignment records of one (query, subject) pair's final HSPs, best first."""
-    from ..data.deflines import subject_ids
-
     b = st.batch
-    ids = subject_ids(nt)
-    sid, title = ids.sacc(oid), ids.stitle(oid)   # BLAST+'s accession.version and title
+    sid, title = name
     out = []
     for h in sorted(hsps, key=evalue_order):
         a0 = int(b.offsets[h.context])

@@ -57,6 +57,7 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
     s = np.asarray(s_packed, dtype=np.uint8)
     if s.size * 4 < s_len + 4:   # BLAST+ may read a byte past the end; give it one
         s = np.concatenate([s, np.zeros(2, dtype=np.uint8)])
+    s = subject_array(s)
     ext = EXTENDERS[extender]
     off = 0
     while off <= s_len - f.width:
@@ -134,17 +135,23 @@ def subject_chunks(s_len: int):
     return out
 
 
-def prelim_subject(st, diag, s_packed, s_len: int, times=None):
-    """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
-    subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
-    merged as ``Blast_HSPListsMerge`` does."""
+def prelim_piece(st, diag, s_packed, off: int, n: int, times=None):
+    """Preliminary HSPs of the piece ``(off, n)`` of one subject (:func:`subject_chunks`), subject
+    offsets shifted to the whole subject. Pieces are independent (each thread keeps its own
+    ``diag``: stale diagonals never block a new subject or piece), so they may run concurrently."""
+    hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times)
+    for h in hsps:
+        h.s_start += off
+        h.s_end += off
+        h.s_gstart += off
+    return hsps
+
+
+def prelim_combine(st, pieces):
+    """[NHSP] of one subject with E-values from its pieces' HSP lists (in subject order), merged
+    as ``Blast_HSPListsMerge`` does, cut at ``-evalue``."""
     combined = None
-    for off, n in subject_chunks(s_len):
-        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times)
-        for h in hsps:
-            h.s_start += off
-            h.s_end += off
-            h.s_gstart += off
+    for off, hsps in pieces:
         combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
     out = []
     for h in combined or []:
@@ -152,6 +159,26 @@ def prelim_subject(st, diag, s_packed, s_len: int, times=None):
         if h.evalue <= st.opts.evalue:
             out.append(h)
     return out
+
+
+def subject_array(s_packed) -> np.ndarray:
+    """A subject's packed bytes as one array type for the compiled stages (read-only, C order,
+    uint8), whatever the reader gave (a writeable array or a read-only memory map): numba
+    compiles one specialisation per type, so a second type met mid-run compiles again."""
+    s = np.ascontiguousarray(s_packed, dtype=np.uint8).view(np.ndarray)
+    if s.flags.writeable:
+        s = s.view()
+        s.flags.writeable = False
+    return s
+
+
+def prelim_subject(st, diag, s_packed, s_len: int, times=None):
+    """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
+    subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
+    merged as ``Blast_HSPListsMerge`` does."""
+    s_packed = subject_array(s_packed)
+    return prelim_combine(st, [(off, prelim_piece(st, diag, s_packed, off, n, times))
+                               for off, n in subject_chunks(s_len)])
 
 
 def identities(h: NHSP, q, s):
