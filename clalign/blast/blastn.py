@@ -61,7 +61,9 @@ def _aligned(q, s, h):
 
 
 def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_len):
-    """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation."""
+    """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation; the
+    counts :meth:`Alignment.make` derives letter by letter are taken from the code arrays here
+    (identities: equal codes, positives = identities; gaps, gap openings, residues)."""
     qa, sa = _aligned(q_ctx, s_codes, h)
     qlen = len(query.codes)
     if minus:
@@ -69,15 +71,23 @@ def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_le
         qstart = qlen - h.q_end + 1
     else:
         qstart = h.q_start + 1
-    qseq = LETTERS[qa].tobytes().decode()
-    sseq = LETTERS[sa].tobytes().decode()
-    a = Alignment.make(qid, sid, qlen, s_len, h.score, h.bit_score, h.evalue, qstart,
-                       h.s_start + 1, qseq, sseq, subject_index=oid, subject_title=title,
-                       query_title=query.title, sstrand="minus" if minus else "plus")
+    gq, gs = qa == 15, sa == 15
+    gap = gq | gs
+    nident = int(np.count_nonzero((qa == sa) & ~gap))
+    prev_q = np.concatenate((np.zeros(1, dtype=bool), gq[:-1]))
+    prev_s = np.concatenate((np.zeros(1, dtype=bool), gs[:-1]))
+    opens = int(np.count_nonzero((gq & ~prev_q) | (gs & ~prev_s)))
+    qres = len(qa) - int(np.count_nonzero(gq))
+    sres = len(sa) - int(np.count_nonzero(gs))
     if minus:
-        from dataclasses import replace
-        a = replace(a, sstart=h.s_end, send=h.s_start + 1)
-    return a
+        sstart, send = h.s_end, h.s_start + 1
+    else:
+        sstart, send = h.s_start + 1, h.s_start + sres
+    return Alignment(str(qid), str(sid), int(qlen), int(s_len), int(h.score), float(h.bit_score),
+                     float(h.evalue), int(qstart), int(qstart) + qres - 1, int(sstart), int(send),
+                     LETTERS[qa].tobytes().decode(), LETTERS[sa].tobytes().decode(), nident, nident,
+                     int(np.count_nonzero(gap)), opens, subject_index=oid, subject_title=title,
+                     query_title=query.title, sstrand="minus" if minus else "plus")
 
 
 def _text(x):
