@@ -92,14 +92,10 @@ def initial_hits(st, diag, s_packed, s_len: int) -> np.ndarray:
     return rows[order]
 
 
-def _prelim_chunk(st, diag, s_packed, s_len: int, times=None):
-    """Preliminary gapped HSPs of one subject (chunk), purged and in score order."""
-    t0 = time.perf_counter()
-    rows = initial_hits(st, diag, s_packed, s_len)
-    if times is not None:
-        times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
-    if not len(rows):
-        return []
+def prelim_chunk_ref(st, rows, s_packed, s_len: int):
+    """The plain form of the preliminary stage of one subject piece (the spec of
+    :func:`nucl_stages_nb.prelim_hsps`): [NHSP] purged and in score order from the piece's
+    sorted initial hits ``rows``."""
     g = _gapped_module()
     b = st.batch
     tree = NuclTree(len(b.seq), s_len, st.strand_off, st.opts.min_diag_separation)
@@ -117,6 +113,21 @@ def _prelim_chunk(st, diag, s_packed, s_len: int, times=None):
     kept, _ = purge_common_endpoints(kept, purge=True)
     kept.sort(key=score_order)
     return kept
+
+
+def _prelim_chunk(st, diag, s_packed, s_len: int, times=None):
+    """Preliminary gapped HSPs of one subject (chunk), purged and in score order (compiled:
+    :func:`nucl_stages_nb.prelim_hsps`)."""
+    from .nucl_stages_nb import prelim_hsps
+
+    t0 = time.perf_counter()
+    rows = initial_hits(st, diag, s_packed, s_len)
+    if times is not None:
+        times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
+    if not len(rows):
+        return []
+    return [NHSP(c, sc, qs, qe, ss, se, qg, sg)
+            for sc, qs, qe, ss, se, c, qg, sg in prelim_hsps(st, rows, s_packed, s_len).tolist()]
 
 
 def subject_chunks(s_len: int):
