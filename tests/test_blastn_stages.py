@@ -1,15 +1,19 @@
 """BLASTN's compiled preliminary stage (nucl_stages_nb, interval tree of itree_nb under BLASTN's
-rules) against its plain form (nucl_search.prelim_chunk_ref, NuclTree), subject by subject, on
-the golden search data: the same HSPs in the same order."""
+rules) against its plain form (nucl_search.prelim_chunk_ref, NuclTree), subject by subject, and the
+compiled traceback stage against traceback_subject_ref, pair by pair, on the golden search data:
+the same HSPs (extents, scores, edit scripts, E-values) in the same order."""
+import copy
 import os
 
+import numpy as np
 import pytest
 
-from clalign.blast.nucl_search import initial_hits, prelim_chunk_ref, subject_array
+from clalign.blast.nucl_search import (initial_hits, prelim_chunk_ref, prelim_subject, subject_array,
+                                       traceback_subject, traceback_subject_ref)
 from clalign.blast.nucl_setup import BlastnOptions, read_queries, setup_search
 from clalign.blast.nucl_stages_nb import prelim_hsps
 from clalign.blast.nucl_words import DiagState
-from clalign.data.nucleotide import open_nucleotide
+from clalign.data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 
 HERE = os.path.join(os.path.dirname(__file__), "data", "blastn", "search")
 
@@ -33,4 +37,28 @@ def test_compiled_prelim_equals_reference(task, strand):
         got = [tuple(r) for r in prelim_hsps(st, rows, s, n).tolist()]
         assert got == want
         seen += len(want)
+    assert seen > 20
+
+
+@pytest.mark.parametrize("task,perc", [("megablast", 0.0), ("megablast", 97.0), ("blastn", 0.0),
+                                       ("blastn", 95.0)])
+def test_compiled_traceback_equals_reference(task, perc):
+    queries = read_queries(os.path.join(HERE, "reads.fa"))
+    nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
+    st = setup_search(queries, BlastnOptions(task=task, perc_identity=perc), nt.total_bases, len(nt))
+    diag = DiagState(len(st.batch.seq))
+    seen = 0
+    for oid in range(len(nt)):
+        n = int(nt.lengths[oid])
+        hsps = prelim_subject(st, diag, nt.packed(oid), n)
+        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
+        by_query = {}
+        for h in hsps:
+            by_query.setdefault(int(st.batch.query_of[h.context]), []).append(h)
+        for hs in by_query.values():
+            want = traceback_subject_ref(st, copy.deepcopy(hs), s_codes, n)
+            got = traceback_subject(st, hs, s_codes, n)
+            assert [_fields(h) + (h.evalue, h.ops) for h in got] == \
+                [_fields(h) + (h.evalue, [list(x) for x in h.ops]) for h in want]
+            seen += len(want)
     assert seen > 20

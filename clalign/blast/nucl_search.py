@@ -222,7 +222,28 @@ def _fails_identity(h, q, s, perc):
 
 def traceback_subject(st, hsps, s_codes, s_len: int):
     """Final HSPs of one (query, subject) pair from its preliminary ones (score order);
-    ``s_codes``: the subject's BLASTNA codes (``s_len`` of them, then a sentinel 15)."""
+    ``s_codes``: the subject's BLASTNA codes (``s_len`` of them, then a sentinel 15). Compiled
+    (:func:`nucl_stages_nb.traceback_rows`); E-values and the cut here."""
+    from .nucl_stages_nb import traceback_rows
+
+    o, b = st.opts, st.batch
+    P = np.array([(h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.context, h.q_gstart, h.s_gstart)
+                  for h in hsps], dtype=np.int64).reshape(-1, 8)
+    rows, ops, nums = traceback_rows(P, b.seq, b.offsets, b.lengths, s_codes, s_len, o.greedy,
+                                     st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
+                                     st.xdrop_final, o.min_diag_separation, float(o.perc_identity),
+                                     st.cutoff_gapped)
+    out = []
+    for sc, qs, qe, ss, se, c, qg, sg, p, n in rows.tolist():
+        e, bits = nucl_evalue_bits(sc, st.gapped[c], st.searchsp[c])
+        if e <= o.evalue:
+            out.append(NHSP(c, sc, qs, qe, ss, se, qg, sg, e, bits,
+                            [list(x) for x in zip(ops[p:p + n].tolist(), nums[p:p + n].tolist())]))
+    return out
+
+
+def traceback_subject_ref(st, hsps, s_codes, s_len: int):
+    """The plain form of :func:`traceback_subject` (the spec of ``traceback_rows``)."""
     g = _gapped_module()
     o = st.opts
     b = st.batch
