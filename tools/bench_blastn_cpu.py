@@ -8,7 +8,7 @@ complemented) and ``genes.fa`` (``--genes`` stretches of 1-5 kb mutated the same
 Each round runs, as whole processes (wall seconds as a user sees them, start-up and numba
 cache loading included), blastn and clalign blastn for every (task, query file) pair; the
 report gives medians per program and the ratio, plus clalign's in-process time of a second
-run (start-up and compiled-code loading excluded).
+run (start-up and compiled-code loading excluded). Both programs get ``--threads`` threads.
 
     python3 -m tools.bench_blastn_cpu --work /tmp/bnbench --rounds 3 --threads 2
 """
@@ -104,7 +104,7 @@ def main():
                  "-num_threads", str(args.threads)], args.work, a))
             times[task, q]["clalign"].append(timed(
                 [sys.executable, "-m", "clalign", "blastn", "-task", task, "-query", f"{q}.fa", "-db", "gdb",
-                 "-outfmt", "6"], args.work, b))
+                 "-outfmt", "6", "-num_threads", str(args.threads)], args.work, b))
             same[task, q] &= open(a).read() == open(b).read()
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
@@ -117,11 +117,12 @@ def main():
     for task, q in cases:
         bl = statistics.median(times[task, q]["blastn"])
         cl = statistics.median(times[task, q]["clalign"])
-        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task))
+        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
+                   num_threads=args.threads)
         t = time.perf_counter()
         phases[task, q] = {}
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
-                   times=phases[task, q])
+                   times=phases[task, q], num_threads=args.threads)
         warm = time.perf_counter() - t
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same[task, q],
                              in_process_seconds=round(warm, 3), threads=args.threads, rounds=args.rounds,

@@ -206,23 +206,32 @@ def _search(st, queries, nt, opts, progress, times, pool):
             jobs.setdefault(oid, []).append((qi, hs))
     ids = subject_ids(nt)
     names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
+    threads = pool._max_workers if pool is not None else 1
+    units = []   # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces for the workers
+    for oid in sorted(jobs):
+        pairs = jobs[oid]
+        step = max(1, -(-len(pairs) // (4 * threads)))
+        units += [(oid, pairs[i:i + step]) for i in range(0, len(pairs), step)]
+    codes = _SubjectCodes(nt, [oid for oid, _ in units])
 
-    def work(oid):
-        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))  # + sentinel
+    def work(unit):
+        oid, pairs = unit
+        s_codes = codes.get(oid)
         s_len = int(nt.lengths[oid])
         done = []
-        for qi, hs in jobs[oid]:
+        for qi, hs in pairs:
             out = traceback_subject(st, hs, s_codes, s_len)
             if out:
                 t1 = clock()
                 recs = _records(st, queries[qi], nt, oid, names[oid], out, s_codes)
                 times["records"] = times.get("records", 0.0) + clock() - t1
                 done.append((qi, out, recs))
+        codes.release(oid)
         return oid, done
 
     final = [[] for _ in queries]
     records = {}
-    for oid, done in (pool.map if pool is not None else map)(work, sorted(jobs)):
+    for oid, done in (pool.map if pool is not None else map)(work, units):
         for qi, out, recs in done:
             best = min(h.evalue for h in out)
             final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
@@ -240,6 +249,29 @@ def _search(st, queries, nt, opts, progress, times, pool):
             hits += recs
         results.append(QueryHits(query.qid, len(query.codes), hits, query.title))
     return results
+
+
+class _SubjectCodes:
+    """Each subject's BLASTNA codes with their ambiguities restored (plus a sentinel), made once
+    for the work units that need it and dropped after the last one."""
+
+    def __init__(self, nt, oids):
+        self.nt, self.lock, self.codes, self.users = nt, threading.Lock(), {}, {}
+        for oid in oids:
+            self.users[oid] = self.users.get(oid, 0) + 1
+
+    def get(self, oid):
+        with self.lock:
+            c = self.codes.get(oid)
+            if c is None:
+                c = self.codes[oid] = np.append(NCBI4NA_TO_BLASTNA[self.nt.ncbi4na(oid)], np.uint8(15))
+            return c
+
+    def release(self, oid):
+        with self.lock:
+            self.users[oid] -= 1
+            if not self.users[oid]:
+                del self.codes[oid]
 
 
 def _records(st, query, nt, oid, name, hsps, s_codes):
