@@ -62,3 +62,27 @@ def test_compiled_traceback_equals_reference(task, perc):
                 [_fields(h) + (h.evalue, [list(x) for x in h.ops]) for h in want]
             seen += len(want)
     assert seen > 20
+
+
+@pytest.mark.parametrize("reward,penalty", [(1, -2), (2, -3), (1, -3)])
+def test_grouped_ungapped_blocks_equal_per_context(reward, penalty):
+    """setup_search's Karlin blocks computed once per score distribution = one per context."""
+    from clalign.blast.nucl_lookup import QueryBatch
+    from clalign.blast.nucl_setup import ungapped_block, ungapped_blocks
+    from clalign.data.nucleotide import blastna_matrix
+
+    rng = np.random.default_rng(reward - 10 * penalty)
+    seqs = [q.codes for q in read_queries(os.path.join(HERE, "reads.fa"))]
+    for k in range(60):   # A/C/G/T reads, some with ambiguity codes, one all N
+        s = rng.integers(0, 4, int(rng.integers(5, 400))).astype(np.uint8)
+        if k % 3 == 0:
+            amb = rng.random(len(s)) < 0.05
+            s[amb] = rng.integers(4, 15, int(amb.sum()))
+        seqs.append(s)
+    seqs.append(np.full(30, 14, dtype=np.uint8))
+    b = QueryBatch.build(seqs, [[] for _ in seqs], strand="both")
+    m = blastna_matrix(reward, penalty).astype(np.int32)
+    got = ungapped_blocks(b, m)
+    want = [ungapped_block(b.seq[int(a):int(a) + int(n)], m) for a, n in zip(b.offsets, b.lengths)]
+    assert got == want
+    assert want[-1] is None and len({x for x in want if x is not None}) < len(want) - 1

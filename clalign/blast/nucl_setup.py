@@ -170,6 +170,45 @@ def ungapped_block(codes, matrix):
     return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
 
 
+def ungapped_blocks(batch, matrix):
+    """:func:`ungapped_block` of every context of ``batch``, computed once per distinct score
+    distribution: the block depends on a context only through the score probabilities that
+    ``score_frequencies`` accumulates from its letter frequencies, and reads of A/C/G/T share a
+    few bit patterns of those (8 among 800 contexts of 400 reads). The probabilities are
+    accumulated here for all contexts at once, term by term in the same order as
+    ``np.add.at`` does per context (the same additions, so the same bits); each group's block is
+    then computed by :func:`ungapped_block` on one of its contexts."""
+    M = np.asarray(matrix)[:15, :15].astype(np.int64)
+    nctx = len(batch.offsets)
+    ctx = np.repeat(np.arange(nctx), batch.lengths)
+    pos = np.concatenate([np.arange(int(a), int(a) + int(n)) for a, n in
+                          zip(batch.offsets, batch.lengths)]) if nctx else np.zeros(0, dtype=np.int64)
+    codes = np.asarray(batch.seq, dtype=np.int64)[pos]
+    comp = np.bincount(ctx * 16 + codes, minlength=16 * nctx).reshape(nctx, 16)[:, :15].astype(np.float64)
+    comp[:, 14] = 0.0
+    sums = np.array([row.sum() for row in comp])   # each row summed as ungapped_block sums it
+    out = [None] * nctx
+    live = np.flatnonzero(sums != 0)
+    if not live.size:
+        return out
+    freq = comp[live] / sums[live, None]
+    lo = int(M.min())
+    probs = np.zeros((live.size, int(M.max()) - lo + 1))
+    p_std = 0.25
+    for i in range(15):          # np.add.at order: i major, j minor; p_std is 0 past A/C/G/T
+        for j in range(4):
+            probs[:, M[i, j] - lo] += freq[:, i] * p_std
+    _, first, group = np.unique(probs, axis=0, return_index=True, return_inverse=True)
+    blocks = []
+    for k in first:
+        c = int(live[k])
+        a, n = int(batch.offsets[c]), int(batch.lengths[c])
+        blocks.append(ungapped_block(batch.seq[a:a + n], matrix))
+    for k, g in zip(live.tolist(), np.asarray(group).reshape(-1).tolist()):
+        out[k] = blocks[g]
+    return out
+
+
 @dataclass
 class Setup:
     opts: BlastnOptions
@@ -215,9 +254,10 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     xu = np.zeros(nctx, dtype=np.int64)
+    kus = ungapped_blocks(batch, matrix)
     for c in range(nctx):
-        a, n = int(batch.offsets[c]), int(batch.lengths[c])
-        ku = ungapped_block(batch.seq[a:a + n], matrix)
+        n = int(batch.lengths[c])
+        ku = kus[c]
         if ku is None:
             continue
         valid[c] = True
