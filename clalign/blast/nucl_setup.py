@@ -255,19 +255,20 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     xu = np.zeros(nctx, dtype=np.int64)
     kus = ungapped_blocks(batch, matrix)
+    memo = {}   # (ungapped block, context length) -> the context's values: the same for equal keys
     for c in range(nctx):
-        n = int(batch.lengths[c])
         ku = kus[c]
         if ku is None:
             continue
+        key = (ku, int(batch.lengths[c]))
+        if key not in memo:
+            gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
+            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1])
+            g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
+            trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
+            memo[key] = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
         valid[c] = True
-        gps[c] = gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open,
-                                         opts.gap_extend, ku)
-        ssp[c] = opts.searchsp or nucl_search_space(gp, n, dbl, db_num_seqs)[1]
-        cg[c] = max(1, karlin_cutoff(opts.evalue, gp.karlin, ssp[c]))
-        trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-        cu[c] = min(trigger, cg[c])
-        xu[c] = int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
+        gps[c], ssp[c], cg[c], cu[c], xu[c] = memo[key]
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
