@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..data.nucleotide import blastna_matrix
@@ -170,6 +171,16 @@ def ungapped_block(codes, matrix):
     return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
 
 
+@numba.njit(cache=True, nogil=True)
+def _context_counts(seq, offsets, lengths):
+    """Letter counts (codes 0..15) of every context of a query batch."""
+    out = np.zeros((offsets.shape[0], 16), dtype=np.int64)
+    for c in range(offsets.shape[0]):
+        for i in range(offsets[c], offsets[c] + lengths[c]):
+            out[c, seq[i]] += 1
+    return out
+
+
 def ungapped_blocks(batch, matrix):
     """:func:`ungapped_block` of every context of ``batch``, computed once per distinct score
     distribution: the block depends on a context only through the score probabilities that
@@ -180,11 +191,8 @@ def ungapped_blocks(batch, matrix):
     then computed by :func:`ungapped_block` on one of its contexts."""
     M = np.asarray(matrix)[:15, :15].astype(np.int64)
     nctx = len(batch.offsets)
-    ctx = np.repeat(np.arange(nctx), batch.lengths)
-    pos = np.concatenate([np.arange(int(a), int(a) + int(n)) for a, n in
-                          zip(batch.offsets, batch.lengths)]) if nctx else np.zeros(0, dtype=np.int64)
-    codes = np.asarray(batch.seq, dtype=np.int64)[pos]
-    comp = np.bincount(ctx * 16 + codes, minlength=16 * nctx).reshape(nctx, 16)[:, :15].astype(np.float64)
+    comp = _context_counts(batch.seq, np.asarray(batch.offsets, dtype=np.int64),
+                           np.asarray(batch.lengths, dtype=np.int64))[:, :15].astype(np.float64)
     comp[:, 14] = 0.0
     sums = np.array([row.sum() for row in comp])   # each row summed as ungapped_block sums it
     out = [None] * nctx
