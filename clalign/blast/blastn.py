@@ -122,7 +122,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
     pool = ThreadPoolExecutor(max_workers=num_threads) if num_threads > 1 else None
     try:
-        return _search(st, queries, nt, opts, progress, times, pool)
+        return _search(st, queries, nt, opts, progress, times, pool, num_threads)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -175,7 +175,7 @@ def _prelim_all(st, nt, oids, times, pool):
         yield cur, prelim_combine(st, pieces)
 
 
-def _search(st, queries, nt, opts, progress, times, pool):
+def _search(st, queries, nt, opts, progress, times, pool, threads):
     from ..data.deflines import subject_ids
 
     clock = time.perf_counter
@@ -206,7 +206,6 @@ def _search(st, queries, nt, opts, progress, times, pool):
             jobs.setdefault(oid, []).append((qi, hs))
     ids = subject_ids(nt)
     names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
-    threads = pool._max_workers if pool is not None else 1
     units = []   # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces for the workers
     for oid in sorted(jobs):
         pairs = jobs[oid]
