@@ -86,3 +86,36 @@ def test_grouped_ungapped_blocks_equal_per_context(reward, penalty):
     want = [ungapped_block(b.seq[int(a):int(a) + int(n)], m) for a, n in zip(b.offsets, b.lengths)]
     assert got == want
     assert want[-1] is None and len({x for x in want if x is not None}) < len(want) - 1
+
+
+def test_records_equal_alignment_make():
+    """blastn's compiled record columns and counts = Alignment.make on the spec's letters."""
+    from dataclasses import replace
+
+    from clalign.blast.blastn import COMPLEMENT, LETTERS, _aligned, alignment_record
+    from clalign.output import Alignment
+
+    queries = read_queries(os.path.join(HERE, "reads.fa"))
+    nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
+    st = setup_search(queries, BlastnOptions(task="blastn"), nt.total_bases, len(nt))
+    b, diag, seen = st.batch, DiagState(len(st.batch.seq)), 0
+    for oid in range(len(nt)):
+        n = int(nt.lengths[oid])
+        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
+        for h in traceback_subject(st, prelim_subject(st, diag, nt.packed(oid), n), s_codes, n):
+            a0, minus = int(b.offsets[h.context]), bool(b.minus[h.context])
+            q_ctx = b.seq[a0:a0 + int(b.lengths[h.context])]
+            query = queries[int(b.query_of[h.context])]
+            got = alignment_record(query, query.qid, "s", oid, "t", h, q_ctx, minus, s_codes, n)
+            qa, sa = _aligned(q_ctx, s_codes, h)
+            if minus:
+                qa, sa = COMPLEMENT[qa[::-1]], COMPLEMENT[sa[::-1]]
+            want = Alignment.make(query.qid, "s", len(query.codes), n, h.score, h.bit_score, h.evalue,
+                                  got.qstart, h.s_start + 1, LETTERS[qa].tobytes().decode(),
+                                  LETTERS[sa].tobytes().decode(), subject_index=oid, subject_title="t",
+                                  query_title=query.title, sstrand=got.sstrand)
+            if minus:
+                want = replace(want, sstart=h.s_end, send=h.s_start + 1)
+            assert got == want
+            seen += minus
+    assert seen > 5

@@ -40,7 +40,8 @@ def _prelim_hitlist_size(n: int) -> int:
 
 
 def _aligned(q, s, h):
-    """(query codes, subject codes) of the alignment columns, 15 for a gap."""
+    """(query codes, subject codes) of the alignment columns, 15 for a gap: the plain form of
+    ``nucl_stages_nb.record_columns`` (tests)."""
     qa, sa = [], []
     qi, si = h.q_start, h.s_start
     for op, num in h.ops:
@@ -62,23 +63,16 @@ def _aligned(q, s, h):
 
 def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_len):
     """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation; the
-    counts :meth:`Alignment.make` derives letter by letter are taken from the code arrays here
-    (identities: equal codes, positives = identities; gaps, gap openings, residues)."""
-    qa, sa = _aligned(q_ctx, s_codes, h)
+    columns and the counts :meth:`Alignment.make` derives letter by letter come from one
+    compiled call (:func:`~clalign.blast.nucl_stages_nb.record_columns`; identities = equal
+    codes, positives = identities)."""
+    from .nucl_stages_nb import record_columns
+
+    script = np.array(h.ops, dtype=np.int64).reshape(-1, 2)
+    qa, sa, nident, gaps, opens, qres, sres = record_columns(
+        q_ctx, s_codes, h.q_start, h.s_start, script[:, 0], script[:, 1], bool(minus), COMPLEMENT)
     qlen = len(query.codes)
-    if minus:
-        qa, sa = COMPLEMENT[qa[::-1]], COMPLEMENT[sa[::-1]]
-        qstart = qlen - h.q_end + 1
-    else:
-        qstart = h.q_start + 1
-    gq, gs = qa == 15, sa == 15
-    gap = gq | gs
-    nident = int(np.count_nonzero((qa == sa) & ~gap))
-    prev_q = np.concatenate((np.zeros(1, dtype=bool), gq[:-1]))
-    prev_s = np.concatenate((np.zeros(1, dtype=bool), gs[:-1]))
-    opens = int(np.count_nonzero((gq & ~prev_q) | (gs & ~prev_s)))
-    qres = len(qa) - int(np.count_nonzero(gq))
-    sres = len(sa) - int(np.count_nonzero(gs))
+    qstart = qlen - h.q_end + 1 if minus else h.q_start + 1
     if minus:
         sstart, send = h.s_end, h.s_start + 1
     else:
@@ -86,7 +80,7 @@ def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_le
     return Alignment(str(qid), str(sid), int(qlen), int(s_len), int(h.score), float(h.bit_score),
                      float(h.evalue), int(qstart), int(qstart) + qres - 1, int(sstart), int(send),
                      LETTERS[qa].tobytes().decode(), LETTERS[sa].tobytes().decode(), nident, nident,
-                     int(np.count_nonzero(gap)), opens, subject_index=oid, subject_title=title,
+                     gaps, opens, subject_index=oid, subject_title=title,
                      query_title=query.title, sstrand="minus" if minus else "plus")
 
 

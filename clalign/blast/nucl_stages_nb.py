@@ -19,7 +19,7 @@ import numpy as np
 
 from . import itree_nb as it
 from .nucl_gapped import dp_prelim
-from .nucl_greedy import DEL, SUB, greedy_prelim
+from .nucl_greedy import DEL, INS, SUB, greedy_prelim
 from .nucl_traceback import dp_traceback, greedy_traceback, reevaluate_gapped
 from .stages_nb import _lexorder, purge_and_order
 
@@ -324,3 +324,51 @@ def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, pen
         out[f, 2] -= a
         f += 1
     return out[:f], ops, nums
+
+
+@numba.njit(cache=True, nogil=True)
+def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
+    """An HSP's alignment columns for its output record (``blastn._aligned``, the spec, then
+    complemented and reversed for a minus-strand HSP) and the counts ``Alignment.make`` derives
+    from the letters: (query codes, subject codes, 15 = gap; identities, gap columns, gap
+    openings, query residues, subject residues)."""
+    total = 0
+    for r in range(ops.shape[0]):
+        total += nums[r]
+    qa = np.empty(total, dtype=np.uint8)
+    sa = np.empty(total, dtype=np.uint8)
+    k, qi, si = 0, q_start, s_start
+    for r in range(ops.shape[0]):
+        op = ops[r]
+        for _ in range(nums[r]):
+            if op == DEL:
+                qa[k] = 15
+                sa[k] = s[si]
+                si += 1
+            elif op == INS:
+                qa[k] = q[qi]
+                sa[k] = 15
+                qi += 1
+            else:
+                qa[k] = q[qi]
+                sa[k] = s[si]
+                qi += 1
+                si += 1
+            k += 1
+    if minus:
+        qa = complement[qa[::-1]]
+        sa = complement[sa[::-1]]
+    ident = gaps = opens = gq_n = gs_n = 0
+    prev_q = prev_s = False
+    for k in range(total):
+        gq, gs = qa[k] == 15, sa[k] == 15
+        if gq or gs:
+            gaps += 1
+            if (gq and not prev_q) or (gs and not prev_s):
+                opens += 1
+        elif qa[k] == sa[k]:
+            ident += 1
+        gq_n += gq
+        gs_n += gs
+        prev_q, prev_s = gq, gs
+    return qa, sa, ident, gaps, opens, total - gq_n, total - gs_n
