@@ -166,7 +166,7 @@ def prelim_combine(st, pieces):
         combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
     out = []
     for h in combined or []:
-        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped[h.context], st.searchsp[h.context])
+        h.evalue, h.bit_score = st.evalue_bits(h.score, h.context)
         if h.evalue <= st.opts.evalue:
             out.append(h)
     return out
@@ -235,7 +235,7 @@ def traceback_subject(st, hsps, s_codes, s_len: int):
                                      st.cutoff_gapped)
     out = []
     for sc, qs, qe, ss, se, c, qg, sg, p, n in rows.tolist():
-        e, bits = nucl_evalue_bits(sc, st.gapped[c], st.searchsp[c])
+        e, bits = st.evalue_bits(sc, c)
         if e <= o.evalue:
             out.append(NHSP(c, sc, qs, qe, ss, se, qg, sg, e, bits,
                             [list(x) for x in zip(ops[p:p + n].tolist(), nums[p:p + n].tolist())]))

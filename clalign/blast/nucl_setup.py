@@ -33,7 +33,7 @@ from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
 from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import KarlinParams, ungapped_params
-from ..stats.nucl import nucl_gapped_params, nucl_search_space
+from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params, nucl_search_space
 from .nucl_dust import query_mask_intervals
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
@@ -238,6 +238,17 @@ class Setup:
     masks: list
     compressed_query: np.ndarray = None
     strand_off: list = None
+    stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
+    _evalues: dict = field(default_factory=dict, repr=False)
+
+    def evalue_bits(self, score: int, context: int):
+        """``nucl_evalue_bits`` of a raw score in a context, remembered per (score, statistics
+        key): a pure function of the score, the gapped block and the search space."""
+        key = (score, self.stat_key[context])
+        r = self._evalues.get(key)
+        if r is None:
+            r = self._evalues[key] = nucl_evalue_bits(score, self.gapped[context], self.searchsp[context])
+        return r
 
 
 def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int) -> Setup:
@@ -264,6 +275,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     xu = np.zeros(nctx, dtype=np.int64)
     kus = ungapped_blocks(batch, matrix)
     memo = {}   # (ungapped block, context length) -> the context's values: the same for equal keys
+    stat_key, stat_ids = [-1] * nctx, {}
     for c in range(nctx):
         ku = kus[c]
         if ku is None:
@@ -275,6 +287,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
             g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
             trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
             memo[key] = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
+        stat_key[c] = stat_ids.setdefault(memo[key][:2], len(stat_ids))
         valid[c] = True
         gps[c], ssp[c], cg[c], cu[c], xu[c] = memo[key]
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
@@ -283,4 +296,4 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
                  (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
-                 strand_offsets(batch.offsets, batch.minus))
+                 strand_offsets(batch.offsets, batch.minus), stat_key)
