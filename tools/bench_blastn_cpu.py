@@ -28,13 +28,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMP = str.maketrans("ACGT", "TGCA")
 
 
-def write_data(work, n_reads, n_genes, seed=5):
-    """Genome, database and query files in ``work``; returns the genome length."""
-    import pyrodigal
-
+def write_data(work, n_reads, n_genes, seed=5, genome=None):
+    """Genome, database and query files in ``work``; returns the genome length. ``genome``:
+    the gzipped FASTA (default: the one in pyrodigal's wheel; a machine without pyrodigal is
+    given a copy)."""
     os.makedirs(work, exist_ok=True)
-    path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
-                        "GCF_001457455.1_NCTC11397_genomic.fna.gz")
+    path = genome
+    if path is None:
+        import pyrodigal
+
+        path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
+                            "GCF_001457455.1_NCTC11397_genomic.fna.gz")
     name, seq = None, []
     with gzip.open(path, "rt") as fh:
         for line in fh:
@@ -89,9 +93,10 @@ def main():
     ap.add_argument("--genes", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--genome", default=None, help="gzipped genome FASTA (default: pyrodigal's GCF_001457455.1)")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn_cpu.json)")
     args = ap.parse_args()
-    glen = write_data(args.work, args.reads, args.genes)
+    glen = write_data(args.work, args.reads, args.genes, genome=args.genome)
     cases = [(t, q) for t in ("megablast", "blastn") for q in ("reads", "genes")]
     times = {c: {"blastn": [], "clalign": []} for c in cases}
     same = {c: True for c in cases}
