@@ -29,9 +29,9 @@ NCOL = 8
 @numba.njit(cache=True, nogil=True)
 def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix, reward,
                 penalty, gap_open, gap_extend, xdrop, sep):
-    """Kept HSP rows (in extension order, shifted query positions) of one piece's initial hits
-    ``rows`` (int64 (n, 7): q_off, s_off, q_start, s_start, length, score, context; query
-    positions in the batch ``q``), and their number."""
+    """The preliminary HSP rows of one piece (purged, in score order, query positions relative
+    to the context) from its initial hits ``rows`` (int64 (n, 7): q_off, s_off, q_start,
+    s_start, length, score, context; query positions in the batch ``q``)."""
     n = rows.shape[0]
     H = np.zeros((max(n, 1), NCOL), dtype=np.int64)
     nodes, st = it.new_tree(q.shape[0] + 1, s_len + 1, 4 * it.ADD_NODES)
@@ -62,26 +62,40 @@ def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matr
         nodes = it.reserve(nodes, st)
         it.add_in(nodes, st, H, m, sep)
         m += 1
-    return H, m
+    idx = _purge_in_score_order(H, m, ctx_off)
+    out = np.empty((idx.shape[0], NCOL), dtype=np.int64)
+    for k in range(idx.shape[0]):
+        out[k] = H[idx[k]]
+        out[k, 1] -= ctx_off[out[k, 5]]
+        out[k, 2] -= ctx_off[out[k, 5]]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _purge_in_score_order(H, m, ctx_off):
+    """Rows of ``H[:m]`` (shifted query positions) left by the purging common-endpoint purge,
+    in ``score_order`` on context-relative query positions. The stable sort starts from the
+    shifted score order, which already puts equal keys of different contexts context first, as
+    the spec's sort of the end-ordered list leaves them."""
+    idx = purge_and_order(H, m)
+    keys = np.empty((5, m), dtype=np.int64)
+    for i in range(m):
+        a = ctx_off[H[i, 5]]
+        keys[0, i] = -H[i, 0]
+        keys[1, i] = H[i, 3]
+        keys[2, i] = -H[i, 4]
+        keys[3, i] = H[i, 1] - a
+        keys[4, i] = -(H[i, 2] - a)
+    return _lexorder(keys, idx)
 
 
 def prelim_hsps(st, rows, s_packed, s_len: int) -> np.ndarray:
     """The preliminary HSPs of one piece, purged, in ``score_order``: int64 rows as the module
     says, query positions relative to the context."""
     o, b = st.opts, st.batch
-    H, m = prelim_rows(rows, b.seq, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
+    return prelim_rows(rows, b.seq, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
                        o.greedy, st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
                        st.xdrop_gap, o.min_diag_separation)
-    if m == 0:
-        return H[:0]
-    H = H[purge_and_order(H, m)]
-    a = b.offsets[H[:, 5]]
-    H[:, 1] -= a
-    H[:, 2] -= a
-    # score_order on context-relative query positions; lexsort is stable and the shifted order
-    # already put equal keys of different contexts context first, as the spec's sort leaves them
-    order = np.lexsort((-H[:, 2], H[:, 1], -H[:, 4], H[:, 3], -H[:, 0]))
-    return H[order]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -299,16 +313,7 @@ def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, pen
             k += 1
     if k == 0:
         return U[:0], ops, nums
-    idx = purge_and_order(U, k)
-    keys = np.empty((5, k), dtype=np.int64)   # score_order on context-relative query positions
-    for i in range(k):
-        a = ctx_off[U[i, 5]]
-        keys[0, i] = -U[i, 0]
-        keys[1, i] = U[i, 3]
-        keys[2, i] = -U[i, 4]
-        keys[3, i] = U[i, 1] - a
-        keys[4, i] = -(U[i, 2] - a)
-    idx = _lexorder(keys, idx)
+    idx = _purge_in_score_order(U, k, ctx_off)
     it.init(nodes, st, q.shape[0] + 1, s_len + 1)
     out = np.empty((idx.shape[0], NCOL + 2), dtype=np.int64)
     f = 0
