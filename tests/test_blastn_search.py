@@ -58,6 +58,14 @@ def test_options_equal_blastn(name, tmp_path):
     assert r.output.splitlines() == _golden(name)
 
 
+def test_cli_num_threads(tmp_path):
+    """``-num_threads`` reaches the search; the table is blastn's."""
+    shutil.copy(os.path.join(HERE, "reads.fa"), tmp_path)
+    r = _cli(shlex.split(GOLDEN["blastn.tsv"]) + ["-num_threads", "4"], tmp_path, GENOME)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == _golden("blastn.tsv")
+
+
 @pytest.mark.skipif(shutil.which("makeblastdb") is None, reason="BLAST+ makeblastdb not installed")
 def test_makeblastdb_database_gives_the_fasta_output(tmp_path):
     shutil.copy(GENOME, tmp_path)
