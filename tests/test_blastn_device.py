@@ -183,12 +183,14 @@ def _golden(name):
                                              ("blastn-short", "short.fa", "blastn-short.tsv")])
 def test_device_search_equals_blastn(each_device, task, query, name):
     res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
-                     BlastnOptions(task=task), device=_dev(each_device))
+                     BlastnOptions(task=task), device=_dev(each_device),
+                     num_threads=2 if task == "blastn" else 1)   # the device's words on workers too
     assert tabular_lines(res) == _golden(name)
 
 
 def test_device_cli_long_subject_chunks(each_device, tmp_path):
-    """`clalign blastn --device` on a 5.3 Mb subject that BLAST+ searches in two chunks."""
+    """`clalign blastn --device -num_threads 3` on a 5.3 Mb subject that BLAST+ searches in two
+    chunks (each piece on its own worker, the device's words handed to each)."""
     import sys
 
     from click.testing import CliRunner
@@ -200,7 +202,8 @@ def test_device_cli_long_subject_chunks(each_device, tmp_path):
 
     long_subject(str(tmp_path))
     r = CliRunner().invoke(main, ["blastn", "-query", str(tmp_path / "long_reads.fa"), "-db",
-                                  str(tmp_path / "long.fa"), "--device", _dev(each_device)])
+                                  str(tmp_path / "long.fa"), "--device", _dev(each_device),
+                                  "-num_threads", "3"])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == _golden("long_megablast.tsv")
 

@@ -36,9 +36,10 @@ def _cli(args, cwd, db):
         os.chdir(here)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("task,name", [("megablast", "megablast.tsv"), ("blastn", "blastn.tsv")])
-def test_tasks_equal_blastn(task, name):
-    res = run_blastn(os.path.join(HERE, "reads.fa"), GENOME, BlastnOptions(task=task))
+def test_tasks_equal_blastn(task, name, threads):
+    res = run_blastn(os.path.join(HERE, "reads.fa"), GENOME, BlastnOptions(task=task), num_threads=threads)
     assert tabular_lines(res) == _golden(name)
 
 
@@ -55,6 +56,14 @@ def test_options_equal_blastn(name, tmp_path):
     r = _cli(shlex.split(GOLDEN[name]), tmp_path, GENOME)
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == _golden(name)
+
+
+def test_cli_num_threads(tmp_path):
+    """``-num_threads`` reaches the search; the table is blastn's."""
+    shutil.copy(os.path.join(HERE, "reads.fa"), tmp_path)
+    r = _cli(shlex.split(GOLDEN["blastn.tsv"]) + ["-num_threads", "4"], tmp_path, GENOME)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == _golden("blastn.tsv")
 
 
 @pytest.mark.skipif(shutil.which("makeblastdb") is None, reason="BLAST+ makeblastdb not installed")
@@ -110,9 +119,11 @@ def test_clalign_makedb_database_gives_the_fasta_output(tmp_path):
 
 @pytest.mark.parametrize("task", ["megablast", "blastn"])
 def test_subject_longer_than_a_blast_chunk(task, tmp_path):
-    """A 5.3 Mb subject is searched in BLAST+'s two overlapping chunks; reads across the seam."""
+    """A 5.3 Mb subject is searched in BLAST+'s two overlapping chunks (on two threads: the pieces
+    run concurrently, their lists merged in order); reads across the seam."""
     from make_search_golden import long_subject
 
     long_subject(str(tmp_path))
-    res = run_blastn(str(tmp_path / "long_reads.fa"), str(tmp_path / "long.fa"), BlastnOptions(task=task))
+    res = run_blastn(str(tmp_path / "long_reads.fa"), str(tmp_path / "long.fa"), BlastnOptions(task=task),
+                     num_threads=2)
     assert tabular_lines(res) == _golden(f"long_{task}.tsv")

@@ -8,7 +8,7 @@ complemented) and ``genes.fa`` (``--genes`` stretches of 1-5 kb mutated the same
 Each round runs, as whole processes (wall seconds as a user sees them, start-up and numba
 cache loading included), blastn and clalign blastn for every (task, query file) pair; the
 report gives medians per program and the ratio, plus clalign's in-process time of a second
-run (start-up and compiled-code loading excluded).
+run (start-up and compiled-code loading excluded). Both programs get ``--threads`` threads.
 
     python3 -m tools.bench_blastn_cpu --work /tmp/bnbench --rounds 3 --threads 2
 """
@@ -28,13 +28,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMP = str.maketrans("ACGT", "TGCA")
 
 
-def write_data(work, n_reads, n_genes, seed=5):
-    """Genome, database and query files in ``work``; returns the genome length."""
-    import pyrodigal
-
+def write_data(work, n_reads, n_genes, seed=5, genome=None):
+    """Genome, database and query files in ``work``; returns the genome length. ``genome``:
+    the gzipped FASTA (default: the one in pyrodigal's wheel; a machine without pyrodigal is
+    given a copy)."""
     os.makedirs(work, exist_ok=True)
-    path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
-                        "GCF_001457455.1_NCTC11397_genomic.fna.gz")
+    path = genome
+    if path is None:
+        import pyrodigal
+
+        path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
+                            "GCF_001457455.1_NCTC11397_genomic.fna.gz")
     name, seq = None, []
     with gzip.open(path, "rt") as fh:
         for line in fh:
@@ -89,9 +93,10 @@ def main():
     ap.add_argument("--genes", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--genome", default=None, help="gzipped genome FASTA (default: pyrodigal's GCF_001457455.1)")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn_cpu.json)")
     args = ap.parse_args()
-    glen = write_data(args.work, args.reads, args.genes)
+    glen = write_data(args.work, args.reads, args.genes, genome=args.genome)
     cases = [(t, q) for t in ("megablast", "blastn") for q in ("reads", "genes")]
     times = {c: {"blastn": [], "clalign": []} for c in cases}
     same = {c: True for c in cases}
@@ -104,7 +109,7 @@ def main():
                  "-num_threads", str(args.threads)], args.work, a))
             times[task, q]["clalign"].append(timed(
                 [sys.executable, "-m", "clalign", "blastn", "-task", task, "-query", f"{q}.fa", "-db", "gdb",
-                 "-outfmt", "6"], args.work, b))
+                 "-outfmt", "6", "-num_threads", str(args.threads)], args.work, b))
             same[task, q] &= open(a).read() == open(b).read()
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
@@ -117,11 +122,12 @@ def main():
     for task, q in cases:
         bl = statistics.median(times[task, q]["blastn"])
         cl = statistics.median(times[task, q]["clalign"])
-        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task))
+        run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
+                   num_threads=args.threads)
         t = time.perf_counter()
         phases[task, q] = {}
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"), BlastnOptions(task=task),
-                   times=phases[task, q])
+                   times=phases[task, q], num_threads=args.threads)
         warm = time.perf_counter() - t
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same[task, q],
                              in_process_seconds=round(warm, 3), threads=args.threads, rounds=args.rounds,

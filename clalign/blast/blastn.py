@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,7 +26,8 @@ from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from .hsp import hitlist_key
 from .nucl_hsp import DEL, INS, evalue_order
-from .nucl_search import prelim_subject, traceback_subject
+from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
+                          subject_chunks, traceback_subject)
 from .nucl_setup import BlastnOptions, read_queries, setup_search
 from .nucl_words import DiagState
 
@@ -37,7 +40,8 @@ def _prelim_hitlist_size(n: int) -> int:
 
 
 def _aligned(q, s, h):
-    """(query codes, subject codes) of the alignment columns, 15 for a gap."""
+    """(query codes, subject codes) of the alignment columns, 15 for a gap: the plain form of
+    ``nucl_stages_nb.record_columns`` (tests)."""
     qa, sa = [], []
     qi, si = h.q_start, h.s_start
     for op, num in h.ops:
@@ -58,23 +62,26 @@ def _aligned(q, s, h):
 
 
 def alignment_record(query, qid, sid, oid, title, h, q_ctx, minus, s_codes, s_len):
-    """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation."""
-    qa, sa = _aligned(q_ctx, s_codes, h)
+    """An :class:`~clalign.output.Alignment` of an HSP in BLAST+'s tabular orientation; the
+    columns and the counts :meth:`Alignment.make` derives letter by letter come from one
+    compiled call (:func:`~clalign.blast.nucl_stages_nb.record_columns`; identities = equal
+    codes, positives = identities)."""
+    from .nucl_stages_nb import record_columns
+
+    script = np.array(h.ops, dtype=np.int64).reshape(-1, 2)
+    qa, sa, nident, gaps, opens, qres, sres = record_columns(
+        q_ctx, s_codes, h.q_start, h.s_start, script[:, 0], script[:, 1], bool(minus), COMPLEMENT)
     qlen = len(query.codes)
+    qstart = qlen - h.q_end + 1 if minus else h.q_start + 1
     if minus:
-        qa, sa = COMPLEMENT[qa[::-1]], COMPLEMENT[sa[::-1]]
-        qstart = qlen - h.q_end + 1
+        sstart, send = h.s_end, h.s_start + 1
     else:
-        qstart = h.q_start + 1
-    qseq = LETTERS[qa].tobytes().decode()
-    sseq = LETTERS[sa].tobytes().decode()
-    a = Alignment.make(qid, sid, qlen, s_len, h.score, h.bit_score, h.evalue, qstart,
-                       h.s_start + 1, qseq, sseq, subject_index=oid, subject_title=title,
-                       query_title=query.title, sstrand="minus" if minus else "plus")
-    if minus:
-        from dataclasses import replace
-        a = replace(a, sstart=h.s_end, send=h.s_start + 1)
-    return a
+        sstart, send = h.s_start + 1, h.s_start + sres
+    return Alignment(str(qid), str(sid), int(qlen), int(s_len), int(h.score), float(h.bit_score),
+                     float(h.evalue), int(qstart), int(qstart) + qres - 1, int(sstart), int(send),
+                     LETTERS[qa].tobytes().decode(), LETTERS[sa].tobytes().decode(), nident, nident,
+                     gaps, opens, subject_index=oid, subject_title=title,
+                     query_title=query.title, sstrand="minus" if minus else "plus")
 
 
 def _text(x):
@@ -86,14 +93,17 @@ def _warn_stderr(qid, message):
 
 
 def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
-               device=None):
+               num_threads: int = 1, device=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
     queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
     ``times``: a dict that collects seconds per phase (setup: queries, masks, lookup table,
     statistics; words: scan, mini-extension, diagonals, ungapped; prelim: the rest of the
-    preliminary stage; traceback; records: output records). ``device``: an OpenCL device
-    ("P:D") for the scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning
-    table's USE says so for that device)."""
+    preliminary stage; traceback; records: output records; with threads the phases are summed
+    over the workers). ``num_threads`` > 1: subjects (and the 5,000,000-base pieces of long ones)
+    and the traceback's subjects run on that many threads (the compiled stages release the
+    GIL); results are the same, in the same order. ``device``: an OpenCL device ("P:D") for the
+    scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
+    for that device)."""
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
@@ -101,23 +111,102 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     st = setup_search(queries, opts, nt.total_bases, len(nt))
     times = {} if times is None else times
     times["setup"] = times.get("setup", 0.0) + clock() - t0
-    t0 = clock()
-    words0 = times.get("words", 0.0)
     b = st.batch
     for qi, q in enumerate(queries):
         if not st.ctx_valid[b.query_of == qi].all():
             warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    pool = ThreadPoolExecutor(max_workers=num_threads) if num_threads > 1 else None
+    try:
+        return _search(st, queries, nt, opts, progress, times, pool, num_threads, device)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _prelim_groups(nt, oids):
+    """Work units of the preliminary stage: runs of consecutive subject pieces
+    ``(oid, piece number, offset, length)``, about a megabase (or 64 pieces) each."""
+    group, size = [], 0
+    for oid in oids:
+        for k, (off, n) in enumerate(subject_chunks(int(nt.lengths[oid]))):
+            group.append((oid, k, off, n))
+            size += n
+            if size >= 1 << 20 or len(group) >= 64:
+                yield group
+                group, size = [], 0
+    if group:
+        yield group
+
+
+class _DeviceWords:
+    """The device's word starts handed to the workers: ``NuclDeviceWords.pairs`` is called under
+    a lock, once per subject, and each piece's share kept until its worker takes it."""
+
+    def __init__(self, dev, nt):
+        self.dev, self.nt, self.lock, self.held = dev, nt, threading.Lock(), {}
+
+    def piece(self, oid, k):
+        with self.lock:
+            got = self.held.get(oid)
+            if got is None:
+                got = self.held[oid] = [self.dev.pairs(oid), len(subject_chunks(int(self.nt.lengths[oid])))]
+            got[1] -= 1
+            if got[1] == 0:
+                del self.held[oid]
+            return got[0][k]
+
+
+def _prelim_all(st, nt, oids, times, pool, dev=None):
+    """(oid, preliminary HSPs) of every subject in OID order, on the pool when there is one;
+    ``dev``: the device's word finder (:func:`nucl_device.device_words`) or None."""
+    if pool is None:
+        diag = DiagState(len(st.batch.seq))
+        for oid in oids:
+            yield oid, prelim_subject(st, diag, nt.packed(oid), int(nt.lengths[oid]), times,
+                                      None if dev is None else dev.pairs(oid))
+        return
+    local = threading.local()
+    words = None if dev is None else _DeviceWords(dev, nt)
+
+    def work(group):
+        diag = getattr(local, "diag", None)
+        if diag is None:
+            diag = local.diag = DiagState(len(st.batch.seq))
+        out, last, s = [], -1, None
+        for oid, k, off, n in group:
+            if oid != last:
+                s, last = subject_array(nt.packed(oid)), oid
+            out.append((oid, off, prelim_piece(st, diag, s, off, n, times,
+                                               None if words is None else words.piece(oid, k))))
+        return out
+
+    cur, pieces = -1, []
+    for res in pool.map(work, _prelim_groups(nt, oids)):
+        for oid, off, hsps in res:
+            if oid != cur and cur >= 0:
+                yield cur, prelim_combine(st, pieces)
+                pieces = []
+            cur = oid
+            pieces.append((off, hsps))
+    if cur >= 0:
+        yield cur, prelim_combine(st, pieces)
+
+
+def _search(st, queries, nt, opts, progress, times, pool, threads, device=None):
+    from ..data.deflines import subject_ids
+
+    clock = time.perf_counter
+    t0 = clock()
+    words0 = times.get("words", 0.0)
+    b = st.batch
     per_query = [[] for _ in queries]
-    diag = DiagState(len(b.seq))
+    oids = range(len(nt) if st.ctx_valid.any() else 0)
     dev = None
     if device is not None and st.flat is not None and st.ctx_valid.any():
         from .nucl_device import device_words   # scan/lookup/mini-extension on the device
         dev = device_words(nt, st, device, times)
-    for oid in range(len(nt) if st.ctx_valid.any() else 0):
-        s_len = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), s_len, times,
-                              None if dev is None else dev.pairs(oid))
+    for oid, hsps in _prelim_all(st, nt, oids, times, pool, dev):
         if progress is not None:
             progress(oid)
         if not hsps:
@@ -137,19 +226,37 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         lists = sorted(per_query[qi], key=lambda t: t[0])[:_prelim_hitlist_size(opts.max_target_seqs)]
         for _, oid, hs in lists:
             jobs.setdefault(oid, []).append((qi, hs))
-    final = [[] for _ in queries]
-    records = {}
+    ids = subject_ids(nt)
+    names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
+    units = []   # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces for the workers
     for oid in sorted(jobs):
-        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))  # + sentinel
+        pairs = jobs[oid]
+        step = max(1, -(-len(pairs) // (4 * threads)))
+        units += [(oid, pairs[i:i + step]) for i in range(0, len(pairs), step)]
+    codes = _SubjectCodes(nt, [oid for oid, _ in units])
+
+    def work(unit):
+        oid, pairs = unit
+        s_codes = codes.get(oid)
         s_len = int(nt.lengths[oid])
-        for qi, hs in jobs[oid]:
+        done = []
+        for qi, hs in pairs:
             out = traceback_subject(st, hs, s_codes, s_len)
             if out:
-                best = min(h.evalue for h in out)
-                final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
                 t1 = clock()
-                records[qi, oid] = _records(st, queries[qi], nt, oid, out, s_codes)
+                recs = _records(st, queries[qi], nt, oid, names[oid], out, s_codes)
                 times["records"] = times.get("records", 0.0) + clock() - t1
+                done.append((qi, out, recs))
+        codes.release(oid)
+        return oid, done
+
+    final = [[] for _ in queries]
+    records = {}
+    for oid, done in (pool.map if pool is not None else map)(work, units):
+        for qi, out, recs in done:
+            best = min(h.evalue for h in out)
+            final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
+            records[qi, oid] = recs
     times["traceback"] = (times.get("traceback", 0.0) + clock() - t0
                           - (times.get("records", 0.0) - rec0))
     results = []
@@ -165,13 +272,33 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     return results
 
 
-def _records(st, query, nt, oid, hsps, s_codes):
-    """Alignment records of one (query, subject) pair's final HSPs, best first."""
-    from ..data.deflines import subject_ids
+class _SubjectCodes:
+    """Each subject's BLASTNA codes with their ambiguities restored (plus a sentinel), made once
+    for the work units that need it and dropped after the last one."""
 
+    def __init__(self, nt, oids):
+        self.nt, self.lock, self.codes, self.users = nt, threading.Lock(), {}, {}
+        for oid in oids:
+            self.users[oid] = self.users.get(oid, 0) + 1
+
+    def get(self, oid):
+        with self.lock:
+            c = self.codes.get(oid)
+            if c is None:
+                c = self.codes[oid] = np.append(NCBI4NA_TO_BLASTNA[self.nt.ncbi4na(oid)], np.uint8(15))
+            return c
+
+    def release(self, oid):
+        with self.lock:
+            self.users[oid] -= 1
+            if not self.users[oid]:
+                del self.codes[oid]
+
+
+def _records(st, query, nt, oid, name, hsps, s_codes):
+    """Alignment records of one (query, subject) pair's final HSPs, best first."""
     b = st.batch
-    ids = subject_ids(nt)
-    sid, title = ids.sacc(oid), ids.stitle(oid)   # BLAST+'s accession.version and title
+    sid, title = name
     out = []
     for h in sorted(hsps, key=evalue_order):
         a0 = int(b.offsets[h.context])

@@ -8,6 +8,12 @@ to it), so the compiled preliminary and traceback stages make the same containme
 - ``st``: int64 [node count, subject range start, subject range end];
 - ``H``: int64 (n, >= 5) HSP table rows [score, q_start, q_end, s_start, s_end, ...].
 
+Nucleotide searches (``nucl_hsp.NuclTree``) use the same tree with ``sep >= 0``: query
+positions in ``H`` are shifted by their context's strand offset, column 5 holds the context,
+HSPs of different contexts never contain or replace each other, and with ``sep > 0``
+containment also needs the start or end diagonals closer than ``sep`` (``MB_HSP_CLOSE``).
+``sep = -1``: BLASTP's rules (column 5 unused).
+
 ``reserve`` grows ``nodes`` (one add creates at most two nodes per level of the query and
 subject trees, < ``ADD_NODES``); call it before every ``add``.
 """
@@ -65,18 +71,25 @@ def _node(nodes, st, lo, hi, hsp):
 
 
 @numba.njit(cache=True, nogil=True)
-def _inside(sc, qs, qe, ss, se, H, t):
-    return (sc <= H[t, 0] and H[t, 1] <= qs <= H[t, 2] and H[t, 3] <= ss <= H[t, 4]
-            and H[t, 1] <= qe <= H[t, 2] and H[t, 3] <= se <= H[t, 4])
+def _inside(sc, qs, qe, ss, se, H, t, ctx, sep):
+    if sep >= 0 and H[t, 5] != ctx:
+        return False
+    if not (sc <= H[t, 0] and H[t, 1] <= qs <= H[t, 2] and H[t, 3] <= ss <= H[t, 4]
+            and H[t, 1] <= qe <= H[t, 2] and H[t, 3] <= se <= H[t, 4]):
+        return False
+    if sep <= 0:
+        return True
+    return (abs((H[t, 1] - H[t, 3]) - (qs - ss)) < sep
+            or abs((H[t, 2] - H[t, 4]) - (qe - se)) < sep)
 
 
 @numba.njit(cache=True, nogil=True)
-def _mid_contains(nodes, H, idx, sc, qs, qe, ss, se):
+def _mid_contains(nodes, H, idx, sc, qs, qe, ss, se, ctx, sep):
     node = idx
     while nodes[node, 5] < 0:
         k = nodes[node, 3]
         while k != 0:
-            if _inside(sc, qs, qe, ss, se, H, nodes[k, 5]):
+            if _inside(sc, qs, qe, ss, se, H, nodes[k, 5], ctx, sep):
                 return True
             k = nodes[k, 3]
         middle = (nodes[node, 0] + nodes[node, 1]) // 2
@@ -89,15 +102,21 @@ def _mid_contains(nodes, H, idx, sc, qs, qe, ss, se):
         if k == 0:
             return False
         node = k
-    return _inside(sc, qs, qe, ss, se, H, nodes[node, 5])
+    return _inside(sc, qs, qe, ss, se, H, nodes[node, 5], ctx, sep)
 
 
 @numba.njit(cache=True, nogil=True)
 def contains(nodes, H, sc, qs, qe, ss, se):
     """Whether a kept HSP scoring at least ``sc`` holds both end points of the box."""
+    return contains_in(nodes, H, sc, qs, qe, ss, se, -1, -1)
+
+
+@numba.njit(cache=True, nogil=True)
+def contains_in(nodes, H, sc, qs, qe, ss, se, ctx, sep):
+    """:func:`contains` for an HSP of context ``ctx`` under the rules ``sep`` selects."""
     node = 0
     while nodes[node, 5] < 0:
-        if nodes[node, 3] != 0 and _mid_contains(nodes, H, nodes[node, 3], sc, qs, qe, ss, se):
+        if nodes[node, 3] != 0 and _mid_contains(nodes, H, nodes[node, 3], sc, qs, qe, ss, se, ctx, sep):
             return True
         middle = (nodes[node, 0] + nodes[node, 1]) // 2
         if qe < middle:
@@ -109,12 +128,14 @@ def contains(nodes, H, sc, qs, qe, ss, se):
         if k == 0:
             return False
         node = k
-    return _inside(sc, qs, qe, ss, se, H, nodes[node, 5])
+    return _inside(sc, qs, qe, ss, se, H, nodes[node, 5], ctx, sep)
 
 
 @numba.njit(cache=True, nogil=True)
-def _better(H, h, t, which):
+def _better(H, h, t, which, sep):
     """0: no shared end point; 1: h is better; 2: t is (ties go to t)."""
+    if sep >= 0 and H[h, 5] != H[t, 5]:
+        return 0
     if which == _LEFT:
         match = H[h, 1] == H[t, 1] and H[h, 3] == H[t, 3]
     else:
@@ -133,8 +154,8 @@ def _better(H, h, t, which):
 
 
 @numba.njit(cache=True, nogil=True)
-def _leaf_check(nodes, H, root, k, h, which, target, midpt):
-    best = _better(H, h, nodes[k, 5], which)
+def _leaf_check(nodes, H, root, k, h, which, target, midpt, sep):
+    best = _better(H, h, nodes[k, 5], which, sep)
     if best == 2:
         return True
     if best == 1:
@@ -146,7 +167,7 @@ def _leaf_check(nodes, H, root, k, h, which, target, midpt):
 
 
 @numba.njit(cache=True, nogil=True)
-def _mid_endpoint(nodes, H, idx, h, which):
+def _mid_endpoint(nodes, H, idx, h, which, sep):
     target = H[h, 3] if which == _LEFT else H[h, 4]
     root = idx
     while True:
@@ -154,7 +175,7 @@ def _mid_endpoint(nodes, H, idx, h, which):
         k = nodes[root, 3]
         while k != 0:
             nxt = nodes[k, 3]
-            best = _better(H, h, nodes[k, 5], which)
+            best = _better(H, h, nodes[k, 5], which, sep)
             if best == 2:
                 return True
             if best == 1:
@@ -171,16 +192,16 @@ def _mid_endpoint(nodes, H, idx, h, which):
         if k == 0:
             return False
         if nodes[k, 5] >= 0:
-            return _leaf_check(nodes, H, root, k, h, which, target, midpt)
+            return _leaf_check(nodes, H, root, k, h, which, target, midpt, sep)
         root = k
 
 
 @numba.njit(cache=True, nogil=True)
-def _endpoint(nodes, H, h, which):
+def _endpoint(nodes, H, h, which, sep):
     target = H[h, 1] if which == _LEFT else H[h, 2]
     root = 0
     while True:
-        if nodes[root, 3] != 0 and _mid_endpoint(nodes, H, nodes[root, 3], h, which):
+        if nodes[root, 3] != 0 and _mid_endpoint(nodes, H, nodes[root, 3], h, which, sep):
             return True
         midpt = (nodes[root, 0] + nodes[root, 1]) // 2
         if target < midpt:
@@ -192,14 +213,20 @@ def _endpoint(nodes, H, h, which):
         if k == 0:
             return False
         if nodes[k, 5] >= 0:
-            return _leaf_check(nodes, H, root, k, h, which, target, midpt)
+            return _leaf_check(nodes, H, root, k, h, which, target, midpt, sep)
         root = k
 
 
 @numba.njit(cache=True, nogil=True)
 def add(nodes, st, H, h):
     """Add HSP row ``h`` of ``H`` (unless a kept HSP sharing an end point is better)."""
-    if _endpoint(nodes, H, h, _LEFT) or _endpoint(nodes, H, h, _RIGHT):
+    add_in(nodes, st, H, h, -1)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_in(nodes, st, H, h, sep):
+    """:func:`add` under the rules ``sep`` selects."""
+    if _endpoint(nodes, H, h, _LEFT, sep) or _endpoint(nodes, H, h, _RIGHT, sep):
         return
     new = _node(nodes, st, 0, 0, h)
     by_subject = False

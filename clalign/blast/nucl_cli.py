@@ -49,7 +49,7 @@ def _yes_no(name, value):
 @click.option("-outfmt", "outfmt", default="6", show_default=True,
               help="6 or 7, optionally followed by BLAST+ column names ('6 qseqid sseqid evalue').")
 @click.option("-num_threads", "num_threads", type=click.IntRange(min=1), default=1, show_default=True,
-              help="CPU threads (accepted; the search runs on one).")
+              help="CPU threads: subjects and their pieces are searched concurrently.")
 @click.option("-dbsize", "dbsize", type=click.IntRange(min=0), default=0, help="Effective database length.")
 @click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=0, help="Effective search space.")
 @click.option("-perc_identity", "perc_identity", type=click.FloatRange(0, 100), default=0.0,
@@ -78,7 +78,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                          max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
                          searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-    results = run_blastn(query, db, opts, device=device)
+    results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
                           database=db)
     with atomic_output(out, force=force) as fh:

@@ -125,14 +125,13 @@ def compress_query(q) -> np.ndarray:
     """``BlastCompressBlastnaSequence``: byte ``3 + i`` packs bases i..i+3 (``code & 3``);
     bytes 0..2 hold the first bases right-justified, the last 3 the last bases left-justified.
     (Byte ``3 - m + i``, m = min(3, n), packs bases i-3..i, bases outside the query read 0.)"""
-    q = np.asarray(q, dtype=np.int64) & 3
+    q = np.asarray(q, dtype=np.uint8) & 3
     n = len(q)
     m = min(3, n)
     out = np.zeros(n + 3, dtype=np.uint8)
-    qq = np.concatenate([np.zeros(3, dtype=np.int64), q, np.zeros(3, dtype=np.int64)])
-    i = np.arange(n + m)
-    packed = (qq[i] << 6) | (qq[i + 1] << 4) | (qq[i + 2] << 2) | qq[i + 3]
-    out[3 - m + i] = packed.astype(np.uint8)
+    qq = np.concatenate([np.zeros(3, dtype=np.uint8), q, np.zeros(3, dtype=np.uint8)])
+    k = n + m      # bytes 3 - m .. n + 2, in uint8 slices (no index or int64 temporaries)
+    out[3 - m:3 - m + k] = (qq[:k] << 6) | (qq[1:k + 1] << 4) | (qq[2:k + 2] << 2) | qq[3:k + 3]
     return out
 
 

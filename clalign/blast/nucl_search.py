@@ -59,6 +59,7 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
     s = np.asarray(s_packed, dtype=np.uint8)
     if s.size * 4 < s_len + 4:   # BLAST+ may read a byte past the end; give it one
         s = np.concatenate([s, np.zeros(2, dtype=np.uint8)])
+    s = subject_array(s)
     ext = EXTENDERS[extender]
     off = 0
     if words is not None:
@@ -99,14 +100,10 @@ def initial_hits(st, diag, s_packed, s_len: int, words=None) -> np.ndarray:
     return rows[order]
 
 
-def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
-    """Preliminary gapped HSPs of one subject (chunk), purged and in score order."""
-    t0 = time.perf_counter()
-    rows = initial_hits(st, diag, s_packed, s_len, words)
-    if times is not None:
-        times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
-    if not len(rows):
-        return []
+def prelim_chunk_ref(st, rows, s_packed, s_len: int):
+    """The plain form of the preliminary stage of one subject piece (the spec of
+    :func:`nucl_stages_nb.prelim_hsps`): [NHSP] purged and in score order from the piece's
+    sorted initial hits ``rows``."""
     g = _gapped_module()
     b = st.batch
     tree = NuclTree(len(b.seq), s_len, st.strand_off, st.opts.min_diag_separation)
@@ -126,6 +123,21 @@ def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
     return kept
 
 
+def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
+    """Preliminary gapped HSPs of one subject (chunk), purged and in score order (compiled:
+    :func:`nucl_stages_nb.prelim_hsps`)."""
+    from .nucl_stages_nb import prelim_hsps
+
+    t0 = time.perf_counter()
+    rows = initial_hits(st, diag, s_packed, s_len, words)
+    if times is not None:
+        times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
+    if not len(rows):
+        return []
+    return [NHSP(c, sc, qs, qe, ss, se, qg, sg)
+            for sc, qs, qe, ss, se, c, qg, sg in prelim_hsps(st, rows, s_packed, s_len).tolist()]
+
+
 def subject_chunks(s_len: int):
     """``s_GetNextSubjectChunk`` without subject masks: (offset, length) of the pieces BLAST+
     searches a subject in (5,000,000 bases, each next one starting 100 bases before the end
@@ -142,26 +154,54 @@ def subject_chunks(s_len: int):
     return out
 
 
+def prelim_piece(st, diag, s_packed, off: int, n: int, times=None, words=None):
+    """Preliminary HSPs of the piece ``(off, n)`` of one subject (:func:`subject_chunks`), subject
+    offsets shifted to the whole subject. Pieces are independent (each thread keeps its own
+    ``diag``: stale diagonals never block a new subject or piece), so they may run concurrently.
+    ``words``: the piece's word starts from the device (:meth:`nucl_device.NuclDeviceWords.pairs`),
+    else the CPU scans."""
+    hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times, words)
+    for h in hsps:
+        h.s_start += off
+        h.s_end += off
+        h.s_gstart += off
+    return hsps
+
+
+def prelim_combine(st, pieces):
+    """[NHSP] of one subject with E-values from its pieces' HSP lists (in subject order), merged
+    as ``Blast_HSPListsMerge`` does, cut at ``-evalue``."""
+    combined = None
+    for off, hsps in pieces:
+        combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
+    out = []
+    for h in combined or []:
+        h.evalue, h.bit_score = st.evalue_bits(h.score, h.context)
+        if h.evalue <= st.opts.evalue:
+            out.append(h)
+    return out
+
+
+def subject_array(s_packed) -> np.ndarray:
+    """A subject's packed bytes as one array type for the compiled stages (read-only, C order,
+    uint8), whatever the reader gave (a writeable array or a read-only memory map): numba
+    compiles one specialisation per type, so a second type met mid-run compiles again."""
+    s = np.ascontiguousarray(s_packed, dtype=np.uint8).view(np.ndarray)
+    if s.flags.writeable:
+        s = s.view()
+        s.flags.writeable = False
+    return s
+
+
 def prelim_subject(st, diag, s_packed, s_len: int, times=None, words=None):
     """Preliminary HSPs of one subject, [NHSP] with E-values, all queries of the batch; a
     subject longer than 5,000,000 bases is searched chunk by chunk and the chunks' HSP lists
     merged as ``Blast_HSPListsMerge`` does. ``words``: per chunk, the device's word starts
     (:meth:`nucl_device.NuclDeviceWords.pairs`), else the CPU scans."""
-    combined = None
-    for k, (off, n) in enumerate(subject_chunks(s_len)):
-        hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times,
-                             None if words is None else words[k])
-        for h in hsps:
-            h.s_start += off
-            h.s_end += off
-            h.s_gstart += off
-        combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
-    out = []
-    for h in combined or []:
-        h.evalue, h.bit_score = nucl_evalue_bits(h.score, st.gapped[h.context], st.searchsp[h.context])
-        if h.evalue <= st.opts.evalue:
-            out.append(h)
-    return out
+    s_packed = subject_array(s_packed)
+    return prelim_combine(st, [(off, prelim_piece(st, diag, s_packed, off, n, times,
+                                                  None if words is None else words[k]))
+                               for k, (off, n) in enumerate(subject_chunks(s_len))])
 
 
 def identities(h: NHSP, q, s):
@@ -194,7 +234,28 @@ def _fails_identity(h, q, s, perc):
 
 def traceback_subject(st, hsps, s_codes, s_len: int):
     """Final HSPs of one (query, subject) pair from its preliminary ones (score order);
-    ``s_codes``: the subject's BLASTNA codes (``s_len`` of them, then a sentinel 15)."""
+    ``s_codes``: the subject's BLASTNA codes (``s_len`` of them, then a sentinel 15). Compiled
+    (:func:`nucl_stages_nb.traceback_rows`); E-values and the cut here."""
+    from .nucl_stages_nb import traceback_rows
+
+    o, b = st.opts, st.batch
+    P = np.array([(h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.context, h.q_gstart, h.s_gstart)
+                  for h in hsps], dtype=np.int64).reshape(-1, 8)
+    rows, ops, nums = traceback_rows(P, b.seq, b.offsets, b.lengths, s_codes, s_len, o.greedy,
+                                     st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
+                                     st.xdrop_final, o.min_diag_separation, float(o.perc_identity),
+                                     st.cutoff_gapped)
+    out = []
+    for sc, qs, qe, ss, se, c, qg, sg, p, n in rows.tolist():
+        e, bits = st.evalue_bits(sc, c)
+        if e <= o.evalue:
+            out.append(NHSP(c, sc, qs, qe, ss, se, qg, sg, e, bits,
+                            [list(x) for x in zip(ops[p:p + n].tolist(), nums[p:p + n].tolist())]))
+    return out
+
+
+def traceback_subject_ref(st, hsps, s_codes, s_len: int):
+    """The plain form of :func:`traceback_subject` (the spec of ``traceback_rows``)."""
     g = _gapped_module()
     o = st.opts
     b = st.batch

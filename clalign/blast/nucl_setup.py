@@ -26,13 +26,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
 from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import KarlinParams, ungapped_params
-from ..stats.nucl import nucl_gapped_params, nucl_search_space
+from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params, nucl_search_space
 from .nucl_dust import query_mask_intervals
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
@@ -170,6 +171,52 @@ def ungapped_block(codes, matrix):
     return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
 
 
+@numba.njit(cache=True, nogil=True)
+def _context_counts(seq, offsets, lengths):
+    """Letter counts (codes 0..15) of every context of a query batch."""
+    out = np.zeros((offsets.shape[0], 16), dtype=np.int64)
+    for c in range(offsets.shape[0]):
+        for i in range(offsets[c], offsets[c] + lengths[c]):
+            out[c, seq[i]] += 1
+    return out
+
+
+def ungapped_blocks(batch, matrix):
+    """:func:`ungapped_block` of every context of ``batch``, computed once per distinct score
+    distribution: the block depends on a context only through the score probabilities that
+    ``score_frequencies`` accumulates from its letter frequencies, and reads of A/C/G/T share a
+    few bit patterns of those (8 among 800 contexts of 400 reads). The probabilities are
+    accumulated here for all contexts at once, term by term in the same order as
+    ``np.add.at`` does per context (the same additions, so the same bits); each group's block is
+    then computed by :func:`ungapped_block` on one of its contexts."""
+    M = np.asarray(matrix)[:15, :15].astype(np.int64)
+    nctx = len(batch.offsets)
+    comp = _context_counts(batch.seq, np.asarray(batch.offsets, dtype=np.int64),
+                           np.asarray(batch.lengths, dtype=np.int64))[:, :15].astype(np.float64)
+    comp[:, 14] = 0.0
+    sums = np.array([row.sum() for row in comp])   # each row summed as ungapped_block sums it
+    out = [None] * nctx
+    live = np.flatnonzero(sums != 0)
+    if not live.size:
+        return out
+    freq = comp[live] / sums[live, None]
+    lo = int(M.min())
+    probs = np.zeros((live.size, int(M.max()) - lo + 1))
+    p_std = 0.25
+    for i in range(15):          # np.add.at order: i major, j minor; p_std is 0 past A/C/G/T
+        for j in range(4):
+            probs[:, M[i, j] - lo] += freq[:, i] * p_std
+    _, first, group = np.unique(probs, axis=0, return_index=True, return_inverse=True)
+    blocks = []
+    for k in first:
+        c = int(live[k])
+        a, n = int(batch.offsets[c]), int(batch.lengths[c])
+        blocks.append(ungapped_block(batch.seq[a:a + n], matrix))
+    for k, g in zip(live.tolist(), np.asarray(group).reshape(-1).tolist()):
+        out[k] = blocks[g]
+    return out
+
+
 @dataclass
 class Setup:
     opts: BlastnOptions
@@ -191,6 +238,17 @@ class Setup:
     masks: list
     compressed_query: np.ndarray = None
     strand_off: list = None
+    stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
+    _evalues: dict = field(default_factory=dict, repr=False)
+
+    def evalue_bits(self, score: int, context: int):
+        """``nucl_evalue_bits`` of a raw score in a context, remembered per (score, statistics
+        key): a pure function of the score, the gapped block and the search space."""
+        key = (score, self.stat_key[context])
+        r = self._evalues.get(key)
+        if r is None:
+            r = self._evalues[key] = nucl_evalue_bits(score, self.gapped[context], self.searchsp[context])
+        return r
 
 
 def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int) -> Setup:
@@ -215,23 +273,27 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
     cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     xu = np.zeros(nctx, dtype=np.int64)
+    kus = ungapped_blocks(batch, matrix)
+    memo = {}   # (ungapped block, context length) -> the context's values: the same for equal keys
+    stat_key, stat_ids = [-1] * nctx, {}
     for c in range(nctx):
-        a, n = int(batch.offsets[c]), int(batch.lengths[c])
-        ku = ungapped_block(batch.seq[a:a + n], matrix)
+        ku = kus[c]
         if ku is None:
             continue
+        key = (ku, int(batch.lengths[c]))
+        if key not in memo:
+            gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
+            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1])
+            g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
+            trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
+            memo[key] = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
+        stat_key[c] = stat_ids.setdefault(memo[key][:2], len(stat_ids))
         valid[c] = True
-        gps[c] = gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open,
-                                         opts.gap_extend, ku)
-        ssp[c] = opts.searchsp or nucl_search_space(gp, n, dbl, db_num_seqs)[1]
-        cg[c] = max(1, karlin_cutoff(opts.evalue, gp.karlin, ssp[c]))
-        trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-        cu[c] = min(trigger, cg[c])
-        xu[c] = int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
+        gps[c], ssp[c], cg[c], cu[c], xu[c] = memo[key]
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
                  (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
-                 strand_offsets(batch.offsets, batch.minus))
+                 strand_offsets(batch.offsets, batch.minus), stat_key)
