@@ -1,4 +1,4 @@
-"""``clalign blastn --device`` against ``blastn -num_threads N``: reads and genes against a genome
+"""``clalign blastn --device -num_threads N`` against ``blastn -num_threads N``: reads and genes against a genome
 collection scaled by options, every output table checked identical, with the device phases.
 
 Data (written to ``--work``, seed 7): pyrodigal's bundled genome (GCF_001457455.1, 2.46 Mb) plus
@@ -191,7 +191,7 @@ def main():
     ap.add_argument("--genes", type=int, default=50)
     ap.add_argument("--cases", default="megablast:reads,megablast:genes,blastn:genes",
                     help="comma-separated task:queries (queries: reads or genes)")
-    ap.add_argument("--threads", type=int, default=16, help="blastn -num_threads")
+    ap.add_argument("--threads", type=int, default=16, help="-num_threads of blastn and clalign")
     ap.add_argument("--device", default="0:0", help="OpenCL device P:D of clalign --device")
     ap.add_argument("--real", default=None, help="real genome FASTA (.gz ok; default pyrodigal's "
                     "bundled GCF_001457455.1)")
@@ -221,24 +221,25 @@ def main():
         a = os.path.join(args.work, f"bl_{task}_{q}.tsv")
         b = os.path.join(args.work, f"cl_{task}_{q}.tsv")
         bl = timed([shutil.which("blastn")] + base + ["-num_threads", str(args.threads)], args.work, a)
-        cl = timed([sys.executable, "-m", "clalign", "blastn"] + base + ["--device", args.device],
+        threads = ["-num_threads", str(args.threads)]
+        cl = timed([sys.executable, "-m", "clalign", "blastn"] + base + threads + ["--device", args.device],
                    args.work, b)
         same = open(a).read() == open(b).read()
         cpu = None
         if args.cpu:
             c = os.path.join(args.work, f"cpu_{task}_{q}.tsv")
-            cpu = timed([sys.executable, "-m", "clalign", "blastn"] + base, args.work, c)
+            cpu = timed([sys.executable, "-m", "clalign", "blastn"] + base + threads, args.work, c)
             same &= open(a).read() == open(c).read()
         phases = {}
         t = time.perf_counter()
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
-                   BlastnOptions(task=task), device=args.device, times=phases)
+                   BlastnOptions(task=task), device=args.device, times=phases, num_threads=args.threads)
         warm = time.perf_counter() - t
         counts = phases.pop("device_counts", {})
         t = time.perf_counter()
         with trial("blastn_scan", {"PIPELINE": False}):
             run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
-                       BlastnOptions(task=task), device=args.device)
+                       BlastnOptions(task=task), device=args.device, num_threads=args.threads)
         serial = time.perf_counter() - t
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same,
                              in_process_seconds=round(warm, 3), cpu_path_seconds=cpu,
