@@ -9,15 +9,20 @@ Karlin block ``kbp`` (query composition against uniform bases):
 - hit cutoff: the score of E = ``-evalue`` on that search space;
 - word (ungapped extension) cutoff: the score of E = 0.05 on ``min(avg subject length,
   2 x context length) x avg subject length`` with the gap-decay correction (rate 0.5), at
-  most the hit cutoff; reduced cutoff 0.8 of it, X-drop 20 bits as in the gapped search;
-- small-gap linking cutoff: the smallest word cutoff (large-gap cutoff 0).
+  most the hit cutoff; reduced cutoff 0.8 of it;
+- ungapped X-drop: 20 bits for blastn and blastn-short; megablast sets no ungapped X-drop, so
+  BLAST+ uses the context's word cutoff as X-drop (``x_dropoff_init`` 0): blastn 2.12's
+  output changes with an explicit ``-xdrop_ungap 20`` for megablast only, and the cutoff rule
+  reproduces it at ``-evalue`` 1e-3, 10 and 1000.
+
+E-values are per HSP (``Blast_HSPListGetEvalues``): blastn's ``-sum_stats`` is off by default,
+so ungapped HSPs are not linked (blastn 2.12 prints plain Karlin-Altschul E-values for them).
 
 Per subject (``s_BlastSearchEngineCore`` / ``BLAST_PreliminarySearchEngine``): the ungapped
 hits of the word finder become HSPs (score order; chunks of long subjects merged); each is
 re-scored on the subject with its ambiguity codes restored, keeping the best-scoring stretch
 (``Blast_HSPReevaluateWithAmbiguitiesUngapped``; dropped below the word cutoff) and tested
-for ``-perc_identity``; HSPs are linked with sum statistics (:mod:`nucl_link`), cut at
-``-evalue`` and given bit scores from ``kbp``. There is no traceback stage; the hit lists are
+for ``-perc_identity``; E-values and bit scores from ``kbp``, cut at ``-evalue``. There is no traceback stage; the hit lists are
 those of the gapped search (best E-value first, ``-max_target_seqs`` subjects; the
 preliminary list is not enlarged for an ungapped search).
 """
@@ -44,7 +49,6 @@ class UngappedStats:
     searchsp: np.ndarray
     cutoff_hit: np.ndarray   # hit-saving cutoff (E = -evalue)
     cutoff_word: np.ndarray  # ungapped extension cutoff
-    link_cutoff_small: int
 
 
 def word_cutoff(evalue: float, karlin, searchsp: float) -> int:
@@ -79,11 +83,12 @@ def ungapped_setup(st, db_length: int, db_num_seqs: int):
         ch[c] = karlin_cutoff(o.evalue, ku, ssp[c])
         word = word_cutoff(CUTOFF_E_BLASTN, ku, min(avg, 2 * n) * avg)
         cw[c] = min(word, ch[c])
-    valid = cw[st.ctx_valid]
-    small = int(valid.min()) if valid.size else big
+    xdrop = st.xdrop_ungapped
+    if o.task == "megablast":   # no ungapped X-drop in bits: BLAST+ takes the cutoff
+        xdrop = np.where(st.ctx_valid, cw, st.xdrop_ungapped)
     st2 = replace(st, cutoff_ungapped=cw, reduced_cutoff=(0.8 * cw).astype(np.int64),
-                  searchsp=ssp, cutoff_gapped=ch)
-    return st2, UngappedStats(ks, adj, ssp, ch, cw, small)
+                  searchsp=ssp, cutoff_gapped=ch, xdrop_ungapped=xdrop)
+    return st2, UngappedStats(ks, adj, ssp, ch, cw)
 
 
 def _reevaluate(h: NHSP, q, s, matrix, cutoff: int) -> bool:
