@@ -80,7 +80,7 @@ def ungapped_setup(st, db_length: int, db_num_seqs: int):
         params = NuclGappedParams(ku, alpha, beta, False)
         adj[c], sp = nucl_search_space(params, n, dbl, db_num_seqs)
         ssp[c] = o.searchsp or sp
-        ch[c] = karlin_cutoff(o.evalue, ku, ssp[c])
+        ch[c] = max(1, karlin_cutoff(o.evalue, ku, ssp[c]))
         word = word_cutoff(CUTOFF_E_BLASTN, ku, min(avg, 2 * n) * avg)
         cw[c] = min(word, ch[c])
     xdrop = st.xdrop_ungapped
