@@ -79,7 +79,6 @@ def test_makeblastdb_database_gives_the_fasta_output(tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["-task", "dc-megablast"], "dc-megablast is not implemented"),
-    (["-ungapped"], "-ungapped is not implemented"),
     (["-dust", "20 64 1"], "-dust"),
     (["-reward", "3", "-penalty", "-2"], "not supported for substitution scores 3 and -2"),
     (["-task", "blastn", "-gapopen", "1", "-gapextend", "9"], "values 1 and 9 are not supported"),

@@ -1,79 +1,88 @@
-"""BLASTN ungapped extension (na_ungapped.c rules) against an independent X-drop formulation."""
-import numpy as np
+"""``clalign blastn -ungapped``: outfmt 6/7 identical, line for line and in order, to blastn 2.12
+``-ungapped`` for every task (golden tables ug_*.tsv in tests/data/blastn/search, made by its
+make_search_golden.py), on the CPU path and on an OpenCL device; and the re-evaluation with
+ambiguities against a brute-force best stretch."""
+import os
+import random
+import shlex
+import shutil
+import sys
 
-from clalign.blast.nucl_ungapped import nucl_score_table, ungapped_approx, ungapped_exact
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from clalign.blast.blastn import run_blastn, tabular_lines
+from clalign.blast.nucl_hsp import NHSP
+from clalign.blast.nucl_setup import BlastnOptions
+from clalign.blast.nucl_ungapped_search import _reevaluate
+from clalign.cli import main
 from clalign.data.nucleotide import blastna_matrix
 
+HERE = os.path.join(os.path.dirname(__file__), "data", "blastn", "search")
+sys.path.insert(0, HERE)
+from make_search_golden import GOLDEN  # noqa: E402
 
-def _pack(b):
-    b = np.concatenate([b, np.zeros((-len(b)) % 4, dtype=np.uint8)])
-    return (b[0::4] << 6 | b[1::4] << 4 | b[2::4] << 2 | b[3::4]).astype(np.uint8)
-
-
-def _xdrop(pairs, X, before=None):
-    """(bases kept, score) of a one-sided X-drop walk over pair scores: the end moves to every
-    strictly better prefix; stop when the prefix falls below best + X. ``before``: the score
-    already gathered on the other side; then, once a prefix improved, the walk also stops when
-    it falls more than the whole score so far below the best (BLAST+'s right-side rule)."""
-    best, cur, keep, x = 0, 0, 0, X
-    for k, v in enumerate(pairs):
-        cur += v
-        if cur > best:
-            best, keep = cur, k + 1
-            if before is not None:
-                x = max(-(before + best), X)
-        elif cur - best < x:
-            break
-    return keep, best
+GENOME = os.path.join(HERE, "genome.fa")
 
 
-def test_exact_extension_matches_xdrop_definition():
-    rng = np.random.default_rng(8)
-    m = blastna_matrix(1, -2)
-    for _ in range(400):
-        q1 = rng.integers(0, 4, int(rng.integers(30, 120))).astype(np.uint8)
-        q = np.concatenate([q1, [15], rng.integers(0, 4, 50).astype(np.uint8)]).astype(np.uint8)
-        q[rng.random(len(q)) < 0.02] = 14
-        q[len(q1)] = 15
-        sb = rng.integers(0, 4, int(rng.integers(40, 160))).astype(np.uint8)
-        qo = int(rng.integers(0, len(q)))
-        so = int(rng.integers(0, len(sb)))
-        n = min(len(q) - qo, len(sb) - so)
-        k = int(rng.integers(0, n + 1))
-        sb[so:so + k] = np.where(q[qo:qo + k] < 4, q[qo:qo + k], sb[so:so + k])
-        X = -int(rng.integers(5, 25))
-        got = ungapped_exact(q, _pack(sb), len(sb), m, qo, so, X)
-        qq = lambda i: int(q[i]) if 0 <= i < len(q) else 15
-        lk, ls = _xdrop([m[qq(qo - j), sb[so - j]] for j in range(1, min(qo, so) + 1)], X)
-        rk, rs = _xdrop([m[qq(qo + j), sb[so + j]] for j in range(n)], X, before=ls)
-        assert got == (qo - lk, so - lk, lk + rk, ls + rs)
+def _golden(name):
+    with open(os.path.join(HERE, name)) as fh:
+        return fh.read().splitlines()
 
 
-def test_score_table_and_approx_fallback():
-    t = nucl_score_table(1, -2)
-    assert t[0] == 4 and t[0b01000000] == 1 and t[0xFF] == -8
-    from clalign.blast.nucl_ungapped import reduced_cutoff
-    assert reduced_cutoff(27) == 21 and reduced_cutoff(10) == 8
-    rng = np.random.default_rng(2)
-    m = blastna_matrix(1, -2)
+@pytest.mark.parametrize("task,query", [("megablast", "reads.fa"), ("blastn", "reads.fa"),
+                                        ("blastn-short", "short.fa")])
+def test_ungapped_tasks_equal_blastn(task, query):
+    res = run_blastn(os.path.join(HERE, query), GENOME, BlastnOptions(task=task, ungapped=True))
+    assert tabular_lines(res) == _golden(f"ug_{task}.tsv")
+
+
+@pytest.mark.parametrize("name", ["ug_opts.tsv", "ug_mb_w16.tsv"])
+def test_ungapped_options_equal_blastn(name, tmp_path):
+    """-strand, -perc_identity, -max_hsps, -evalue, custom columns; -word_size, -dust no,
+    -max_target_seqs, outfmt 7 (megablast's X-drop rule shows with word 16)."""
+    shutil.copy(os.path.join(HERE, "reads.fa"), tmp_path)
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = CliRunner().invoke(main, ["blastn", "-db", GENOME] + shlex.split(GOLDEN[name]))
+    finally:
+        os.chdir(here)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    if name.endswith("w16.tsv"):   # outfmt 7 names the database as given
+        lines = [l.replace(GENOME, "gdb") for l in lines]
+    assert lines == _golden(name)
+
+
+def test_reevaluation_keeps_best_stretch():
+    """With ambiguity codes on both sides: the kept stretch scores the best of all stretches
+    (cutoff 1: any positive stretch), its coordinates add up, and a cutoff above the best
+    score drops the HSP."""
+    rng = random.Random(4)
+    m = blastna_matrix(2, -3).astype(np.int64)
     for _ in range(300):
-        q = rng.integers(0, 4, 200).astype(np.uint8)
-        sb = q.copy()
-        flip = rng.random(200) < 0.08
-        sb[flip] = (sb[flip] + 1) % 4
-        s = _pack(sb)
-        qo = int(rng.integers(20, 170))
-        so = qo
-        ex = ungapped_exact(q, s, 200, m, qo, so, -20)
-        assert ungapped_approx(q, s, 200, m, t, qo, so + 11, so, -20, 0) == ex
-        ap = ungapped_approx(q, s, 200, m, t, qo, so + 11, so, -20, 10 ** 9)
-        q_start, s_start, length, score = ap
-        pad = (4 - so % 4) % 4
-        qe = qo + pad
-        assert q_start - s_start == qo - so and (q_start - qe) % 4 == 0
-        assert s_start + length >= so + 11
-        byte = lambda i: int(q[i] << 6 | q[i + 1] << 4 | q[i + 2] << 2 | q[i + 3])
-        lk, ls = _xdrop([t[byte(qe - 4 * j) ^ s[qe // 4 - j]] for j in range(1, qe // 4 + 1)], -20)
-        rk, rs = _xdrop([t[byte(qe + 4 * j) ^ s[qe // 4 + j]] for j in range((200 - qe) // 4)], -20)
-        assert score == ls + rs and q_start == qe - 4 * lk
-        assert length == max(so + 11 - s_start, (qe + 4 * rk - 1 if rk else qe) - q_start + 1)
+        n = rng.randint(1, 60)
+        q = np.array([rng.choice([0, 1, 2, 3, 3, 14, 4]) for _ in range(n)], dtype=np.uint8)
+        s = np.array([rng.choice([0, 1, 2, 3, 2, 9]) for _ in range(n + 5)], dtype=np.uint8)
+        sc = [int(m[q[i], s[2 + i]]) for i in range(n)]
+        best = max([0] + [sum(sc[a:b]) for a in range(n) for b in range(a + 1, n + 1)])
+        h = NHSP(0, 0, 0, n, 2, 2 + n)
+        assert _reevaluate(h, q, s, m, 1) == (best >= 1)
+        assert h.score == best
+        if best:
+            assert sum(sc[h.q_start:h.q_end]) == best and h.s_start - h.q_start == 2
+            assert h.s_end - h.s_start == h.q_end - h.q_start
+        h = NHSP(0, 0, 0, n, 2, 2 + n)
+        assert not _reevaluate(h, q, s, m, best + 1)
+
+
+@pytest.mark.parametrize("task,query", [("megablast", "reads.fa"), ("blastn-short", "short.fa")])
+def test_ungapped_device_equals_blastn(each_device, task, query):
+    """The device's scan, lookup and mini-extension feed the same ungapped search."""
+    pytest.importorskip("pyopencl")
+    dev = "0:0" if each_device == "default" else each_device
+    res = run_blastn(os.path.join(HERE, query), GENOME, BlastnOptions(task=task, ungapped=True),
+                     device=dev)
+    assert tabular_lines(res) == _golden(f"ug_{task}.tsv")

@@ -109,6 +109,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     queries = read_queries(query_path)
     nt = open_nucleotide(db)
     st = setup_search(queries, opts, nt.total_bases, len(nt))
+    if opts.ungapped:   # no gapped stage, sum statistics (nucl_ungapped_search)
+        from .nucl_ungapped_search import run_ungapped
+        return run_ungapped(queries, nt, st, progress, warn, times, device)
     times = {} if times is None else times
     times["setup"] = times.get("setup", 0.0) + clock() - t0
     b = st.batch

@@ -1,7 +1,8 @@
 """``clalign blastn``: nucleotide BLAST with BLAST+'s option names and tabular output.
 
 Output equals BLAST+ 2.12 ``blastn`` for ``-task megablast`` (default) and ``-task blastn``
-/ ``blastn-short``; ``-task dc-megablast`` and ``-ungapped`` are refused with a one-line error.
+/ ``blastn-short``, gapped or ``-ungapped``; ``-task dc-megablast`` is refused with a one-line
+error.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _yes_no(name, value):
 @click.option("-searchsp", "searchsp", type=click.IntRange(min=0), default=0, help="Effective search space.")
 @click.option("-perc_identity", "perc_identity", type=click.FloatRange(0, 100), default=0.0,
               help="Minimum percent identity of reported HSPs.")
-@click.option("-ungapped", "ungapped", is_flag=True, help="Ungapped search (not implemented yet).")
+@click.option("-ungapped", "ungapped", is_flag=True, help="Ungapped search: no gapped extension (E-values per HSP, as blastn).")
 @click.option("--device", "device", default=None,
               help="OpenCL device P:D (see `clalign devices`) for the scan, lookup and "
                    "mini-extension (the tuning table may keep CPU devices on the CPU path).")

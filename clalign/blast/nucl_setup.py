@@ -108,9 +108,6 @@ class BlastnOptions:
                                KarlinParams(1.0, 1.0, 1.0))
         except ValueError as exc:
             raise ParameterError(str(exc)) from None
-        if self.ungapped:
-            raise ParameterError("-ungapped is not implemented yet for blastn (BLAST+ then links "
-                                 "HSPs with sum statistics)")
 
 
 @dataclass

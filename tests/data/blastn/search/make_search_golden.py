@@ -36,6 +36,14 @@ GOLDEN = {
     "bn_minus.tsv": "-task blastn -query reads.fa -strand minus -outfmt 6",
     "bn_w7.tsv": "-task blastn -query reads.fa -word_size 7 -outfmt 6",
     "bn_searchsp.tsv": "-task blastn -query reads.fa -searchsp 50000000 -outfmt 6",
+    "ug_megablast.tsv": "-task megablast -ungapped -query reads.fa -outfmt 6",
+    "ug_blastn.tsv": "-task blastn -ungapped -query reads.fa -outfmt 6",
+    "ug_blastn-short.tsv": "-task blastn-short -ungapped -query short.fa -outfmt 6",
+    "ug_opts.tsv": ("-task blastn -ungapped -query reads.fa -strand plus -perc_identity 90 -max_hsps 2 "
+                    "-evalue 1e-3 -outfmt '6 qseqid sseqid pident length mismatch gapopen qstart qend "
+                    "sstart send evalue bitscore score nident qseq sseq sstrand'"),
+    "ug_mb_w16.tsv": ("-task megablast -ungapped -word_size 16 -dust no -max_target_seqs 1 "
+                      "-query reads.fa -outfmt 7"),
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
