@@ -217,13 +217,16 @@ def run_ungapped(queries, nt, st, progress=None, warn=None, times=None, device=N
             per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
     times["prelim"] = times.get("prelim", 0.0) + clock() - t0 - (times.get("words", 0.0) - words0)
     t0 = clock()
+    from ..data.deflines import subject_ids
+
+    ids = subject_ids(nt)   # BLAST+'s accession.version and title, decoded for printed hits only
     results = []
     for qi, query in enumerate(queries):
         hits = []
         for _, oid, hs in sorted(per_query[qi], key=lambda t: t[0])[:o.max_target_seqs]:
             from ..data.nucleotide import NCBI4NA_TO_BLASTNA
             s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
-            recs = _records(st, query, nt, oid, hs, s_codes)
+            recs = _records(st, query, nt, oid, (ids.sacc(oid), ids.stitle(oid)), hs, s_codes)
             if o.max_hsps > 0:
                 recs = recs[:o.max_hsps]
             hits += recs
