@@ -47,11 +47,13 @@ def reserve(nodes, st):
     if st[0] + ADD_NODES <= nodes.shape[0]:
         return nodes
     bigger = np.zeros((2 * nodes.shape[0] + ADD_NODES, 6), dtype=np.int64)
-    bigger[:nodes.shape[0]] = nodes
+    for i in range(nodes.shape[0]):     # a loop, not a slice copy: numba compiles a costly
+        for c in range(6):              # error path for every array-to-slice assignment
+            bigger[i, c] = nodes[i, c]
     return bigger
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _node(nodes, st, lo, hi, hsp):
     k = st[0]
     st[0] = k + 1
@@ -64,7 +66,7 @@ def _node(nodes, st, lo, hi, hsp):
     return k
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _inside(sc, qs, qe, ss, se, H, t):
     return (sc <= H[t, 0] and H[t, 1] <= qs <= H[t, 2] and H[t, 3] <= ss <= H[t, 4]
             and H[t, 1] <= qe <= H[t, 2] and H[t, 3] <= se <= H[t, 4])
@@ -112,7 +114,7 @@ def contains(nodes, H, sc, qs, qe, ss, se):
     return _inside(sc, qs, qe, ss, se, H, nodes[node, 5])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _better(H, h, t, which):
     """0: no shared end point; 1: h is better; 2: t is (ties go to t)."""
     if which == _LEFT:
@@ -132,7 +134,7 @@ def _better(H, h, t, which):
     return 2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _leaf_check(nodes, H, root, k, h, which, target, midpt):
     best = _better(H, h, nodes[k, 5], which)
     if best == 2:
@@ -199,8 +201,9 @@ def _endpoint(nodes, H, h, which):
 @numba.njit(cache=True, nogil=True)
 def add(nodes, st, H, h):
     """Add HSP row ``h`` of ``H`` (unless a kept HSP sharing an end point is better)."""
-    if _endpoint(nodes, H, h, _LEFT) or _endpoint(nodes, H, h, _RIGHT):
-        return
+    for which in range(2):      # _LEFT, _RIGHT: a loop variable, so one compiled _endpoint
+        if _endpoint(nodes, H, h, which):
+            return
     new = _node(nodes, st, 0, 0, h)
     by_subject = False
     lo, hi = H[h, 1], H[h, 2]

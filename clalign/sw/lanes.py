@@ -161,6 +161,8 @@ def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, 
     stext = np.empty(offsets[GROUP], dtype=np.uint8)
     for k in range(GROUP):
         nops = offsets[k + 1] - offsets[k]
-        qtext[offsets[k]:offsets[k + 1]] = parts[k][:nops]
-        stext[offsets[k]:offsets[k + 1]] = parts[k][nops:]
+        buf = parts[k]
+        for t in range(nops):     # loops: a slice copy makes numba compile a costly error path
+            qtext[offsets[k] + t] = buf[t]
+            stext[offsets[k] + t] = buf[nops + t]
     return info, qtext, stext, offsets
