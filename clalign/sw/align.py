@@ -87,7 +87,8 @@ def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
     na = M32.shape[0]
     low = np.int32(-(1 << 28))
     H = np.zeros((m, LANES), dtype=np.int32)
-    E = np.full((m, LANES), low, dtype=np.int32)
+    E = np.empty((m, LANES), dtype=np.int32)   # then a scalar fill: np.full would be one more
+    E[:, :] = low                               # numba overload to compile on a fresh machine
     P = np.empty((na, LANES), dtype=np.int32)
     diag = np.zeros(LANES, dtype=np.int32)
     f = np.zeros(LANES, dtype=np.int32)
