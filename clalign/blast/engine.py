@@ -61,7 +61,9 @@ class Subjects:
         res = np.ascontiguousarray(self.residues, dtype=np.uint8).view()
         res.flags.writeable = False
         self.residues = res
-        self.offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
+        off = np.ascontiguousarray(self.offsets, dtype=np.int64).view()   # same for the offsets
+        off.flags.writeable = False
+        self.offsets = off
 
     @property
     def total_length(self) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import itree_nb as it
 from .gapped import gapped_start, prot_gapped
-from .stages_nb import NCOL, purge_and_order
+from .stages_nb import NCOL, grow_rows, purge_and_order
 
 PRE_NONE, PRE_FULL, PRE_RESTRICTED = 0, 1, 2
 NPRE = 8   # pre columns: score, q_start, q_end, s_start, s_end, q_off, s_off, status
@@ -31,7 +31,7 @@ def _pass_pre(matrix, q, residues, offsets, rows, a, b, use_restricted, cutoff, 
     slen = offsets[oid + 1] - base
     it.init(nodes, st, q.shape[0] + 1, slen + 1)
     want = PRE_RESTRICTED if use_restricted else PRE_FULL
-    n = 0
+    n = np.int64(0)     # not the literal 0 (see stages_nb._prelim_pass)
     for k in range(a, b):
         q0, s0, length = rows[k, 2], rows[k, 3], rows[k, 4]
         if n > 0 and it.contains(nodes, H, rows[k, 1], q0, q0 + length, s0, s0 + length):
@@ -83,16 +83,15 @@ def prelim_chunk_pre(matrix, q, residues, offsets, rows, first, last, cutoff, r_
         if b - a > H.shape[0]:
             H = np.empty((2 * (b - a), 7), dtype=np.int64)
         use_r = restricted_ok and rows[a, 1] < r_cut
-        n, nodes = _pass_pre(matrix, q, residues, offsets, rows, a, b, use_r, cutoff, r_cut,
-                             gap_open, gap_extend, xdrop, pre, H, nodes, st, ext, cpu)
-        if n < 0:
-            n, nodes = _pass_pre(matrix, q, residues, offsets, rows, a, b, False, cutoff, r_cut,
-                                 gap_open, gap_extend, xdrop, pre, H, nodes, st, ext, cpu)
+        for attempt in range(2):   # as stages_nb.prelim_chunk: a run-time bool, one compile
+            n, nodes = _pass_pre(matrix, q, residues, offsets, rows, a, b, use_r and attempt == 0,
+                                 cutoff, r_cut, gap_open, gap_extend, xdrop, pre, H, nodes, st,
+                                 ext, cpu)
+            if n >= 0:
+                break
         order = purge_and_order(H, n)
         if n_out + order.shape[0] > out.shape[0]:
-            bigger = np.empty((2 * out.shape[0] + order.shape[0], NCOL), dtype=np.int64)
-            bigger[:n_out] = out[:n_out]
-            out = bigger
+            out = grow_rows(out, n_out, 2 * out.shape[0] + order.shape[0])
         for i in order:
             out[n_out, 0] = rows[a, 0]
             for c in range(7):

@@ -53,11 +53,13 @@ def reserve(nodes, st):
     if st[0] + ADD_NODES <= nodes.shape[0]:
         return nodes
     bigger = np.zeros((2 * nodes.shape[0] + ADD_NODES, 6), dtype=np.int64)
-    bigger[:nodes.shape[0]] = nodes
+    for i in range(nodes.shape[0]):     # a loop, not a slice copy: numba compiles a costly
+        for c in range(6):              # error path for every array-to-slice assignment
+            bigger[i, c] = nodes[i, c]
     return bigger
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _node(nodes, st, lo, hi, hsp):
     k = st[0]
     st[0] = k + 1
@@ -70,7 +72,7 @@ def _node(nodes, st, lo, hi, hsp):
     return k
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _inside(sc, qs, qe, ss, se, H, t, ctx, sep):
     if sep >= 0 and H[t, 5] != ctx:
         return False
@@ -131,7 +133,7 @@ def contains_in(nodes, H, sc, qs, qe, ss, se, ctx, sep):
     return _inside(sc, qs, qe, ss, se, H, nodes[node, 5], ctx, sep)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _better(H, h, t, which, sep):
     """0: no shared end point; 1: h is better; 2: t is (ties go to t)."""
     if sep >= 0 and H[h, 5] != H[t, 5]:
@@ -153,7 +155,7 @@ def _better(H, h, t, which, sep):
     return 2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _leaf_check(nodes, H, root, k, h, which, target, midpt, sep):
     best = _better(H, h, nodes[k, 5], which, sep)
     if best == 2:
@@ -226,8 +228,9 @@ def add(nodes, st, H, h):
 @numba.njit(cache=True, nogil=True)
 def add_in(nodes, st, H, h, sep):
     """:func:`add` under the rules ``sep`` selects."""
-    if _endpoint(nodes, H, h, _LEFT, sep) or _endpoint(nodes, H, h, _RIGHT, sep):
-        return
+    for which in range(2):      # _LEFT, _RIGHT: a loop variable, so one compiled _endpoint
+        if _endpoint(nodes, H, h, which, sep):
+            return
     new = _node(nodes, st, 0, 0, h)
     by_subject = False
     lo, hi = H[h, 1], H[h, 2]

@@ -118,6 +118,16 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     return LookupTable(word_size, threshold, starts, qs, counts > 0)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _grow(words, n):
+    """``words[:n]`` in an array twice as long (a loop: numba compiles a costly error path for
+    an array-to-slice assignment)."""
+    bigger = np.empty(2 * n, dtype=np.int32)
+    for i in range(n):
+        bigger[i] = words[i]
+    return bigger
+
+
 @numba.njit(cache=True, nogil=True)
 def _neighbours(uniq, m, threshold, w):
     """CSR (starts, words) of every word scoring >= threshold against each distinct query word
@@ -161,9 +171,7 @@ def _neighbours(uniq, m, threshold, w):
                     for i in range(w):
                         code = (code << CHARSIZE) | idx[i]
                     if n == words.shape[0]:
-                        bigger = np.empty(2 * n, dtype=np.int32)
-                        bigger[:n] = words
-                        words = bigger
+                        words = _grow(words, n)
                     words[n] = code
                     n += 1
                     if code == uniq[u]:
@@ -175,9 +183,7 @@ def _neighbours(uniq, m, threshold, w):
                     idx[depth] = 0
         if not self_seen:
             if n == words.shape[0]:
-                bigger = np.empty(2 * n, dtype=np.int32)
-                bigger[:n] = words
-                words = bigger
+                words = _grow(words, n)
             words[n] = uniq[u]
             n += 1
         starts[u + 1] = n

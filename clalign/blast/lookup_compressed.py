@@ -31,7 +31,7 @@ from ..data.alphabet import PROTEIN
 from ..stats.karlin import ROBINSON
 from ..stats.tables import PROTEIN_TABLES
 from .lookup import unmasked_words
-from .ungapped_nb import _extend_two_hit
+from .ungapped_nb import _extend_two_hit, _grow_rows
 from .ungapped_onehit import _extend_one_hit
 
 ALPHABETS = {6: "ST IJV LM KR EQZ A G BD P N F Y H C W",   # 15 groups (SE_B(14))
@@ -258,7 +258,8 @@ def _csr(idx, qo, size):
         c = idx[k]
         starts[c + 1] -= 1
         out[starts[c + 1]] = qo[k]
-    starts[:size] = starts[1:].copy()
+    for c in range(size):      # shift down (a loop: no numba slice-copy error path)
+        starts[c] = starts[c + 1]
     starts[size] = n
     return starts, out
 
@@ -347,9 +348,7 @@ def scan_db(q, matrix, starts, qoffs, table, size, first_low, residues, offsets,
                         last_hit[d] = s_off
                 if keep:
                     if nres == cap:
-                        bigger = np.empty((cap * 2, 7), dtype=np.int32)
-                        bigger[:cap] = res
-                        res = bigger
+                        res = _grow_rows(res, cap)
                         cap *= 2
                     res[nres, 0] = k
                     res[nres, 1] = ext[0]

@@ -52,7 +52,8 @@ def _lnfact(n, table):
 def _ln_prob(comp, length, table):
     sv = _state(comp)
     padded = np.zeros(21, dtype=np.int64)
-    padded[:len(sv)] = sv
+    for i in range(len(sv)):   # a loop: no numba slice-copy error path
+        padded[i] = sv[i]
     ans = table[20]
     if len(sv) > 0:
         total = 20

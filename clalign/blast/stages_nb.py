@@ -25,6 +25,27 @@ from .traceback import gapped_traceback
 NCOL = 8
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def grow_rows(a, n, cap):
+    """A copy of int64 rows ``a[:n]`` with room for ``cap`` rows. Copies in this package's
+    compiled code are loops: an array-to-slice assignment makes numba compile a costly error
+    path (shape message formatting) in every function that has one."""
+    b = np.empty((cap, a.shape[1]), dtype=np.int64)
+    for i in range(n):
+        for c in range(a.shape[1]):
+            b[i, c] = a[i, c]
+    return b
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def grow_bytes(a, n, cap):
+    """A copy of uint8 ``a[:n]`` with room for ``cap`` (see ``grow_rows``)."""
+    b = np.empty(cap, dtype=np.uint8)
+    for i in range(n):
+        b[i] = a[i]
+    return b
+
+
 @numba.njit(cache=True, nogil=True)
 def _before(keys, i, j):
     """Whether column i of ``keys`` sorts strictly before column j (row 0 most significant)."""
@@ -121,7 +142,7 @@ def _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_restricted, cutof
     base = offsets[oid]
     slen = offsets[oid + 1] - base
     it.init(nodes, st, q.shape[0] + 1, slen + 1)
-    n = 0
+    n = np.int64(0)     # not the literal 0: numba would compile it.add for Literal[int](0) too
     for k in range(a, b):
         q0, s0, length = rows[k, 2], rows[k, 3], rows[k, 4]
         if n > 0 and it.contains(nodes, H, rows[k, 1], q0, q0 + length, s0, s0 + length):
@@ -165,16 +186,16 @@ def prelim_chunk(matrix, q, residues, offsets, rows, first, last, cutoff, r_cut,
         if b - a > H.shape[0]:
             H = np.empty((2 * (b - a), 7), dtype=np.int64)
         use_r = restricted_ok and rows[a, 1] < r_cut
-        n, nodes = _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_r, cutoff, r_cut,
-                                gap_open, gap_extend, xdrop, H, nodes, st, ext)
-        if n < 0:
-            n, nodes = _prelim_pass(matrix, q, residues, offsets, rows, a, b, False, cutoff, r_cut,
-                                    gap_open, gap_extend, xdrop, H, nodes, st, ext)
+        for attempt in range(2):   # restricted first if allowed, then exact if it says so
+            # (a run-time bool: a literal False would make numba compile the pass twice)
+            n, nodes = _prelim_pass(matrix, q, residues, offsets, rows, a, b,
+                                    use_r and attempt == 0, cutoff, r_cut, gap_open, gap_extend,
+                                    xdrop, H, nodes, st, ext)
+            if n >= 0:
+                break
         order = purge_and_order(H, n)
         if n_out + order.shape[0] > out.shape[0]:
-            bigger = np.empty((2 * out.shape[0] + order.shape[0], NCOL), dtype=np.int64)
-            bigger[:n_out] = out[:n_out]
-            out = bigger
+            out = grow_rows(out, n_out, 2 * out.shape[0] + order.shape[0])
         for i in order:
             out[n_out, 0] = rows[a, 0]
             for c in range(7):
@@ -243,7 +264,7 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
         slen = offsets[oid + 1] - base
         it.init(nodes, st, q.shape[0] + 1, slen + 1)
         tmp_off = np.zeros(b - a + 1, dtype=np.int64)   # ops of kept HSP i: tmp_ops[tmp_off[i]:]
-        n = 0
+        n = np.int64(0)
         for k in range(a, b):
             if n > 0 and it.contains(nodes, H, P[k, 1], P[k, 2], P[k, 3], P[k, 4], P[k, 5]):
                 continue
@@ -263,10 +284,9 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
             H[n, 5] = q0
             H[n, 6] = s0
             if tmp_off[n] + ops.shape[0] > tmp_ops.shape[0]:
-                bigger_tmp = np.empty(2 * (tmp_off[n] + ops.shape[0]), dtype=np.uint8)
-                bigger_tmp[:tmp_off[n]] = tmp_ops[:tmp_off[n]]
-                tmp_ops = bigger_tmp
-            tmp_ops[tmp_off[n]:tmp_off[n] + ops.shape[0]] = ops
+                tmp_ops = grow_bytes(tmp_ops, tmp_off[n], 2 * (tmp_off[n] + ops.shape[0]))
+            for j in range(ops.shape[0]):
+                tmp_ops[tmp_off[n] + j] = ops[j]
             tmp_off[n + 1] = tmp_off[n] + ops.shape[0]
             nodes = it.reserve(nodes, st)
             it.add(nodes, st, H, n)
@@ -281,21 +301,19 @@ def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_exten
             it.add(nodes, st, H, i)
             added += 1
             if n_out == out.shape[0]:
-                bigger = np.empty((2 * out.shape[0], NCOL), dtype=np.int64)
-                bigger[:n_out] = out[:n_out]
-                out = bigger
+                out = grow_rows(out, n_out, 2 * out.shape[0])
                 more = np.zeros(2 * out.shape[0] + 2, dtype=np.int64)
-                more[:ops_off.shape[0]] = ops_off
+                for j in range(ops_off.shape[0]):
+                    more[j] = ops_off[j]
                 ops_off = more
             out[n_out, 0] = oid
             for c in range(7):
                 out[n_out, 1 + c] = H[i, c]
             n_i = tmp_off[i + 1] - tmp_off[i]
             if n_ops + n_i > ops_all.shape[0]:
-                bigger_ops = np.empty(2 * (n_ops + n_i), dtype=np.uint8)
-                bigger_ops[:n_ops] = ops_all[:n_ops]
-                ops_all = bigger_ops
-            ops_all[n_ops:n_ops + n_i] = tmp_ops[tmp_off[i]:tmp_off[i + 1]]
+                ops_all = grow_bytes(ops_all, n_ops, 2 * (n_ops + n_i))
+            for j in range(n_i):
+                ops_all[n_ops + j] = tmp_ops[tmp_off[i] + j]
             n_ops += n_i
             n_out += 1
             ops_off[n_out] = n_ops

@@ -65,7 +65,8 @@ def align_ex(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropoff
             while cap < need:
                 cap *= 2
             bigger = np.zeros(cap, dtype=np.uint8)
-            bigger[:script.shape[0]] = script
+            for j in range(script.shape[0]):    # a loop: no numba slice-copy error path
+                bigger[j] = script[j]
             script = bigger
         ptr = used + 1
         row_ptr[a] = ptr
@@ -184,7 +185,8 @@ def gapped_traceback(matrix, q, s, s_base, slen, q_start, s_start, gap_open, gap
         se = s_start_adj - 1
     n = left_ops.shape[0] + right_ops.shape[0]
     ops = np.empty(n, dtype=np.uint8)
-    ops[:left_ops.shape[0]] = left_ops
+    for i in range(left_ops.shape[0]):
+        ops[i] = left_ops[i]
     for i in range(right_ops.shape[0]):
         ops[left_ops.shape[0] + i] = right_ops[right_ops.shape[0] - 1 - i]
     lo = 0

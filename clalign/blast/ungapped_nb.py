@@ -12,6 +12,17 @@ import numba
 from .lookup import CHARSIZE
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _grow_rows(res, n):
+    """int32 rows ``res[:n]`` in an array twice as long (a loop: numba compiles a costly error
+    path for an array-to-slice assignment)."""
+    bigger = np.empty((2 * n, res.shape[1]), dtype=np.int32)
+    for i in range(n):
+        for c in range(res.shape[1]):
+            bigger[i, c] = res[i, c]
+    return bigger
+
+
 @numba.njit(cache=True, nogil=True)
 def _extend_two_hit(matrix, q, s, s_base, slen, s_left_off, s_right_off, q_right_off, dropoff, w, out):
     qlen = q.shape[0]
@@ -123,9 +134,7 @@ def two_hit_db(q, matrix, starts, qoffs, residues, offsets, first, last, window,
                                 dropoff, w, ext)
                 if ext[0] >= cutoff:
                     if nres == cap:
-                        bigger = np.empty((cap * 2, 7), dtype=np.int32)
-                        bigger[:cap] = res
-                        res = bigger
+                        res = _grow_rows(res, cap)
                         cap *= 2
                     res[nres, 0] = k
                     res[nres, 1] = ext[0]

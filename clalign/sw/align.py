@@ -87,7 +87,8 @@ def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
     na = M32.shape[0]
     low = np.int32(-(1 << 28))
     H = np.zeros((m, LANES), dtype=np.int32)
-    E = np.full((m, LANES), low, dtype=np.int32)
+    E = np.empty((m, LANES), dtype=np.int32)   # then a scalar fill: np.full would be one more
+    E[:, :] = low                               # numba overload to compile on a fresh machine
     P = np.empty((na, LANES), dtype=np.int32)
     diag = np.zeros(LANES, dtype=np.int32)
     f = np.zeros(LANES, dtype=np.int32)
@@ -228,9 +229,12 @@ def global_path(q, s, M, goe, ext, budget):
     for j in range(1, n + 1):
         Hc[j] = -(goe + (j - 1) * ext)
     D = np.empty((k, n + 1), dtype=np.uint8)
+    # row copies are loops: an array-to-slice assignment makes numba compile a costly error
+    # path (its shape message), most of this function's first-run compile time
     for b in range(nck):                       # forward: keep the first row of each block
-        CH[b] = Hc
-        CF[b] = Fc
+        for j in range(n + 1):
+            CH[b, j] = Hc[j]
+            CF[b, j] = Fc[j]
         r0 = b * k
         _block(q, s, M, goe, ext, r0, min(m, r0 + k), Hc, Fc, D)
     score = Hc[n]
@@ -240,8 +244,9 @@ def global_path(q, s, M, goe, ext, budget):
     b = nck - 1
     while i > 0 and j > 0:
         r0 = b * k
-        Hc[:] = CH[b]
-        Fc[:] = CF[b]
+        for j0 in range(n + 1):
+            Hc[j0] = CH[b, j0]
+            Fc[j0] = CF[b, j0]
         _block(q, s, M, goe, ext, r0, min(m, r0 + k), Hc, Fc, D)
         while i > r0 and j > 0:
             d = D[i - r0 - 1, j]

@@ -28,7 +28,8 @@ def find_ends_lanes16(q, subs, lens, M16, goe, ext, targets, out):
     na = M16.shape[0]
     low = np.int16(-16384)
     H = np.zeros((m, GROUP), dtype=np.int16)
-    E = np.full((m, GROUP), low, dtype=np.int16)
+    E = np.empty((m, GROUP), dtype=np.int16)   # no np.full: one numba overload fewer to compile
+    E[:, :] = low
     P = np.empty((na, GROUP), dtype=np.int16)
     diag = np.zeros(GROUP, dtype=np.int16)
     f = np.zeros(GROUP, dtype=np.int16)
@@ -88,7 +89,10 @@ def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, 
     at qtext/stext[offsets[k]:offsets[k + 1]]; ok = 0 flags an internal inconsistency.
     """
     ends = np.zeros((GROUP, 2), dtype=np.int64)
-    if narrow and targets.max() <= NARROW_MAX and goe + ext <= NARROW_GAP:
+    top = 0
+    for k in range(targets.shape[0]):     # not targets.max(): one numba overload fewer to compile
+        top = max(top, targets[k])
+    if narrow and top <= NARROW_MAX and goe + ext <= NARROW_GAP:
         find_ends_lanes16(q, subs, lens, M16, goe, ext, targets, ends)
     else:
         for h in range(0, GROUP, LANES):
@@ -161,6 +165,8 @@ def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, 
     stext = np.empty(offsets[GROUP], dtype=np.uint8)
     for k in range(GROUP):
         nops = offsets[k + 1] - offsets[k]
-        qtext[offsets[k]:offsets[k + 1]] = parts[k][:nops]
-        stext[offsets[k]:offsets[k + 1]] = parts[k][nops:]
+        buf = parts[k]
+        for t in range(nops):     # loops: a slice copy makes numba compile a costly error path
+            qtext[offsets[k] + t] = buf[t]
+            stext[offsets[k] + t] = buf[nops + t]
     return info, qtext, stext, offsets
