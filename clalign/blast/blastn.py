@@ -92,6 +92,19 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
+def _warn_if_split(queries, opts):
+    """Tell the user when blastn 2.12 would cut this query batch into chunks
+    (:mod:`nucl_split`): that search is not reproduced, the batch is searched whole."""
+    from .nucl_split import split_layout
+
+    lay = split_layout([len(q.codes) for q in queries], opts.task, opts.ungapped)
+    if lay is not None:
+        print(f"clalign: warning: the queries' {sum(len(q.codes) for q in queries)} bases exceed "
+              f"blastn's query chunk; BLAST+ 2.12 would search them in {lay.num_chunks} chunks "
+              "and merge the results, clalign searches them whole, so weak hits may differ "
+              "from blastn's", file=sys.stderr)
+
+
 def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
                num_threads: int = 1, device=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
@@ -107,6 +120,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
+    _warn_if_split(queries, opts)
     nt = open_nucleotide(db)
     st = setup_search(queries, opts, nt.total_bases, len(nt))
     if opts.ungapped:   # no gapped stage, sum statistics (nucl_ungapped_search)
