@@ -92,19 +92,6 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _warn_if_split(queries, opts):
-    """Tell the user when blastn 2.12 would cut this query batch into chunks
-    (:mod:`nucl_split`): that search is not reproduced, the batch is searched whole."""
-    from .nucl_split import split_layout
-
-    lay = split_layout([len(q.codes) for q in queries], opts.task, opts.ungapped)
-    if lay is not None:
-        print(f"clalign: warning: the queries' {sum(len(q.codes) for q in queries)} bases exceed "
-              f"blastn's query chunk; BLAST+ 2.12 would search them in {lay.num_chunks} chunks "
-              "and merge the results, clalign searches them whole, so weak hits may differ "
-              "from blastn's", file=sys.stderr)
-
-
 def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
                num_threads: int = 1, device=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
@@ -120,7 +107,6 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
-    _warn_if_split(queries, opts)
     nt = open_nucleotide(db)
     st = setup_search(queries, opts, nt.total_bases, len(nt))
     if opts.ungapped:   # no gapped stage, sum statistics (nucl_ungapped_search)
@@ -133,9 +119,16 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         if not st.ctx_valid[b.query_of == qi].all():
             warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    from .nucl_split import batch_may_split, split_layout   # blastn's query chunks (nucl_split)
+    lengths = [len(q.codes) for q in queries]
+    split = split_layout(lengths, opts.task)
+    if batch_may_split(lengths, opts.task):
+        print("clalign: warning: a query is long enough for blastn 2.12 to split the batch of "
+              "queries holding it into chunks; that split is not reproduced (searched whole), "
+              "so weak hits may differ from blastn's", file=sys.stderr)
     pool = ThreadPoolExecutor(max_workers=num_threads) if num_threads > 1 else None
     try:
-        return _search(st, queries, nt, opts, progress, times, pool, num_threads, device)
+        return _search(st, queries, nt, opts, progress, times, pool, num_threads, device, split)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -210,7 +203,7 @@ def _prelim_all(st, nt, oids, times, pool, dev=None):
         yield cur, prelim_combine(st, pieces)
 
 
-def _search(st, queries, nt, opts, progress, times, pool, threads, device=None):
+def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, split=None):
     from ..data.deflines import subject_ids
 
     clock = time.perf_counter
@@ -220,10 +213,16 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None):
     per_query = [[] for _ in queries]
     oids = range(len(nt) if st.ctx_valid.any() else 0)
     dev = None
-    if device is not None and st.flat is not None and st.ctx_valid.any():
-        from .nucl_device import device_words   # scan/lookup/mini-extension on the device
-        dev = device_words(nt, st, device, times)
-    for oid, hsps in _prelim_all(st, nt, oids, times, pool, dev):
+    if split is not None and st.ctx_valid.any():
+        from .nucl_split import split_prelim
+        prelim = split_prelim(st, queries, nt, opts, split, _prelim_all,
+                              _prelim_hitlist_size(opts.max_target_seqs), times, pool, device)
+    else:
+        if device is not None and st.flat is not None and st.ctx_valid.any():
+            from .nucl_device import device_words   # scan/lookup/mini-extension on the device
+            dev = device_words(nt, st, device, times)
+        prelim = _prelim_all(st, nt, oids, times, pool, dev)
+    for oid, hsps in prelim:
         if progress is not None:
             progress(oid)
         if not hsps:
