@@ -62,12 +62,18 @@ def test_chunk_size_override_and_no_split():
     assert {p.query for ps in lay.pieces for p in ps} == set(range(40))
 
 
-@pytest.mark.parametrize("task", ["blastn", "megablast"])
-def test_split_search_equals_blastn(task, monkeypatch):
-    """115 chunks of 300 bases over the 36 reads: blastn's own split search (its cutoffs per
-    chunk context index; -task blastn loses 63 weak lines and gains 3), on 2 threads."""
+@pytest.mark.parametrize("name,task,query,extra", [
+    ("split300_blastn.tsv", "blastn", "reads.fa", {}),
+    ("split300_megablast.tsv", "megablast", "reads.fa", {}),
+    ("split300_blastn-short.tsv", "blastn-short", "short.fa", {}),
+    ("split300_bn_plus.tsv", "blastn", "reads.fa", {"strand": "plus"}),
+])
+def test_split_search_equals_blastn(name, task, query, extra, monkeypatch):
+    """Chunks of 300 bases (115 over the 36 reads, 2 over the 12 short ones): blastn's own
+    split search (its cutoffs per chunk context index: -task blastn loses 63 weak lines and
+    gains 3, blastn-short differs in 17 from the unsplit search), on 2 threads."""
     monkeypatch.setenv("CHUNK_SIZE", "300")
-    res = run_blastn(os.path.join(HERE, "reads.fa"), os.path.join(HERE, "genome.fa"),
-                     BlastnOptions(task=task), num_threads=2)
-    with open(os.path.join(HERE, f"split300_{task}.tsv")) as fh:
+    res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
+                     BlastnOptions(task=task, **extra), num_threads=2)
+    with open(os.path.join(HERE, name)) as fh:
         assert tabular_lines(res) == fh.read().splitlines()

@@ -185,13 +185,18 @@ def split_prelim(st, queries, nt, opts, layout, prelim_all, hitlist_size, times=
     from .nucl_setup import Query, setup_search
 
     lengths = [len(q.codes) for q in queries]
+    b = st.batch
+    full = {(int(q), bool(m)): c for c, (q, m) in enumerate(zip(b.query_of, b.minus))}
+    strands = [m for m in (False, True) if opts.strand == "both" or m == (opts.strand == "minus")]
     merged = {}
     oids = range(len(nt))
     for row in piece_offsets(layout.pieces, lengths):
         parts = [Query(queries[p.query].qid, queries[p.query].title,
                        queries[p.query].text[p.first:p.last + 1],
                        queries[p.query].codes[p.first:p.last + 1]) for p, _, _ in row]
-        ssp = [st.searchsp[c] for c in range(2 * len(parts))]
+        # the chunk's context (piece i, strand m) is BLAST+'s context 2i + m: it reads the
+        # search space of the batch's context 2i + m, i.e. of query i's strand m
+        ssp = [st.searchsp[full[i, m]] for i in range(len(parts)) for m in strands]
         sk = setup_search(parts, opts, nt.total_bases, len(nt), context_searchsp=ssp)
         if not sk.ctx_valid.any():
             continue
@@ -203,7 +208,7 @@ def split_prelim(st, queries, nt, opts, layout, prelim_all, hitlist_size, times=
         for oid, hsps in prelim_all(sk, nt, oids, times, pool, dev):
             groups = {}
             for h in hsps:
-                groups.setdefault(h.context // 2, []).append(h)
+                groups.setdefault(int(sk.batch.query_of[h.context]), []).append(h)
             for i, hs in groups.items():
                 best = min(h.evalue for h in hs)
                 kept[i].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
@@ -211,8 +216,9 @@ def split_prelim(st, queries, nt, opts, layout, prelim_all, hitlist_size, times=
             p, plus, minus = row[i]
             for _, oid, hs in sorted(lists, key=lambda t: t[0])[:hitlist_size]:
                 for h in hs:
-                    off = minus if h.context % 2 else plus
-                    h.context = 2 * p.query + h.context % 2
+                    m = bool(sk.batch.minus[h.context])
+                    off = minus if m else plus
+                    h.context = full[p.query, m]
                     h.q_start += off
                     h.q_end += off
                     h.q_gstart += off

@@ -51,6 +51,8 @@ GOLDEN = {
 SPLIT_GOLDEN = {
     "split300_blastn.tsv": ("300", "-task blastn -query reads.fa -outfmt 6"),
     "split300_megablast.tsv": ("300", "-task megablast -query reads.fa -outfmt 6"),
+    "split300_blastn-short.tsv": ("300", "-task blastn-short -query short.fa -outfmt 6"),
+    "split300_bn_plus.tsv": ("300", "-task blastn -strand plus -query reads.fa -outfmt 6"),
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
