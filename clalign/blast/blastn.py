@@ -103,7 +103,8 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     and the traceback's subjects run on that many threads (the compiled stages release the
     GIL); results are the same, in the same order. ``device``: an OpenCL device ("P:D") for the
     scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
-    for that device)."""
+    for that device). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
+    under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged."""
     clock = time.perf_counter
     t0 = clock()
     queries = read_queries(query_path)
@@ -119,9 +120,16 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         if not st.ctx_valid[b.query_of == qi].all():
             warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
                         "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    from .nucl_split import batch_may_split, split_layout   # blastn's query chunks (nucl_split)
+    lengths = [len(q.codes) for q in queries]
+    split = split_layout(lengths, opts.task)
+    if batch_may_split(lengths, opts.task):
+        print("clalign: warning: a query is long enough for blastn 2.12 to split the batch of "
+              "queries holding it into chunks; that split is not reproduced (searched whole), "
+              "so weak hits may differ from blastn's", file=sys.stderr)
     pool = ThreadPoolExecutor(max_workers=num_threads) if num_threads > 1 else None
     try:
-        return _search(st, queries, nt, opts, progress, times, pool, num_threads, device)
+        return _search(st, queries, nt, opts, progress, times, pool, num_threads, device, split)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -196,7 +204,7 @@ def _prelim_all(st, nt, oids, times, pool, dev=None):
         yield cur, prelim_combine(st, pieces)
 
 
-def _search(st, queries, nt, opts, progress, times, pool, threads, device=None):
+def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, split=None):
     from ..data.deflines import subject_ids
 
     clock = time.perf_counter
@@ -206,10 +214,16 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None):
     per_query = [[] for _ in queries]
     oids = range(len(nt) if st.ctx_valid.any() else 0)
     dev = None
-    if device is not None and st.flat is not None and st.ctx_valid.any():
-        from .nucl_device import device_words   # scan/lookup/mini-extension on the device
-        dev = device_words(nt, st, device, times)
-    for oid, hsps in _prelim_all(st, nt, oids, times, pool, dev):
+    if split is not None and st.ctx_valid.any():
+        from .nucl_split import split_prelim
+        prelim = split_prelim(st, queries, nt, opts, split, _prelim_all,
+                              _prelim_hitlist_size(opts.max_target_seqs), times, pool, device)
+    else:
+        if device is not None and st.flat is not None and st.ctx_valid.any():
+            from .nucl_device import device_words   # scan/lookup/mini-extension on the device
+            dev = device_words(nt, st, device, times)
+        prelim = _prelim_all(st, nt, oids, times, pool, dev)
+    for oid, hsps in prelim:
         if progress is not None:
             progress(oid)
         if not hsps:

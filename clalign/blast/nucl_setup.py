@@ -248,8 +248,11 @@ class Setup:
         return r
 
 
-def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int) -> Setup:
-    """Everything BLAST+ fixes before the first subject is scanned."""
+def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
+                 context_searchsp=None) -> Setup:
+    """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
+    search space per context index, used instead of the computed ones (a query chunk's search,
+    :mod:`nucl_split`)."""
     from .nucl_extend import choose_extend, compress_query
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
@@ -277,10 +280,11 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int)
         ku = kus[c]
         if ku is None:
             continue
-        key = (ku, int(batch.lengths[c]))
+        key = (ku, int(batch.lengths[c]), None if context_searchsp is None else context_searchsp[c])
         if key not in memo:
             gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
-            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1])
+            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1]
+                            if key[2] is None else key[2])
             g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
             trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
             memo[key] = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))

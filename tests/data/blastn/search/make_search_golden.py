@@ -46,6 +46,15 @@ GOLDEN = {
                       "-query reads.fa -outfmt 7"),
 }
 
+#: golden file -> (CHUNK_SIZE, blastn arguments besides -db gdb): blastn 2.12 splitting the
+#: query batch into chunks (it reads the chunk size from the environment variable CHUNK_SIZE)
+SPLIT_GOLDEN = {
+    "split300_blastn.tsv": ("300", "-task blastn -query reads.fa -outfmt 6"),
+    "split300_megablast.tsv": ("300", "-task megablast -query reads.fa -outfmt 6"),
+    "split300_blastn-short.tsv": ("300", "-task blastn-short -query short.fa -outfmt 6"),
+    "split300_bn_plus.tsv": ("300", "-task blastn -strand plus -query reads.fa -outfmt 6"),
+}
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMP = str.maketrans("ACGTRYMKWSBDHVNacgtrymkwsbdhvn", "TGCAYRKMWSVHDBNtgcayrkmwsvhdbn")
 
@@ -176,6 +185,10 @@ def main():
             with open(os.path.join(HERE, name), "w") as fh:
                 subprocess.run(["blastn", "-db", "gdb"] + shlex.split(args), cwd=tmp, check=True,
                                stdout=fh)
+        for name, (chunk, args) in SPLIT_GOLDEN.items():
+            with open(os.path.join(HERE, name), "w") as fh:
+                subprocess.run(["blastn", "-db", "gdb"] + shlex.split(args), cwd=tmp, check=True,
+                               stdout=fh, env=dict(os.environ, CHUNK_SIZE=chunk))
         long_subject(tmp)
         for task in ("megablast", "blastn"):
             with open(os.path.join(HERE, f"long_{task}.tsv"), "w") as fh:
