@@ -15,7 +15,7 @@ Part 2 (``--e2e HMMFILE DB``): ``clalign hmmsearch --cpu N`` as whole processes 
 ``--filter-engine``), walls, the
 summary lines, and whether the tables are identical.
 
-    python3 tools/bench_viterbi.py --lengths 100,400,800 --n 20000 [--e2e models.hmm db.fa] --out DIR
+    python3 -m tools.bench_viterbi --lengths 100,400,800 --n 20000 [--e2e models.hmm db.fa] --out DIR
 """
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
 
 
 def _model(M, seed):
