@@ -16,6 +16,30 @@ if not os.environ.get("CLALIGN_CACHE_DIR"):
     os.environ["CLALIGN_CACHE_DIR"] = _SESSION_CACHE
 
 
+def _no_binaries_in_session_cache():
+    """Program binaries are not written to this session's cache folder: on PoCL (CI) fetching a
+    program's binary (CL_PROGRAM_BINARIES) compiles every kernel of it once more for a generic
+    work-group size, which took about half of the kernel tests' build time (docs/perf/ci.md),
+    and the session folder is thrown away at the end. PoCL's own cache still shares builds
+    between the test processes. Caches the tests configure elsewhere (test_cache.py) store as
+    usual; probes and measured rates still go to the session folder."""
+    try:
+        from clalign.runtime import cache
+    except ImportError:          # no pyopencl: nothing is built
+        return
+    original = cache.ProgramCache.store
+
+    def store(self, device, key, prg, meta):
+        if _SESSION_CACHE and os.path.realpath(self.root) == os.path.realpath(_SESSION_CACHE):
+            return False
+        return original(self, device, key, prg, meta)
+
+    cache.ProgramCache.store = store
+
+
+_no_binaries_in_session_cache()
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _SESSION_CACHE:
         shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
