@@ -40,6 +40,29 @@ def _no_binaries_in_session_cache():
 _no_binaries_in_session_cache()
 
 
+# --- balance of the two CI test processes (Makefile: -n 2 --dist loadfile) ---------------------
+#: Seconds the slowest files took in a clean-clone two-process run on the loaded team VM (their
+#: slowest tests summed, docs/perf/ci.md). Whole files go to a
+#: test process in collection order; starting with the longest ones (largest first) keeps one
+#: long file from starting last while the other process idles. Files not listed follow in
+#: their usual order; a stale figure only costs balance, never a test.
+FILE_SECONDS = {"test_sw_kernels.py": 600, "test_hmm_kernels.py": 420, "test_sw_vector.py": 400,
+                "test_blastp_seg_fast.py": 300, "test_blastn_search.py": 120, "test_blast_traceback.py": 90,
+                "test_tune.py": 60, "test_blast_device.py": 50}
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):   # xdist's own order: most tests first
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def weight(item):
+        return -FILE_SECONDS.get(os.path.basename(str(item.fspath)), 0)
+
+    items.sort(key=weight)         # stable: tests keep their order inside a file
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _SESSION_CACHE:
         shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
