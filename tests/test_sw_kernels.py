@@ -89,7 +89,7 @@ def test_variant_matches_reference(case, ov):
     assert widths == [w for w in (8, 16, 32) if w >= ov["WIDTH"]]
 
 
-@pytest.mark.parametrize("want", [dict(WIDTH=16, SCHEDULE="static"), dict(WIDTH=8, SCHEDULE="dynamic")])
+@pytest.mark.parametrize("want", [dict(WIDTH=16, SCHEDULE="dynamic", ROWS=12), dict(WIDTH=8, SCHEDULE="static", ROWS=24)])
 def test_forced_multi_batch(case, want):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, batch_residues=700, **_variant(**want))
