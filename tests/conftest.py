@@ -16,6 +16,53 @@ if not os.environ.get("CLALIGN_CACHE_DIR"):
     os.environ["CLALIGN_CACHE_DIR"] = _SESSION_CACHE
 
 
+def _no_binaries_in_session_cache():
+    """Program binaries are not written to this session's cache folder: on PoCL (CI) fetching a
+    program's binary (CL_PROGRAM_BINARIES) compiles every kernel of it once more for a generic
+    work-group size, which took about half of the kernel tests' build time (docs/perf/ci.md),
+    and the session folder is thrown away at the end. PoCL's own cache still shares builds
+    between the test processes. Caches the tests configure elsewhere (test_cache.py) store as
+    usual; probes and measured rates still go to the session folder."""
+    try:
+        from clalign.runtime import cache
+    except ImportError:          # no pyopencl: nothing is built
+        return
+    original = cache.ProgramCache.store
+
+    def store(self, device, key, prg, meta):
+        if _SESSION_CACHE and os.path.realpath(self.root) == os.path.realpath(_SESSION_CACHE):
+            return False
+        return original(self, device, key, prg, meta)
+
+    cache.ProgramCache.store = store
+
+
+_no_binaries_in_session_cache()
+
+
+# --- balance of the two CI test processes (Makefile: -n 2 --dist loadfile) ---------------------
+#: Seconds the slowest files took in a clean-clone two-process run on the loaded team VM (their
+#: slowest tests summed, docs/perf/ci.md). Whole files go to a
+#: test process in collection order; starting with the longest ones (largest first) keeps one
+#: long file from starting last while the other process idles. Files not listed follow in
+#: their usual order; a stale figure only costs balance, never a test.
+FILE_SECONDS = {"test_sw_kernels.py": 600, "test_hmm_kernels.py": 420, "test_sw_vector.py": 400,
+                "test_blastp_seg_fast.py": 300, "test_blastn_search.py": 120, "test_blast_traceback.py": 90,
+                "test_tune.py": 60, "test_blast_device.py": 50}
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):   # xdist's own order: most tests first
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def weight(item):
+        return -FILE_SECONDS.get(os.path.basename(str(item.fspath)), 0)
+
+    items.sort(key=weight)         # stable: tests keep their order inside a file
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _SESSION_CACHE:
         shutil.rmtree(_SESSION_CACHE, ignore_errors=True)

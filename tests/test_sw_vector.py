@@ -39,6 +39,12 @@ def _variants():
 pytestmark = pytest.mark.usefixtures("each_device")
 
 
+def _variant(**want):
+    """The first variant of the pairwise list with these values: the other tests run kernels
+    that test_variant_matches_reference builds anyway (one build per kernel and process)."""
+    return dict(next(v for v in _variants() if all(v[k] == x for k, x in want.items())))
+
+
 def _exact_passes(ov, ref, n):
     """The pass list the overflow query must produce: all subjects at the first width, then those
     at or above each width's bound (BLOSUM62 11/1: u8 bound 255 - 4 - 11, s16 bound 32767 - 11)."""
@@ -110,18 +116,17 @@ def test_matrices_and_gaps(case, matrix, go, ge):
     picks = [queries[9], queries[-1]]
     want = _ref(picks, db, matrix, go, ge)
     for lane, vec in (("s16", 8), ("u8", 16)):
+        ov = _variant(LANE=lane, VEC=vec)          # s16: strips of 17 rows; u8: one strip
         for (qid, q), w in zip(picks, want):
             got = sw_scores(q, db, long_threshold=FIRST_PASS, matrix=matrix, gap_open=go, gap_extend=ge,
-                            KERNEL="vector", LANE=lane, VEC=vec,
-                            COLS=4, STRIP=64, WG=1)
+                            KERNEL="vector", **ov)
             assert np.array_equal(got, w), (matrix, go, ge, lane, vec, qid)
 
 
 def test_forced_multi_batch(case):
     db, queries, ref = case
     eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=FIRST_PASS, KERNEL="vector", batch_residues=700,
-                   LANE="u8", VEC=16, COLS=2,
-                   STRIP=64, WG=1)
+                   **_variant(LANE="u8", STRIP=17))
     assert len(eng.plan_batches(db)) > 5
     pick = [0, 7, 12, len(queries) - 1]
     got, _ = eng.search([(queries[i][0], PROTEIN.encode(queries[i][1])) for i in pick], db, progress=False)
@@ -158,16 +163,16 @@ def test_real_sequences_against_parasail(cudasw_fasta):
     for q in (queries[0], queries[3], queries[11]):          # 144, 375, 2005 aa
         want = np.array([parasail.sw_striped_32(q, db.sequence_str(i), 12, 1, parasail.blosum62).score
                          for i in range(len(db))])
-        for lane, vec in (("s16", 8), ("s16", 16), ("u8", 16)):
-            got = sw_scores(q, db, long_threshold=FIRST_PASS, KERNEL="vector", LANE=lane, VEC=vec)
-            assert np.array_equal(got, want), (len(q), lane, vec)
+        for ov in (_variant(LANE="s16", VEC=8), dict(LANE="s16", VEC=16), dict(LANE="u8", VEC=16)):
+            got = sw_scores(q, db, long_threshold=FIRST_PASS, KERNEL="vector", **ov)
+            assert np.array_equal(got, want), (len(q), ov)
         assert np.array_equal(sw_scores(q, db), want)            # the device's tuned choice
     # the CUDASW++ queries as a database (lengths 144..5478), a query longer than one strip
     cdb = Database.from_fasta(cudasw_fasta)
     q = queries[6]
     want = np.array([parasail.sw_striped_32(q, cdb.sequence_str(i), 12, 1, parasail.blosum62).score
                      for i in range(len(cdb))])
-    assert np.array_equal(sw_scores(q, cdb, long_threshold=FIRST_PASS, KERNEL="vector", STRIP=256), want)
+    assert np.array_equal(sw_scores(q, cdb, long_threshold=FIRST_PASS, KERNEL="vector", **_variant(STRIP=17)), want)
 
 
 def test_empty_query_and_subjects():
