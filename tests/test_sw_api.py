@@ -162,3 +162,27 @@ def test_api_arguments_fuzzed(dbfa, tmp_path, monkeypatch):
                 pass
 
     check()
+
+
+def test_engine_cache_keys_matrices_by_content():
+    """Two matrix objects of one name but different scores get their own engines (the cache once
+    keyed them by id(), which a later object reuses once the first is collected: seen as wrong
+    scores in a parametrised test), and equal matrices share one."""
+    import gc
+
+    from clalign.data.matrices import Matrix
+    from clalign.sw.engine import get_engine
+    from clalign.sw.reference import sw_score
+
+    db = Database.from_sequences([np.array([1, 2, 3, 4, 5, 6], dtype=np.uint8)])
+    q = np.array([1, 2, 3, 4, 5, 6], dtype=np.uint8)
+    scores = []
+    for diag in (5, 50):
+        m = np.full((28, 28), -1, dtype=np.int32)
+        m[np.arange(28), np.arange(28)] = diag
+        mat = Matrix("SAME", m, -1, diag)
+        assert get_engine(mat) is get_engine(Matrix("SAME", m.copy(), -1, diag))
+        scores.append(int(sw_scores(q, db, matrix=mat)[0]))
+        del mat
+        gc.collect()
+    assert scores == [sw_score(q, q, np.where(np.eye(28, dtype=bool), d, -1), 11, 1) for d in (5, 50)]

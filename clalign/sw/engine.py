@@ -251,7 +251,11 @@ _ENGINES: dict = {}
 
 def get_engine(matrix="BLOSUM62", gap_open=11, gap_extend=1, device=None, **overrides) -> SWEngine:
     """A cached engine per (device, scoring, overrides)."""
-    mkey = matrix if isinstance(matrix, str) else id(matrix)
+    # by content: an id() would be reused by a later matrix object once this one is collected,
+    # and that search would silently get this engine's scores
+    mkey = matrix if isinstance(matrix, str) else (
+        type(matrix).__name__, getattr(matrix, "name", None),
+        np.ascontiguousarray(getattr(matrix, "scores", matrix), dtype=np.int32).tobytes())
     dkey = tuple(d.int_ptr for d in device) if isinstance(device, (list, tuple)) else str(device)
     key = (dkey, mkey, gap_open, gap_extend, tuple(sorted(overrides.items())))
     eng = _ENGINES.get(key)
