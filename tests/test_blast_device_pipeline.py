@@ -177,3 +177,25 @@ def test_lpt_order_windows():
     assert lpt_order([1, 5, 3, 5, 2, 9, 1], 3) == [1, 2, 0, 5, 3, 4, 6]
     assert lpt_order([4, 4, 4], 8) == [0, 1, 2]
     assert lpt_order([], 4) == []
+
+
+def test_block_stream_layout():
+    """A block's stream: each subject's residues, one SEPARATOR after each, SEPARATOR padding;
+    subjects of length 0 included (the plain construction it replaces, np.full + slices)."""
+    from clalign.blast.device import block_stream
+    from clalign.blast.engine import Subjects
+    from clalign.blast.params import SEPARATOR
+
+    rng = np.random.default_rng(3)
+    lens = np.array([5, 0, 1, 17, 3, 0, 8], dtype=np.int64)
+    off = np.r_[0, np.cumsum(lens)]
+    subj = Subjects(rng.integers(1, 25, int(off[-1])).astype(np.uint8), off, [b"s"] * len(lens))
+    for first, last in ((0, 7), (2, 5), (1, 2)):
+        got_lens, base, n, stream = block_stream(subj, first, last, 4)
+        want = np.full(int(np.sum(lens[first:last] + 1)) + 4, SEPARATOR, dtype=np.uint8)
+        at = 0
+        for k in range(first, last):
+            want[at:at + lens[k]] = subj.residues[off[k]:off[k + 1]]
+            at += int(lens[k]) + 1
+        assert np.array_equal(stream, want) and n == len(want) - 4
+        assert np.array_equal(got_lens, lens[first:last]) and np.array_equal(base, np.r_[0, np.cumsum(lens[first:last] + 1)[:-1]])

@@ -20,10 +20,11 @@ from the caches) while the subjects are read and uploaded.
 """
 from __future__ import annotations
 
+import os
 import queue as _queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numba
@@ -42,14 +43,37 @@ BLOCK_RESIDUES = 1 << 25
 #: Queries of the chunk kernel in flight at once (each holds one reused set of buffers): one
 #: running on the device, one or two queued behind it, one being uploaded or read back.
 IN_FLIGHT = 4
+#: Most threads filling the subject blocks' streams at start-up (one block each)
+FILL_THREADS = 8
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_stream(stream, residues, offsets, first, last, base):
-    """Subjects first..last-1 into ``stream`` at ``base`` (separators already in place)."""
+def _fill_stream(stream, residues, offsets, first, last, base, sep):
+    """Subjects first..last-1 into ``stream`` at ``base``, ``sep`` after each and in the tail
+    (element loops: a slice assignment compiles numba's shape-error path, seconds of compile)."""
+    end = 0
     for k in range(last - first):
         a, b = offsets[first + k], offsets[first + k + 1]
-        stream[base[k]:base[k] + (b - a)] = residues[a:b]
+        o = base[k]
+        for i in range(b - a):
+            stream[o + i] = residues[a + i]
+        stream[o + b - a] = sep
+        end = o + b - a + 1
+    for i in range(end, stream.shape[0]):
+        stream[i] = sep
+
+
+def block_stream(subjects, first: int, last: int, pad: int):
+    """(lengths int32, starts int64, stream length, stream) of subjects first..last-1 as the
+    kernels read them: residues, a SEPARATOR after each, ``pad`` more at the end. Releases the
+    GIL (blocks are filled on several threads)."""
+    lens = np.diff(subjects.offsets[first:last + 1]).astype(np.int32)
+    base = np.zeros(len(lens), dtype=np.int64)
+    base[1:] = np.cumsum(lens[:-1] + 1)
+    n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
+    stream = np.empty(n + pad, dtype=np.uint8)
+    _fill_stream(stream, subjects.residues, subjects.offsets, first, last, base, SEPARATOR)
+    return lens, base, n, stream
 
 
 def block_bounds(lengths: np.ndarray, block_residues: int) -> list:
@@ -169,11 +193,18 @@ class DeviceUngapped:
                              "supported on the device path")
         # the residues go up asynchronously on the copy queue, block after block: a query's
         # launch on a block waits for that block's upload only (``_Block.wait_list``)
+        # the blocks' streams are filled on several threads and uploaded in order as they come
         self.copy_queue = self.rt.new_queue()
-        self._fill_seconds = 0.0
-        self.blocks = [self._upload(a, b) for a, b in block_bounds(lengths, block_residues)]
+        bounds = block_bounds(lengths, block_residues)
+        fill = lambda ab: block_stream(subjects, ab[0], ab[1], self.word)
+        workers = max(1, min(len(bounds), os.cpu_count() or 1, FILL_THREADS))
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                self.blocks = [self._upload(ab, f) for ab, f in zip(bounds, pool.map(fill, bounds))]
+        else:
+            self.blocks = [self._upload(ab, fill(ab)) for ab in bounds]
         self.copy_queue.flush()
-        self.setup_times["fill"] = self._fill_seconds
+        self.setup_times["fill"] = time.perf_counter() - t2
         pending = [ev for blk in self.blocks for ev in blk.wait_list()]
         if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
             cl.wait_for_events(pending)
@@ -183,16 +214,9 @@ class DeviceUngapped:
                 self._slots.put(Slot(self.rt, self.blocks, MIN_OUT_ROWS))
         self.setup_times["upload"] = time.perf_counter() - t2
 
-    def _upload(self, first, last):
-        s = self.subjects
-        lens = np.diff(s.offsets[first:last + 1]).astype(np.int32)
-        base = np.zeros(len(lens), dtype=np.int64)
-        base[1:] = np.cumsum(lens[:-1] + 1)
-        n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
-        t0 = time.perf_counter()
-        stream = np.full(n + self.word, SEPARATOR, dtype=np.uint8)
-        _fill_stream(stream, s.residues, s.offsets, first, last, base)
-        self._fill_seconds += time.perf_counter() - t0
+    def _upload(self, bounds, filled):
+        first, last = bounds
+        lens, base, n, stream = filled
         mf = cl.mem_flags
         ctx = self.rt.ctx
         buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
