@@ -79,18 +79,44 @@ def build_flat(batch, kind: str, width: int, word_size: int) -> FlatLookup:
     seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     codes, offs = _indexed_words_nb(np.asarray(batch.seq, dtype=np.uint8), seg[:, 0].copy(),
                                     seg[:, 1].copy(), width, word_size)
-    cells = 1 << (2 * width)
-    counts = np.bincount(codes, minlength=cells)
-    if kind == SMALL and 2 + int((counts[counts > 1] + 1).sum()) >= 32768:
+    q_offs, start, max_cell, overflow = _flat_cells(codes, offs, 1 << (2 * width), kind == MEGABLAST)
+    if kind == SMALL and 2 + overflow >= 32768:
         kind = STANDARD
-    if kind == MEGABLAST:   # latest offset first within a code
-        order = np.lexsort((-np.arange(codes.size), codes))
-    else:
-        order = np.argsort(codes, kind="stable")
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
+
+
+@nb.njit(cache=True, nogil=True)
+def _flat_cells(codes, offs, cells, latest_first):
+    """Counting sort of the indexed words into cells: (q_offs, cell_start, largest cell, cells
+    a small table's overflow array would take: sum of count + 1 over codes of 2 or more
+    offsets). Within a cell the offsets keep insertion order, or the reverse with
+    ``latest_first`` (the megablast table's chains)."""
     start = np.zeros(cells + 1, dtype=np.int64)
-    np.cumsum(counts, out=start[1:])
-    return FlatLookup(kind, width, word_size, word_size - width + 1, start,
-                      offs[order].astype(np.int32), int(counts.max()) if counts.size else 0)
+    for i in range(codes.size):
+        start[codes[i] + 1] += 1
+    largest = 0
+    overflow = 0
+    for c in range(cells):
+        k = start[c + 1]
+        if k > largest:
+            largest = k
+        if k > 1:
+            overflow += k + 1
+        start[c + 1] += start[c]
+    q_offs = np.empty(codes.size, dtype=np.int32)
+    if latest_first:
+        fill = start[1:].copy()
+        for i in range(codes.size):
+            c = codes[i]
+            fill[c] -= 1
+            q_offs[fill[c]] = offs[i]
+    else:
+        fill = start[:-1].copy()
+        for i in range(codes.size):
+            c = codes[i]
+            q_offs[fill[c]] = offs[i]
+            fill[c] += 1
+    return q_offs, start, largest, overflow
 
 
 @nb.njit(cache=True, nogil=True)
