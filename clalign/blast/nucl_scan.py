@@ -91,31 +91,26 @@ def _flat_cells(codes, offs, cells, latest_first):
     a small table's overflow array would take: sum of count + 1 over codes of 2 or more
     offsets). Within a cell the offsets keep insertion order, or the reverse with
     ``latest_first`` (the megablast table's chains)."""
-    start = np.zeros(cells + 1, dtype=np.int64)
+    start = np.zeros(cells + 2, dtype=np.int64)   # counts at code + 2, fill pointers at code + 1
     for i in range(codes.size):
-        start[codes[i] + 1] += 1
+        start[codes[i] + 2] += 1
     largest = 0
     overflow = 0
     for c in range(cells):
-        k = start[c + 1]
+        k = start[c + 2]
         if k > largest:
             largest = k
         if k > 1:
             overflow += k + 1
-        start[c + 1] += start[c]
+        start[c + 2] += start[c + 1]
     q_offs = np.empty(codes.size, dtype=np.int32)
-    if latest_first:
-        fill = start[1:].copy()
-        for i in range(codes.size):
-            c = codes[i]
-            fill[c] -= 1
-            q_offs[fill[c]] = offs[i]
-    else:
-        fill = start[:-1].copy()
-        for i in range(codes.size):
-            c = codes[i]
-            q_offs[fill[c]] = offs[i]
-            fill[c] += 1
+    n = codes.size
+    for j in range(n):
+        i = n - 1 - j if latest_first else j
+        c = codes[i] + 1
+        q_offs[start[c]] = offs[i]
+        start[c] += 1
+    start = start[:cells + 1]
     return q_offs, start, largest, overflow
 
 
