@@ -99,7 +99,8 @@ class Alignment:
         if scores is None:
             lut, sc = _NO_LUT, _NO_SCORES
         else:
-            lut, sc = _letter_index(letters), np.asarray(scores, dtype=np.int64)
+            lut = _letter_index(letters if isinstance(letters, str) else tuple(letters))
+            sc = np.asarray(scores)
         nident, positive, gaps, opens, bad = _column_counts(qa, sa, lut, sc, scores is not None)
         if bad >= 0:   # a letter the matrix does not score
             raise KeyError(chr(bad))
