@@ -93,3 +93,19 @@ def test_lcase_masking_with_dust_matches_blastn():
             assert got == want, (lcase, name)
             n += 1
     assert n > 100
+
+
+def test_query_masks_batched_equal_per_query():
+    """One compiled DUST call over a batch (``query_masks``) gives each query's own masks."""
+    from clalign.blast.nucl_dust import query_mask_intervals, query_masks
+    rng = np.random.default_rng(5)
+    texts = [name_seq[1].encode() for name_seq in _golden()][:10]
+    for _ in range(20):
+        parts = [rng.choice(list("ACGTNacgt")) * int(rng.integers(1, 90)) if rng.random() < 0.3 else
+                 "".join(rng.choice(list("ACGTNRacgt"), int(rng.integers(1, 120)))) for _ in range(4)]
+        texts.append("".join(parts).encode())
+    texts.append(b"")
+    for lcase in (False, True):
+        for dust in (False, True):
+            assert query_masks(texts, dust=dust, lcase=lcase) == [
+                query_mask_intervals(t, dust=dust, lcase=lcase) for t in texts]

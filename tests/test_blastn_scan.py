@@ -133,3 +133,22 @@ def test_subject_chunks_as_blast():
     assert subject_chunks(5000000) == [(0, 5000000)]
     assert subject_chunks(5000001) == [(0, 5000000), (4999900, 101)]
     assert subject_chunks(12000000) == [(0, 5000000), (4999900, 5000000), (9999800, 2000200)]
+
+
+@pytest.mark.parametrize("latest_first", [False, True])
+def test_flat_cells_counting_sort(latest_first):
+    """The compiled counting sort equals the sort statement (stable by code; within a code
+    insertion order, reversed for the megablast table) and counts the small table's overflow."""
+    from clalign.blast.nucl_scan import _flat_cells
+
+    rng = np.random.default_rng(3)
+    cells = 1 << 8
+    codes = rng.integers(0, cells, 3000).astype(np.int64)
+    offs = rng.integers(0, 1 << 20, 3000).astype(np.int32)
+    q, start, largest, overflow = _flat_cells(codes, offs, cells, latest_first)
+    counts = np.bincount(codes, minlength=cells)
+    order = (np.lexsort((-np.arange(codes.size), codes)) if latest_first
+             else np.argsort(codes, kind="stable"))
+    assert np.array_equal(q, offs[order])
+    assert np.array_equal(start, np.concatenate([[0], np.cumsum(counts)]))
+    assert largest == counts.max() and overflow == int((counts[counts > 1] + 1).sum())

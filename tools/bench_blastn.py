@@ -258,12 +258,14 @@ def main():
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {serial:.2f} "
               f"| {cps} | {same} |")
     names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
-             "device_order", "device_copies", "device_split", "setup", "words", "prelim", "traceback", "records")
+             "device_order", "device_copies", "device_split", "setup", "prelim", "traceback", "words", "records")
     print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
           "= time the CPU waited for device blocks (blocks run ahead in a thread, so the kernel, "
           "copy and split times below overlap the CPU phases); device_scan/lookup/extend/order = "
-          "kernels (profiling events); words = diagonals + ungapped on the device's word starts; prelim "
-          "(the preliminary gapped stage) includes device_wait")
+          "kernels (profiling events). Wall: setup, prelim (the whole preliminary stage, device_wait "
+          "and words inside it), traceback (the whole stage, records inside it). Summed over the "
+          "worker threads (may exceed the wall phases they sit in): words = diagonals + ungapped on "
+          "the device's word starts; records = output records")
     print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words |")
     print("|---|---|" + "---|" * (len(names) + 4))
     for task, q, _, _, _, _, _, ph, cnt, _ in table:

@@ -133,9 +133,11 @@ def main():
                              in_process_seconds=round(warm, 3), threads=args.threads, rounds=args.rounds,
                              phases={k: round(v, 3) for k, v in phases[task, q].items()}))
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {cl / bl:.1f}x slower | {warm:.2f} | {same[task, q]} |")
-    names = ("setup", "words", "prelim", "traceback", "records")
-    print("\nIn-process phases (seconds): setup = queries, DUST, lookup table, statistics; words = scan, "
-          "mini-extension, diagonals, ungapped; prelim = preliminary gapped stage; traceback; records = output records")
+    names = ("setup", "prelim", "traceback", "words", "records")
+    print("\nIn-process phases (seconds). Wall: setup = queries, DUST, lookup table, statistics; prelim = "
+          "the whole preliminary stage; traceback = the whole traceback stage. Summed over the worker "
+          "threads (inside the wall phases; with threads they may exceed them): words = scan, "
+          "mini-extension, diagonals, ungapped (in prelim); records = output records (in traceback)")
     print("| task | queries | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for task, q in cases:

@@ -96,10 +96,11 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
                num_threads: int = 1, device=None):
     """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
     queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
-    ``times``: a dict that collects seconds per phase (setup: queries, masks, lookup table,
-    statistics; words: scan, mini-extension, diagonals, ungapped; prelim: the rest of the
-    preliminary stage; traceback; records: output records; with threads the phases are summed
-    over the workers). ``num_threads`` > 1: subjects (and the 5,000,000-base pieces of long ones)
+    ``times``: a dict that collects seconds per phase. Wall seconds: setup (queries, masks,
+    lookup table, statistics), prelim (the whole preliminary stage), traceback (the whole
+    traceback stage, records included). Seconds summed over the workers (with threads they
+    overlap each other and can exceed the wall time): words (scan, mini-extension, diagonals,
+    ungapped; inside prelim) and records (output records; inside traceback). ``num_threads`` > 1: subjects (and the 5,000,000-base pieces of long ones)
     and the traceback's subjects run on that many threads (the compiled stages release the
     GIL); results are the same, in the same order. ``device``: an OpenCL device ("P:D") for the
     scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
@@ -209,7 +210,6 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
 
     clock = time.perf_counter
     t0 = clock()
-    words0 = times.get("words", 0.0)
     b = st.batch
     per_query = [[] for _ in queries]
     oids = range(len(nt) if st.ctx_valid.any() else 0)
@@ -234,9 +234,8 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
         for qi, hs in groups.items():
             best = min(h.evalue for h in hs)
             per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
-    times["prelim"] = times.get("prelim", 0.0) + clock() - t0 - (times.get("words", 0.0) - words0)
+    times["prelim"] = times.get("prelim", 0.0) + clock() - t0   # wall, words included
     t0 = clock()
-    rec0 = times.get("records", 0.0)
     # traceback subject by subject (each subject's codes restored once), then per query
     jobs = {}
     for qi in range(len(queries)):
@@ -257,25 +256,26 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
         s_codes = codes.get(oid)
         s_len = int(nt.lengths[oid])
         done = []
+        rec_s = 0.0   # summed here and added by the caller: no shared dict updated from threads
         for qi, hs in pairs:
             out = traceback_subject(st, hs, s_codes, s_len)
             if out:
                 t1 = clock()
                 recs = _records(st, queries[qi], nt, oid, names[oid], out, s_codes)
-                times["records"] = times.get("records", 0.0) + clock() - t1
+                rec_s += clock() - t1
                 done.append((qi, out, recs))
         codes.release(oid)
-        return oid, done
+        return oid, done, rec_s
 
     final = [[] for _ in queries]
     records = {}
-    for oid, done in (pool.map if pool is not None else map)(work, units):
+    for oid, done, rec_s in (pool.map if pool is not None else map)(work, units):
+        times["records"] = times.get("records", 0.0) + rec_s
         for qi, out, recs in done:
             best = min(h.evalue for h in out)
             final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
             records[qi, oid] = recs
-    times["traceback"] = (times.get("traceback", 0.0) + clock() - t0
-                          - (times.get("records", 0.0) - rec0))
+    times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
     results = []
     for qi, query in enumerate(queries):
         final[qi].sort(key=lambda t: t[0])

@@ -305,3 +305,12 @@ def query_mask_intervals(seq, dust: bool = True, lcase: bool = False, level: int
             run = dust_intervals
         ivs = ivs + run(seq, level, window, linker)
     return merge_intervals(ivs)
+
+
+def query_masks(texts, dust: bool = True, lcase: bool = False):
+    """:func:`query_mask_intervals` of every query text, the DUST of all in one compiled call."""
+    from .nucl_dust_nb import dust_intervals_many
+
+    dusts = dust_intervals_many(texts) if dust else [[] for _ in texts]
+    return [merge_intervals((lowercase_intervals(t) if lcase else []) + d)
+            for t, d in zip(texts, dusts)]

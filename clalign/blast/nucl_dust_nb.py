@@ -226,3 +226,42 @@ def dust_intervals_fast(seq, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
     codes = dust_codes(seq).astype(np.int64)
     out = _dust(codes, level, window, linker, _STATE0)
     return [(int(a), int(b)) for a, b in out]
+
+
+@nb.njit(cache=True)
+def _dust_many(codes, starts, level, window, linker, state0):
+    """:func:`_dust` of every sequence ``codes[starts[k]:starts[k + 1]]`` in one call: (all
+    intervals, in sequence order, and the number of each sequence's)."""
+    nseq = starts.shape[0] - 1
+    counts = np.zeros(nseq, dtype=np.int64)
+    parts = []
+    total = 0
+    for k in range(nseq):
+        r = _dust(codes[starts[k]:starts[k + 1]], level, window, linker, state0)
+        counts[k] = r.shape[0]
+        total += r.shape[0]
+        parts.append(r)
+    out = np.empty((total, 2), dtype=np.int64)
+    m = 0
+    for r in parts:
+        out[m:m + r.shape[0]] = r
+        m += r.shape[0]
+    return out, counts
+
+
+def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
+                        linker: int = DUST_LINKER):
+    """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes), one compiled call."""
+    check_dust_params(level, window, linker)
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+    starts = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    codes = dust_codes(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
+                                for s in seqs)).astype(np.int64)
+    out, counts = _dust_many(codes, starts, level, window, linker, _STATE0)
+    ivs = out.tolist()
+    res, m = [], 0
+    for c in counts.tolist():
+        res.append([(a, b) for a, b in ivs[m:m + c]])
+        m += c
+    return res

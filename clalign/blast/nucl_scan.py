@@ -79,18 +79,39 @@ def build_flat(batch, kind: str, width: int, word_size: int) -> FlatLookup:
     seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     codes, offs = _indexed_words_nb(np.asarray(batch.seq, dtype=np.uint8), seg[:, 0].copy(),
                                     seg[:, 1].copy(), width, word_size)
-    cells = 1 << (2 * width)
-    counts = np.bincount(codes, minlength=cells)
-    if kind == SMALL and 2 + int((counts[counts > 1] + 1).sum()) >= 32768:
+    q_offs, start, max_cell, overflow = _flat_cells(codes, offs, 1 << (2 * width), kind == MEGABLAST)
+    if kind == SMALL and 2 + overflow >= 32768:
         kind = STANDARD
-    if kind == MEGABLAST:   # latest offset first within a code
-        order = np.lexsort((-np.arange(codes.size), codes))
-    else:
-        order = np.argsort(codes, kind="stable")
-    start = np.zeros(cells + 1, dtype=np.int64)
-    np.cumsum(counts, out=start[1:])
-    return FlatLookup(kind, width, word_size, word_size - width + 1, start,
-                      offs[order].astype(np.int32), int(counts.max()) if counts.size else 0)
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
+
+
+@nb.njit(cache=True, nogil=True)
+def _flat_cells(codes, offs, cells, latest_first):
+    """Counting sort of the indexed words into cells: (q_offs, cell_start, largest cell, cells
+    a small table's overflow array would take: sum of count + 1 over codes of 2 or more
+    offsets). Within a cell the offsets keep insertion order, or the reverse with
+    ``latest_first`` (the megablast table's chains)."""
+    start = np.zeros(cells + 2, dtype=np.int64)   # counts at code + 2, fill pointers at code + 1
+    for i in range(codes.size):
+        start[codes[i] + 2] += 1
+    largest = 0
+    overflow = 0
+    for c in range(cells):
+        k = start[c + 2]
+        if k > largest:
+            largest = k
+        if k > 1:
+            overflow += k + 1
+        start[c + 2] += start[c + 1]
+    q_offs = np.empty(codes.size, dtype=np.int32)
+    n = codes.size
+    for j in range(n):
+        i = n - 1 - j if latest_first else j
+        c = codes[i] + 1
+        q_offs[start[c]] = offs[i]
+        start[c] += 1
+    start = start[:cells + 1]
+    return q_offs, start, largest, overflow
 
 
 @nb.njit(cache=True, nogil=True)

@@ -34,7 +34,7 @@ from ..errors import InputError, ParameterError
 from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import KarlinParams, ungapped_params
 from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params, nucl_search_space
-from .nucl_dust import query_mask_intervals
+from .nucl_dust import query_masks
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
 
@@ -257,8 +257,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
-    masks = [query_mask_intervals(q.text, dust=opts.dust, lcase=opts.lcase_masking)
-             for q in queries]
+    masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking)
     batch = QueryBatch.build([q.codes for q in queries], masks, strand=opts.strand)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)

@@ -7,11 +7,55 @@ gaps, gap openings) are derived from the strings once, when the record is made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
+import numba as nb
 import numpy as np
 
 _EPS_EVALUE = 1.0e-180   # BLAST's s_EvalueComp: E-values below this compare equal
+_GAP = ord("-")
+_NO_LUT = np.full(256, -1, dtype=np.int64)
+_NO_SCORES = np.zeros((1, 1), dtype=np.int64)
+
+
+@lru_cache(maxsize=64)
+def _letter_index(letters) -> np.ndarray:
+    """Byte -> index of the letter in ``letters`` (the last one of a repeated letter), -1 if none."""
+    lut = np.full(256, -1, dtype=np.int64)
+    for i, ch in enumerate(letters):
+        lut[ord(ch)] = i
+    return lut
+
+
+@nb.njit(cache=True, nogil=True)
+def _column_counts(q, s, lut, scores, use_scores):
+    """(identities, positives, gap columns, gap openings, first unscored letter or -1) of two
+    aligned byte strings: a gap opening is a gap column whose gap (in the query or the
+    subject) the previous column does not continue; positives are the non-gap columns scoring
+    > 0 (identities without ``use_scores``)."""
+    nident = positive = gaps = opens = 0
+    prev_q = prev_s = False
+    for k in range(q.size):
+        a, b = q[k], s[k]
+        gq, gs = a == _GAP, b == _GAP
+        if gq or gs:
+            gaps += 1
+            if (gq and not prev_q) or (gs and not prev_s):
+                opens += 1
+        else:
+            if a == b:
+                nident += 1
+            if use_scores:
+                i, j = lut[a], lut[b]
+                if i < 0 or j < 0:
+                    return nident, positive, gaps, opens, (a if i < 0 else b)
+                if scores[i, j] > 0:
+                    positive += 1
+            elif a == b:
+                positive += 1
+        prev_q, prev_s = gq, gs
+    return nident, positive, gaps, opens, -1
 
 
 @dataclass(frozen=True)
@@ -50,24 +94,16 @@ class Alignment:
         """
         if len(qseq) != len(sseq):
             raise ValueError("aligned strings differ in length")
-        nident = positive = gaps = opens = 0
-        prev_q = prev_s = False
-        lut = None
-        if scores is not None:
-            lut = {ch: i for i, ch in enumerate(letters)}
-        for a, b in zip(qseq, sseq):
-            gq, gs = a == "-", b == "-"
-            if gq or gs:
-                gaps += 1
-                if (gq and not prev_q) or (gs and not prev_s):
-                    opens += 1
-            else:
-                if a == b:
-                    nident += 1
-                    positive += 1 if lut is None else int(scores[lut[a], lut[b]] > 0)
-                elif lut is not None and scores[lut[a], lut[b]] > 0:
-                    positive += 1
-            prev_q, prev_s = gq, gs
+        qa = np.frombuffer(qseq.encode("latin-1"), dtype=np.uint8)
+        sa = np.frombuffer(sseq.encode("latin-1"), dtype=np.uint8)
+        if scores is None:
+            lut, sc = _NO_LUT, _NO_SCORES
+        else:
+            lut = _letter_index(letters if isinstance(letters, str) else tuple(letters))
+            sc = np.asarray(scores)
+        nident, positive, gaps, opens, bad = _column_counts(qa, sa, lut, sc, scores is not None)
+        if bad >= 0:   # a letter the matrix does not score
+            raise KeyError(chr(bad))
         qres = len(qseq) - qseq.count("-")
         sres = len(sseq) - sseq.count("-")
         return cls(str(query_id), str(subject_id), int(qlen), int(slen), int(score), float(bitscore),
