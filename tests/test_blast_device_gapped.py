@@ -1,7 +1,7 @@
 """The device's preliminary gapped extensions (``kernels/blast_gapped.mako``) against the compiled
 DP of ``gapped.py`` (itself checked against BLAST+'s rule and the plain reference in
 test_blast_gapped.py), HSP by HSP, and the preliminary stage replayed on them
-(``gapped_replay_nb``) against the CPU stage, array for array: real queries x the bundled proteome,
+(``stages_nb.prelim_chunk`` with ``pre``) against the CPU stage, array for array: real queries x the bundled proteome,
 planted homologs at sequence ends, full and restricted DP on every row, a band small enough to
 overflow (those HSPs flagged and redone on the CPU), subjects past AdjustSubjectRange's 90,000
 residues, other gap costs, and the whole search through the device path."""

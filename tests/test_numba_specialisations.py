@@ -13,7 +13,7 @@ from pathlib import Path
 
 from numba.core.registry import CPUDispatcher
 
-from clalign.blast import (gapped, gapped_replay_nb, itree_nb, lookup, stages_nb, traceback,
+from clalign.blast import (gapped, itree_nb, lookup, stages_nb, traceback,
                            ungapped_nb)
 from clalign.blast.blastp import run_blastp, tabular_lines
 from clalign.blast.options import blastp_options
@@ -23,7 +23,7 @@ from clalign.stats import _fast
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ROOT / "tests" / "data" / "blastp" / "synth_queries.faa"
 DB = ROOT / "tests" / "data" / "blastp" / "synth_db.faa.gz"
-MODULES = (stages_nb, gapped_replay_nb, ungapped_nb, lookup, gapped, traceback, itree_nb, _fast)
+MODULES = (stages_nb, ungapped_nb, lookup, gapped, traceback, itree_nb, _fast)
 TWO_DIRECTIONS = {"clalign.blast.gapped.semi_gapped", "clalign.blast.gapped.restricted",
                   "clalign.blast.traceback.align_ex"}
 

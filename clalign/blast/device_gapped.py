@@ -5,7 +5,7 @@
 extension the preliminary stage would compute from it, in the DP mode (full or restricted) the
 stage's first pass over its subject uses: an int32 (n, 8) array, row for row (score, q_start,
 q_end, s_start, s_end, q_off, s_off, status; status 0 = not computed, the band overflowed).
-``gapped_replay_nb.prelim_chunk_pre`` then replays BLAST+'s per-subject rule on it, computing on
+``stages_nb.prelim_chunk`` then replays BLAST+'s per-subject rule on it, computing on
 the CPU only what is missing, so the stage's rows equal the CPU path's.
 
 Launches: rows ordered by decreasing ungapped length (a proxy of the extension's size, so a
@@ -33,7 +33,7 @@ import pyopencl as cl
 from ..errors import ParameterError
 from ..runtime import choose
 from ..runtime.tuning import lookup
-from .gapped_replay_nb import NPRE
+from .stages_nb import NPRE
 from .options import RESTRICTED_MULT
 from .params import BLAST_GAPPED
 

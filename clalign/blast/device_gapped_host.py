@@ -2,8 +2,7 @@
 
 Kept apart from ``device_gapped`` so the CPU path imports no OpenCL: ``device_extensions``
 asks the device (when the tuning table lets it run the stage) for one query's speculative
-extensions; ``replay_pre`` replays one chunk of subjects on them
-(``gapped_replay_nb.prelim_chunk_pre``).
+extensions; ``replay_pre`` replays one chunk of subjects on them (``stages_nb.prelim_chunk``).
 """
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import time
 
 import numpy as np
 
-from .gapped_replay_nb import prelim_chunk_pre
+from .stages_nb import prelim_chunk
 
 _LOCK = threading.Lock()
 
@@ -46,9 +45,9 @@ def device_extensions(device, qs, rows, times=None):
 
 
 def replay_pre(args, bounds, tail, pre, times=None):
-    """``prelim_chunk_pre`` on rows[bounds[0]:bounds[1]] (``args``/``tail`` as
-    ``engine.prelim_hits`` passes them to ``prelim_chunk``)."""
+    """``prelim_chunk`` on rows[bounds[0]:bounds[1]] with the device's extensions ``pre``
+    (``args``/``tail`` as ``engine.prelim_hits`` passes them)."""
     cpu = np.zeros(1, dtype=np.int64)
-    out = prelim_chunk_pre(*args, bounds[0], bounds[1], *tail, pre, cpu)
+    out = prelim_chunk(*args, bounds[0], bounds[1], *tail, pre, cpu)
     _add(times, "gapped_cpu_extensions", int(cpu[0]))
     return out

@@ -39,7 +39,7 @@ from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
                       RESTRICTED_WORST_EVALUE, UNGAPPED_XDROP_BITS, BlastpOptions)
 from .device_gapped_host import device_extensions, replay_pre
-from .stages_nb import prelim_chunk, traceback_chunk
+from .stages_nb import NO_PRE, prelim_chunk, traceback_chunk
 from .ungapped_nb import sort_init_hsps, two_hit_db
 
 LN2 = math.log(2.0)
@@ -252,8 +252,8 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     """Preliminary stage of one query (``stages_nb.prelim_chunk`` over ``parts`` subject chunks
     on ``pool``): (rows of the kept subjects in hit-list order, cut to ``prelim_hitlist_size``,
     each subject's HSPs in score order; their group starts, with the end appended). ``pre``:
-    the device's extensions of ``rows`` (``device_gapped``), replayed by
-    ``gapped_replay_nb.prelim_chunk_pre`` instead (same rows)."""
+    the device's extensions of ``rows`` (``device_gapped``), replayed instead of computed (same
+    rows)."""
     starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]])
     cuts = _chunks(starts, len(rows), parts)
     bounds = [(int(starts[a]), int(starts[b]) if b < len(starts) else len(rows))
@@ -263,8 +263,9 @@ def prelim_hits(qs: QuerySetup, subjects: Subjects, rows: np.ndarray, pool=None,
     tail = (qs.cutoff_gapped, int(RESTRICTED_MULT * qs.cutoff_gapped), bool(qs.restricted_ok),
             qs.opts.gap_open, qs.opts.gap_extend, qs.xdrop_gapped)
     if pre is None:
-        parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail), bounds, pool, times,
-                         "gapped_cpu")
+        parts_out = _map(lambda ab: prelim_chunk(*args, ab[0], ab[1], *tail, NO_PRE,
+                                                 np.zeros(1, dtype=np.int64)),
+                         bounds, pool, times, "gapped_cpu")
     else:
         parts_out = _map(lambda ab: replay_pre(args, ab, tail, pre, times), bounds, pool, times,
                          "gapped_cpu")

@@ -23,6 +23,12 @@ from .gapped import HSP_MAX_WINDOW, gapped_start, prot_gapped
 from .traceback import gapped_traceback
 
 NCOL = 8
+#: The device's precomputed extensions (``device_gapped``): int32 rows of NPRE columns (score,
+#: q_start, q_end, s_start, s_end, q_off, s_off, status), status the DP mode it was made in
+PRE_NONE, PRE_FULL, PRE_RESTRICTED = 0, 1, 2
+NPRE = 8
+#: ``pre`` when there is none (the CPU path): every extension is computed here
+NO_PRE = np.zeros((0, NPRE), dtype=np.int32)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -135,22 +141,32 @@ def purge_and_order(H, n):
 
 @numba.njit(cache=True, nogil=True)
 def _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_restricted, cutoff, r_cut,
-                 gap_open, gap_extend, xdrop, H, nodes, st, ext):
+                 gap_open, gap_extend, xdrop, pre, H, nodes, st, ext, cpu):
     """One replay of a subject's initial HSPs rows[a:b]: (number kept in H or -1 = redo exactly,
-    the node array, maybe grown)."""
+    the node array, maybe grown). An extension ``pre`` holds in the DP mode this pass needs is
+    taken from it; any other is computed here and counted in ``cpu[0]``."""
     oid = rows[a, 0]
     base = offsets[oid]
     slen = offsets[oid + 1] - base
     it.init(nodes, st, q.shape[0] + 1, slen + 1)
+    want = PRE_RESTRICTED if use_restricted else PRE_FULL
     n = np.int64(0)     # not the literal 0: numba would compile it.add for Literal[int](0) too
     for k in range(a, b):
         q0, s0, length = rows[k, 2], rows[k, 3], rows[k, 4]
         if n > 0 and it.contains(nodes, H, rows[k, 1], q0, q0 + length, s0, s0 + length):
             continue
-        q_off = gapped_start(matrix, q, residues[base:base + slen], q0, s0, length)
-        s_off = rows[k, 6] + q_off - rows[k, 5]
-        g = prot_gapped(matrix, q, residues, base, slen, q_off, s_off, gap_open, gap_extend,
-                        xdrop, use_restricted, ext)
+        if pre.shape[0] > 0 and pre[k, 7] == want:
+            g = pre[k, 0]
+            for c in range(4):
+                ext[c] = pre[k, 1 + c]
+            q_off = pre[k, 5]
+            s_off = pre[k, 6]
+        else:
+            q_off = gapped_start(matrix, q, residues[base:base + slen], q0, s0, length)
+            s_off = rows[k, 6] + q_off - rows[k, 5]
+            g = prot_gapped(matrix, q, residues, base, slen, q_off, s_off, gap_open, gap_extend,
+                            xdrop, use_restricted, ext)
+            cpu[0] += 1
         if use_restricted and r_cut <= g < cutoff:
             return -1, nodes
         if g >= cutoff:
@@ -169,9 +185,12 @@ def _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_restricted, cutof
 
 @numba.njit(cache=True, nogil=True)
 def prelim_chunk(matrix, q, residues, offsets, rows, first, last, cutoff, r_cut, restricted_ok,
-                 gap_open, gap_extend, xdrop):
+                 gap_open, gap_extend, xdrop, pre, cpu):
     """Preliminary gapped HSPs of the subjects of rows[first:last] (rows sorted by subject, then
-    best first, as ``sort_init_hsps`` gives them): int64 (n, 8) rows, per subject in score order."""
+    best first, as ``sort_init_hsps`` gives them): int64 (n, 8) rows, per subject in score order.
+    ``pre``: the device's extensions, row for row with ``rows`` (``NO_PRE``: none), replayed
+    instead of computed where they hold the mode needed; ``cpu`` (int64 (1,)) counts the
+    extensions computed here. The rows are the same either way."""
     out = np.empty((max(16, (last - first) // 4), NCOL), dtype=np.int64)
     n_out = 0
     H = np.empty((16, 7), dtype=np.int64)
@@ -190,7 +209,7 @@ def prelim_chunk(matrix, q, residues, offsets, rows, first, last, cutoff, r_cut,
             # (a run-time bool: a literal False would make numba compile the pass twice)
             n, nodes = _prelim_pass(matrix, q, residues, offsets, rows, a, b,
                                     use_r and attempt == 0, cutoff, r_cut, gap_open, gap_extend,
-                                    xdrop, H, nodes, st, ext)
+                                    xdrop, pre, H, nodes, st, ext, cpu)
             if n >= 0:
                 break
         order = purge_and_order(H, n)
