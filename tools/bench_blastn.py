@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from tools.bench_blastn_cpu import mutate, timed
 from tools.results import peer_row, save
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,39 +107,17 @@ def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
     r = random.Random(seed)
     weights = [len(s) for _, s in contigs]
 
-    def mut(seq, rate):
-        out = []
-        for c in seq:
-            x = r.random()
-            if x < rate:
-                out.append(r.choice("ACGT"))
-            elif x < rate + 0.002:
-                continue
-            elif x < rate + 0.004:
-                out.append(c + r.choice("ACGT"))
-            else:
-                out.append(c)
-        return "".join(out)
-
     for fname, n, lo, hi in (("reads.fa", n_reads, 150, 1000), ("genes.fa", n_genes, 1000, 5000)):
         with open(os.path.join(work, fname), "w") as fh:
             for i in range(n):
                 _, g = r.choices(contigs, weights)[0]
                 m = r.randint(lo, hi)
                 a = r.randrange(max(1, len(g) - m))
-                q = mut(g[a:a + m].decode(), r.uniform(0.01, 0.05))
+                q = mutate(r, g[a:a + m].decode(), r.uniform(0.01, 0.05))
                 if i % 2:
                     q = q.translate(COMP)[::-1]
                 fh.write(f">{fname[:-4]}{i}\n{q}\n")
     return total, len(contigs)
-
-
-def timed(cmd, cwd, out):
-    t = time.perf_counter()
-    with open(out, "w") as fh:
-        path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=path))
-    return time.perf_counter() - t
 
 
 def warm_up(work, cases, device):

@@ -53,36 +53,42 @@ def write_data(work, n_reads, n_genes, seed=5, genome=None):
                    check=True, stdout=subprocess.DEVNULL)
     rng = random.Random(seed)
 
-    def mut(r, rate):
-        out = []
-        for c in r:
-            x = rng.random()
-            if x < rate:
-                out.append(rng.choice("ACGT"))
-            elif x < rate + 0.002:
-                continue
-            elif x < rate + 0.004:
-                out.append(c + rng.choice("ACGT"))
-            else:
-                out.append(c)
-        return "".join(out)
-
     for fname, n, lo, hi in (("reads.fa", n_reads, 150, 1000), ("genes.fa", n_genes, 1000, 5000)):
         with open(os.path.join(work, fname), "w") as fh:
             for k in range(n):
                 m = rng.randint(lo, hi)
                 a = rng.randrange(len(g) - m)
-                r = mut(g[a:a + m], rng.uniform(0.01, 0.05))
+                r = mutate(rng, g[a:a + m], rng.uniform(0.01, 0.05))
                 if k % 2:
                     r = r.translate(COMP)[::-1]
                 fh.write(f">{fname.split('.')[0][:-1]}{k}\n{r}\n")
     return len(g)
 
 
+def mutate(rng, seq: str, rate: float) -> str:
+    """``seq`` with substitutions at ``rate`` and 0.2 % / 0.2 % one-base deletions / insertions
+    (the benches' reads and genes; the same ``rng`` draws give the same sequence)."""
+    out = []
+    for c in seq:
+        x = rng.random()
+        if x < rate:
+            out.append(rng.choice("ACGT"))
+        elif x < rate + 0.002:
+            continue
+        elif x < rate + 0.004:
+            out.append(c + rng.choice("ACGT"))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def timed(cmd, cwd, out):
+    """Wall seconds of ``cmd`` (stdout to ``out``), this tree first on PYTHONPATH, the caller's
+    PYTHONPATH after it."""
     t = time.perf_counter()
     with open(out, "w") as fh:
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=ROOT))
+        path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
+        subprocess.run(cmd, cwd=cwd, check=True, stdout=fh, env=dict(os.environ, PYTHONPATH=path))
     return time.perf_counter() - t
 
 
