@@ -143,3 +143,30 @@ def main():
     Outputs appear whole or not at all, and an existing output file is only replaced with
     --force. SIGTERM/SIGHUP/SIGINT stop cleanly (exit status 128 + signal number).
     """
+
+
+def run():
+    """The program's entry point (console script and ``python -m clalign``): :func:`main`, then
+    the process ends without the interpreter's teardown once the standard streams are flushed.
+
+    Every output is complete and renamed into place before ``main`` returns, so the teardown
+    only frees memory: unloading numba's and LLVM's modules and releasing the OpenCL context with
+    its buffers took ~0.35 s of a 4.8 s ``clalign blastp`` on the H100 host. Background work
+    still running then (only cache fills, written atomically) is abandoned. A traceback from a
+    bug still goes through the normal exit."""
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        code = exc.code
+        if code is None or isinstance(code, int):
+            status = code or 0
+        else:
+            print(code, file=sys.stderr)
+            status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

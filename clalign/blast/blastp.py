@@ -25,6 +25,7 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
+from ..runtime.jit import preload
 from .engine import (QuerySkipped, Subjects, _add_times, _event, search_query, search_statistics,
                      setup_query)
 from .matrix import blast_matrix
@@ -113,6 +114,16 @@ def _prepare_gapped(dev):
         pass
 
 
+#: compiled stages whose cached code ``run_blastp`` loads ahead of need, in the order of need
+#: (``runtime.jit.preload``): the database copy, the device's block streams, the lookup table,
+#: the CPU word finder, the gapped and traceback passes, the statistics, the output columns
+PRELOAD = ("clalign.data.blastdb_nb:_copy_runs", "clalign.blast.device:_fill_stream",
+           "clalign.blast.lookup:_neighbours", "clalign.blast.lookup:_fill_table",
+           "clalign.blast.ungapped_nb:two_hit_db", "clalign.blast.stages_nb:prelim_chunk",
+           "clalign.stats._fast:spouge_evalues", "clalign.blast.stages_nb:traceback_chunk",
+           "clalign.output.record:_column_counts")
+
+
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
                times=None, warn=_warn_stderr):
     """Yield a QueryHits per query, in query order.
@@ -128,6 +139,8 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
+    skip = () if device is not None else ("clalign.blast.device:_fill_stream",)
+    loader = preload([p for p in PRELOAD if p not in skip])
     if device is not None:
         # the device object in the background: runtime and programs while the database is
         # read, then the subjects' upload while the queries are set up
@@ -162,6 +175,7 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     finally:
         if bg is not None:
             bg.shutdown(wait=True)   # a device still uploading finishes before we return
+        loader.join()                # no load left running into the interpreter's exit
 
 
 def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
