@@ -148,8 +148,8 @@ def test_chunk_outfmt6_equals_golden(monkeypatch, tmp_path):
     from clalign.blast import device as dmod
 
     class Chunk(dmod.DeviceUngapped):
-        def __init__(self, subjects, device=None):
-            super().__init__(subjects, device, override={"KERNEL": "chunk", "WG": 64})
+        def __init__(self, subjects, device=None, stream=None):
+            super().__init__(subjects, device, override={"KERNEL": "chunk", "WG": 64}, stream=stream)
             assert self.kernel == "chunk"
 
     monkeypatch.setattr(dmod, "DeviceUngapped", Chunk)

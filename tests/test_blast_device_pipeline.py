@@ -110,8 +110,8 @@ def test_run_blastp_threads_device_equals_cpu(tmp_path, monkeypatch):
     made = []
 
     class Chunk(dmod.DeviceUngapped):     # the chunk kernel (CPU devices default to 'subject')
-        def __init__(self, subjects, device=None):
-            super().__init__(subjects, device, override=CHUNK, block_residues=30_000)
+        def __init__(self, subjects, device=None, stream=None):
+            super().__init__(subjects, device, override=CHUNK, block_residues=30_000, stream=stream)
             made.append(self)
 
     monkeypatch.setattr(dmod, "DeviceUngapped", Chunk)
@@ -133,7 +133,7 @@ def test_run_blastp_device_error_surfaces(tmp_path, monkeypatch):
     q, db = _fasta(tmp_path, subjects_n=50)
 
     class Broken(dmod.DeviceUngapped):
-        def __init__(self, subjects, device=None):
+        def __init__(self, subjects, device=None, stream=None):
             subjects.result()
             raise RuntimeError("device set-up failed")
 
@@ -199,3 +199,30 @@ def test_block_stream_layout():
             at += int(lens[k]) + 1
         assert np.array_equal(stream, want) and n == len(want) - 4
         assert np.array_equal(got_lens, lens[first:last]) and np.array_equal(base, np.r_[0, np.cumsum(lens[first:last] + 1)[:-1]])
+
+
+def test_psq_block_equals_block_stream(tmp_path):
+    """A makeblastdb database's blocks straight from its .psq (``protein_stream``/``psq_block``)
+    equal the ones filled from the residues the reader copies: trailing stops, a gap letter
+    inside a sequence (code 0 there is a residue, not a separator) and an empty-residue edge."""
+    import shutil
+    import subprocess
+
+    from clalign.blast.device import block_bounds, block_stream, psq_block
+    from clalign.data.blastdb import protein_stream
+    from clalign.data.database import as_database
+
+    if shutil.which("makeblastdb") is None:
+        pytest.skip("makeblastdb (BLAST+) not installed")
+    fa = tmp_path / "db.fa"
+    fa.write_text(">a\nMKV*\n>b\nW\n>c\nACDEFGHIKLMNPQRSTVWY*\n>d\nMK-LV\n>e\nPPPPPPPPPPPPPPPPPP**\n")
+    subprocess.run(["makeblastdb", "-in", str(fa), "-dbtype", "prot", "-out", str(tmp_path / "db")],
+                   check=True, capture_output=True)
+    psq, starts = protein_stream(tmp_path / "db")
+    subj = Subjects.from_database(as_database(str(tmp_path / "db"), "protein"))
+    assert np.array_equal(np.diff(starts) - 1, np.diff(subj.offsets))
+    for first, last in [(0, 5), (1, 4), (4, 5)] + block_bounds(np.diff(subj.offsets), 12):
+        got, want = psq_block(psq, starts, first, last, 3), block_stream(subj, first, last, 3)
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)
+    assert protein_stream(fa.with_suffix(".missing")) is None

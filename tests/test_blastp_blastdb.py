@@ -34,3 +34,16 @@ def test_subject_ids_as_blastp(name):
     rows.sort(key=lambda r: int(r.split("\t")[0]))
     want = ["\t".join(r.split("\t")[:2]) for r in (DATA / "golden" / f"{name}.tsv").read_text().splitlines()]
     assert rows == want
+
+
+@pytest.mark.parametrize("name", ["prot_v4", "prot_mv"])
+def test_blast_database_on_the_device(name):
+    """The device path: one-volume databases fill their subject blocks straight from the .psq
+    (``protein_stream``), multi-volume ones from the copied residues; both give the FASTA's rows."""
+    cl = pytest.importorskip("pyopencl")
+    dev = cl.get_platforms()[0].get_devices()[0]
+    opts = blastp_options(max_target_seqs=500, evalue=1000)
+    fasta = tabular_lines(run_blastp(DATA / "prot.fa", DATA / "prot.fa", opts), columns=COLS)
+    got = tabular_lines(run_blastp(DATA / "prot.fa", DATA / "db" / name, opts, num_threads=2,
+                                   device=dev), columns=COLS)
+    assert got == fasta

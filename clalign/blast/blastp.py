@@ -14,6 +14,7 @@ workers first, in query order), and only a query's device phase waits for the de
 from __future__ import annotations
 
 import io
+import os
 import sys
 import threading
 import time
@@ -101,6 +102,18 @@ def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool
         return []
 
 
+def _psq_stream(db):
+    """``protein_stream`` of a BLAST database path, else None (errors: as_database's to report)."""
+    if not isinstance(db, (str, os.PathLike)):
+        return None
+    from ..data.blastdb import protein_stream
+
+    try:
+        return protein_stream(db)
+    except Exception:   # noqa: BLE001 - the database is opened again next, which reports it
+        return None
+
+
 def _prepare_gapped(dev):
     """Build the device's preliminary gapped stage (program, subjects) ahead of the first query
     that needs it; an error here is raised again, where it belongs, by that query's own call."""
@@ -139,7 +152,8 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    skip = () if device is not None else ("clalign.blast.device:_fill_stream",)
+    skip = (("clalign.blast.ungapped_nb:two_hit_db",) if device is not None
+            else ("clalign.blast.device:_fill_stream",))
     loader = preload([p for p in PRELOAD if p not in skip])
     if device is not None:
         # the device object in the background: runtime and programs while the database is
@@ -147,11 +161,11 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
         from . import device as dmod
 
         bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clalign-device")
-        ready = Future()
+        ready, stream = Future(), Future()
 
         def make_device():
             t0 = time.perf_counter()
-            made = dmod.DeviceUngapped(ready, device)
+            made = dmod.DeviceUngapped(ready, device, stream=stream)
             if times is not None:
                 times["device_setup"] = time.perf_counter() - t0
             bg.submit(_prepare_gapped, made)   # next on this thread, while the queries start
@@ -161,10 +175,14 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     try:
         t_read = time.perf_counter()
         try:
+            if bg is not None:   # a BLAST database's own stream: the device fills from it at once
+                stream.set_result(_psq_stream(db))
             database = as_database(db, "protein")
             subjects = Subjects.from_database(database)
         except BaseException as exc:
             if bg is not None:
+                if not stream.done():
+                    stream.set_result(None)
                 ready.set_exception(exc)
             raise
         if bg is not None:

@@ -76,6 +76,20 @@ def block_stream(subjects, first: int, last: int, pad: int):
     return lens, base, n, stream
 
 
+def psq_block(psq, starts, first: int, last: int, pad: int):
+    """``block_stream``'s tuple for subjects first..last-1 of a BLAST database's ``.psq``
+    (:func:`clalign.data.blastdb.protein_stream`): a copy of the slice with each sequence's NUL
+    made a SEPARATOR (only those: a code inside a sequence is left as it is)."""
+    a, b = int(starts[first]), int(starts[last])
+    lens = (np.diff(starts[first:last + 1]) - 1).astype(np.int32)
+    base = starts[first:last] - a
+    stream = np.empty(b - a + pad, dtype=np.uint8)
+    stream[:b - a] = psq[a:b]
+    stream[starts[first + 1:last + 1] - 1 - a] = SEPARATOR
+    stream[b - a:] = SEPARATOR
+    return lens, base, b - a, stream
+
+
 def block_bounds(lengths: np.ndarray, block_residues: int) -> list:
     """[(first, last)] subject runs of at most ``block_residues`` stream positions (residues
     plus a separator each; a longer subject alone) and 2**KEY_SUBJ_BITS subjects. Vectorised:
@@ -150,9 +164,12 @@ class PhaseTimes:
 class DeviceUngapped:
     """Word hits, two-hit rule and ungapped extension of queries against fixed subjects."""
 
-    def __init__(self, subjects, device=None, override=None, block_residues=BLOCK_RESIDUES):
+    def __init__(self, subjects, device=None, override=None, block_residues=BLOCK_RESIDUES,
+                 stream=None):
         """``subjects``: :class:`engine.Subjects`, or a Future of them (the runtime is made and
-        the programs start building while it completes)."""
+        the programs start building while it completes). ``stream``: the same subjects as a
+        BLAST database's ``(psq, starts)`` (``protein_stream``), or a Future of it or of None:
+        the blocks are then filled from it without waiting for ``subjects``."""
         t0 = time.perf_counter()
         self.setup_times = {}   # seconds of the set-up's parts (tools/bench_blastp reports them)
         self.rt = Runtime.get(device)
@@ -181,13 +198,20 @@ class DeviceUngapped:
         self.word = self.values["WORD"]
         t1 = time.perf_counter()
         self.setup_times["programs"] = t1 - t0 - self.setup_times["runtime"]
-        if isinstance(subjects, Future):
+        if isinstance(stream, Future):
+            stream = stream.result()
+        if stream is None and isinstance(subjects, Future):
             subjects = subjects.result()
         t2 = time.perf_counter()
         self.setup_times["wait_subjects"] = t2 - t1
-        self.subjects = subjects
         self.times = PhaseTimes()
-        lengths = np.diff(subjects.offsets)
+        if stream is not None:
+            psq, starts = stream
+            lengths = np.diff(starts) - 1
+            fill = lambda ab: psq_block(psq, starts, ab[0], ab[1], self.word)
+        else:
+            lengths = np.diff(subjects.offsets)
+            fill = lambda ab: block_stream(subjects, ab[0], ab[1], self.word)
         if len(lengths) and lengths.max() >= (1 << KEY_POS_BITS):
             raise InputError(f"subjects longer than {(1 << KEY_POS_BITS) - 1} residues are not "
                              "supported on the device path")
@@ -196,7 +220,6 @@ class DeviceUngapped:
         # the blocks' streams are filled on several threads and uploaded in order as they come
         self.copy_queue = self.rt.new_queue()
         bounds = block_bounds(lengths, block_residues)
-        fill = lambda ab: block_stream(subjects, ab[0], ab[1], self.word)
         workers = max(1, min(len(bounds), os.cpu_count() or 1, FILL_THREADS))
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -205,6 +228,11 @@ class DeviceUngapped:
             self.blocks = [self._upload(ab, fill(ab)) for ab in bounds]
         self.copy_queue.flush()
         self.setup_times["fill"] = time.perf_counter() - t2
+        if isinstance(subjects, Future):
+            subjects = subjects.result()
+        if stream is not None and not np.array_equal(np.diff(subjects.offsets), lengths):
+            raise RuntimeError("blastp device: the database's stream and residues disagree")
+        self.subjects = subjects
         pending = [ev for blk in self.blocks for ev in blk.wait_list()]
         if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
             cl.wait_for_events(pending)

@@ -383,6 +383,27 @@ def open_blastdb(path, kind=None) -> Database:
     return db
 
 
+def protein_stream(path):
+    """``(psq, starts)`` of a one-volume BLAST protein database at ``path``, else None: the
+    ``.psq`` memory map (a NUL before every sequence and after the last) and each sequence's
+    start in it (``starts[i + 1] - 1`` is sequence i's NUL), read from the index only.
+
+    The stream a device scans (sequences with a separator after each) is a slice of it, so a
+    BLASTP device can fill and upload its subject blocks without waiting for
+    :func:`open_blastdb`'s copy of the residues; that copy still checks the codes and stops."""
+    path = os.fspath(path)
+    if os.path.isdir(path) or find_blastdb(path, "prot", search_env=not os.path.exists(path)) is None:
+        return None
+    k, vols, _ = open_volumes(path, "prot")
+    if k != "prot" or len(vols) != 1:
+        return None
+    v = vols[0]
+    psq = _map(v.seq_path, "sequence")
+    if v.seq.size and (int(v.seq[-1]) > psq.size or np.any(psq[v.seq - 1] != 0)):
+        return None      # open_blastdb reports it
+    return psq, np.asarray(v.seq, dtype=np.int64)
+
+
 #: volumes from this size are copied by the compiled reader (:mod:`clalign.data.blastdb_nb`), and
 #: any volume once numba is loaded anyway (a BLAST search): below it, numba's import costs more
 COMPILED_MIN_BYTES = 32 << 20
