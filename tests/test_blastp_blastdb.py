@@ -47,3 +47,23 @@ def test_blast_database_on_the_device(name):
     got = tabular_lines(run_blastp(DATA / "prot.fa", DATA / "db" / name, opts, num_threads=2,
                                    device=dev), columns=COLS)
     assert got == fasta
+
+
+def test_bad_residue_code_on_the_device_path(tmp_path):
+    """The device starts from the .psq before the reader has checked it: a code outside
+    NCBIstdaa still ends the search with the reader's one-line error, nothing hangs."""
+    import shutil
+
+    from clalign.errors import InputError
+
+    cl = pytest.importorskip("pyopencl")
+    dev = cl.get_platforms()[0].get_devices()[0]
+    for f in (DATA / "db").glob("prot_v4.*"):
+        shutil.copy(f, tmp_path / f.name)
+    psq = tmp_path / "prot_v4.psq"
+    raw = bytearray(psq.read_bytes())
+    raw[5] = 200
+    psq.write_bytes(bytes(raw))
+    with pytest.raises(InputError, match="not NCBIstdaa"):
+        list(run_blastp(DATA / "prot.fa", tmp_path / "prot_v4", blastp_options(), num_threads=2,
+                        device=dev))

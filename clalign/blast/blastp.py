@@ -27,8 +27,8 @@ from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
 from ..runtime.jit import preload
-from .engine import (QuerySkipped, Subjects, _add_times, _event, search_query, search_statistics,
-                     setup_query)
+from .engine import (PendingSubjects, QuerySkipped, Subjects, _add_times, _event, search_query,
+                     search_statistics, setup_query)
 from .matrix import blast_matrix
 from .options import BlastpOptions
 from .traceback import DEL, INS
@@ -172,28 +172,60 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
             return made
 
         dev = bg.submit(make_device)
+    reader = None
     try:
         t_read = time.perf_counter()
+        src = None
         try:
             if bg is not None:   # a BLAST database's own stream: the device fills from it at once
-                stream.set_result(_psq_stream(db))
-            database = as_database(db, "protein")
-            subjects = Subjects.from_database(database)
+                src = _psq_stream(db)
+                stream.set_result(src)
+            if src is None:
+                database = as_database(db, "protein")
+                subjects = Subjects.from_database(database)
         except BaseException as exc:
             if bg is not None:
                 if not stream.done():
                     stream.set_result(None)
                 ready.set_exception(exc)
             raise
-        if bg is not None:
-            ready.set_result(subjects)
-        if times is not None:
-            times["read_db"] = time.perf_counter() - t_read
+        if src is None:
+            if bg is not None:
+                ready.set_result(subjects)
+            if times is not None:
+                times["read_db"] = time.perf_counter() - t_read
+        else:
+            # the index gives the lengths: the residues are copied on a thread while the queries
+            # are set up and launched (only the CPU stages and the output read them)
+            reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clalign-read")
+            lengths = np.diff(src[1]) - 1
+            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            database = reader.submit(_read_subjects, db, offsets, ready, times, t_read)
+            subjects = PendingSubjects(offsets, ready)
         yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn)
     finally:
+        if reader is not None:
+            reader.shutdown(wait=True)
         if bg is not None:
             bg.shutdown(wait=True)   # a device still uploading finishes before we return
         loader.join()                # no load left running into the interpreter's exit
+
+
+def _read_subjects(db, offsets, ready, times, t0):
+    """The database and its Subjects (into ``ready``), on the reader thread; returns the database."""
+    try:
+        database = as_database(db, "protein")
+        subjects = Subjects.from_database(database)
+        if not np.array_equal(subjects.offsets, offsets):
+            raise RuntimeError("blastp: the database's index and residues disagree")
+    except BaseException as exc:
+        ready.set_exception(exc)
+        raise
+    ready.set_result(subjects)
+    if times is not None:
+        times["read_db"] = time.perf_counter() - t0
+    return database
 
 
 def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
@@ -202,7 +234,8 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
     queries = read_queries(query_path)
 
     def titles(oid):
-        sid, desc = _text(database.ids[oid]), _text(database.descriptions[oid])
+        d = database.result() if isinstance(database, Future) else database
+        sid, desc = _text(d.ids[oid]), _text(d.descriptions[oid])
         return f"{sid} {desc}".strip()
 
     if num_threads <= 1:

@@ -228,11 +228,9 @@ class DeviceUngapped:
             self.blocks = [self._upload(ab, fill(ab)) for ab in bounds]
         self.copy_queue.flush()
         self.setup_times["fill"] = time.perf_counter() - t2
-        if isinstance(subjects, Future):
-            subjects = subjects.result()
-        if stream is not None and not np.array_equal(np.diff(subjects.offsets), lengths):
-            raise RuntimeError("blastp device: the database's stream and residues disagree")
-        self.subjects = subjects
+        # from a stream, the residues may still be being read: ``subjects`` waits for them when
+        # first asked (the preliminary gapped stage's upload), not the launches
+        self._subjects, self._stream_lengths = subjects, lengths if stream is not None else None
         pending = [ev for blk in self.blocks for ev in blk.wait_list()]
         if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
             cl.wait_for_events(pending)
@@ -241,6 +239,18 @@ class DeviceUngapped:
             for _ in range(IN_FLIGHT):
                 self._slots.put(Slot(self.rt, self.blocks, MIN_OUT_ROWS))
         self.setup_times["upload"] = time.perf_counter() - t2
+
+    @property
+    def subjects(self):
+        """The :class:`engine.Subjects` (waiting for them while they are read)."""
+        s = self._subjects
+        if isinstance(s, Future):
+            s = s.result()
+            if self._stream_lengths is not None and not np.array_equal(np.diff(s.offsets),
+                                                                         self._stream_lengths):
+                raise RuntimeError("blastp device: the database's stream and residues disagree")
+            self._subjects = s
+        return s
 
     def _upload(self, bounds, filled):
         first, last = bounds

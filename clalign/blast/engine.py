@@ -111,13 +111,38 @@ class QuerySetup:
 _X = PROTEIN.letters.index("X")
 
 
+class PendingSubjects:
+    """:class:`Subjects` whose residues are still being read: the offsets are known (a BLAST
+    database's index gives them), ``residues`` and ``ids`` wait for ``future`` (a Future of the
+    Subjects). Query set-ups and device launches, which need only the lengths, start meanwhile."""
+
+    min_length = BLAST_SEQSRC_MINLENGTH
+
+    def __init__(self, offsets: np.ndarray, future):
+        off = np.ascontiguousarray(offsets, dtype=np.int64).view()
+        off.flags.writeable = False
+        self.offsets, self.future = off, future
+
+    @property
+    def total_length(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def residues(self) -> np.ndarray:
+        return self.future.result().residues
+
+    @property
+    def ids(self):
+        return self.future.result().ids
+
+
 class QuerySkipped(Exception):
     """A query BLAST+ skips with a warning (e.g. all X: no ungapped statistics)."""
 
 
 def search_statistics(subjects: Subjects, opts: BlastpOptions) -> SearchStatistics:
     return SearchStatistics.for_search(opts.matrix, opts.gap_open, opts.gap_extend,
-                                       subjects.total_length, len(subjects.ids),
+                                       subjects.total_length, len(subjects.offsets) - 1,
                                        dbsize=opts.dbsize or None, searchsp=opts.searchsp or None)
 
 
@@ -155,7 +180,7 @@ def initial_hsps(qs: QuerySetup, subjects: Subjects, first=0, last=None, threads
     """Ungapped HSPs of subjects first..last-1, sorted (subject, then BLAST+'s order); with
     ``threads`` > 1 the subjects are split into chunks of about equal residue counts scanned on
     ``pool`` (or a pool of ``threads`` made here; the compiled scan releases the GIL)."""
-    last = len(subjects.ids) if last is None else last
+    last = len(subjects.offsets) - 1 if last is None else last
 
     def scan(ab):
         if qs.opts.compressed or qs.opts.window == 0:
