@@ -162,7 +162,9 @@ def run_clalign(query, fasta, threads, device, out: Path, trace=None):
     t1 = time.perf_counter()
     if trace:
         events = times.pop("_events")
-        Path(trace).write_text(json.dumps({"t0": t0, "events": events, **timeline(events, t0)}))
+        launches = sorted(made[0].times.launches) if made else []   # device ns: where it idled
+        Path(trace).write_text(json.dumps({"t0": t0, "events": events, "launches": launches,
+                                           **timeline(events, t0)}))
     lines = tabular_lines(results)
     out.write_text("".join(line + "\n" for line in lines))
     times["format"] = time.perf_counter() - t1
