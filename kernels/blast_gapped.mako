@@ -15,11 +15,11 @@ score-only extension BLAST+'s preliminary stage would compute from it:
 The DP keeps, per subject cell b of the row being computed, (best score, best score ending in a
 gap) as an int2. Only cells first_b .. b_size-1 are alive at any time, so they live in a ring of
 BAND int2 (index b mod BAND) in this work-item's slice of global scratch (or of local memory with
-SCRATCH_LOCAL). An extension whose live band would outgrow BAND stops and is flagged (status 0):
+SCRATCH_LOCAL). An extension whose live band would outgrow BAND stops and is flagged (status PRE_NONE):
 the host computes it on the CPU, so the result stays exact whatever BAND is.
 
 Output per HSP (launch order): score, q_start, q_end, s_start, s_end (ends exclusive), q_off,
-s_off of the start point, status (1 = full DP, 2 = restricted DP, 0 = overflow: redo on the CPU).
+s_off of the start point, status (PRE_FULL: full DP, PRE_RESTRICTED: restricted DP, PRE_NONE: overflow, redo on the CPU).
 
 Parameters (clalign/blast/params.py, BLAST_GAPPED): WG, BAND, SCRATCH_LOCAL, RESTRICT, WINDOW,
 MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT.
@@ -260,5 +260,5 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
     o[4] = s_end;
     o[5] = q_off;
     o[6] = s_off;
-    o[7] = ovf ? 0 : (restricted ? 2 : 1);
+    o[7] = ovf ? ${PRE_NONE} : (restricted ? ${PRE_RESTRICTED} : ${PRE_FULL});
 }

@@ -11,6 +11,7 @@ from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
 from .lookup import CHARSIZE
+from .stages_nb import PRE_FULL, PRE_NONE, PRE_RESTRICTED
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
 #: so no lookup word contains it (a word never spans two subjects).
@@ -124,6 +125,12 @@ BLAST_GAPPED = ParamSet("blast_gapped", with_simd=False, params=(
     Param.int("MAX_TOTAL_GAPS", "AdjustSubjectRange's margin", values=(MAX_TOTAL_GAPS,),
               default=MAX_TOTAL_GAPS),
     Param.int("MININT", "the DP's minus infinity (gapped.MININT)", values=(MININT,), default=MININT),
+    Param.int("PRE_NONE", "status of an extension left to the CPU (its band overflowed; "
+                          "stages_nb.PRE_NONE)", values=(PRE_NONE,), default=PRE_NONE),
+    Param.int("PRE_FULL", "status of a full-DP extension (stages_nb.PRE_FULL)",
+              values=(PRE_FULL,), default=PRE_FULL),
+    Param.int("PRE_RESTRICTED", "status of a restricted-DP extension (stages_nb.PRE_RESTRICTED)",
+              values=(PRE_RESTRICTED,), default=PRE_RESTRICTED),
 ))
 
 register(BLAST_GAPPED.family, [
