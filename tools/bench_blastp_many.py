@@ -14,7 +14,9 @@ The outputs of all configurations must be identical (checked, line for line); wi
 Configurations (comma list, ``--configs``): ``slotsK`` -- ``device.IN_FLIGHT = K`` buffer slots
 of queries in flight on the chunk kernel; suffix ``+plainkarlin`` -- the set-up's ungapped
 Karlin block by the plain numpy/Python form (``stats.ungapped_params``, as before the compiled
-one), to measure what its interpreter time costs the pipeline. BLAST+ is not run (its time for
+one), to measure what its interpreter time costs the pipeline; suffix ``+switchU`` --
+``sys.setswitchinterval(U microseconds)`` for the run (Python's default is 5,000: a thread
+that wants the lock back waits up to that long for one running Python code). BLAST+ is not run (its time for
 the same data is in docs/perf/blastp.md). Example (H100 host)::
 
     python3 -m tools.bench_blastp_many -n 570000 --many 400 --threads 16 --device 0:0 \
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import threading
 import time
 from pathlib import Path
@@ -94,6 +97,10 @@ def _configure(name):
                                        robinson_frequencies(PROTEIN.letters))
             engine.ungapped_karlin_query = plain
             undo.append(lambda: setattr(engine, "ungapped_karlin_query", compiled))
+        elif part.startswith("switch"):
+            old_switch = sys.getswitchinterval()
+            sys.setswitchinterval(int(part[6:]) * 1e-6)
+            undo.append(lambda: sys.setswitchinterval(old_switch))
         else:
             raise SystemExit(f"unknown configuration part {part!r}")
     device.IN_FLIGHT = slots
