@@ -40,11 +40,11 @@ from .ungapped_nb import sort_init_hsps
 
 BLOCK_RESIDUES = 1 << 25
 #: Most queries of the chunk kernel in flight at once (each holds one reused set of buffers,
-#: made on demand: ``device_chunk.SlotPool``): one running on the device, several queued behind
-#: it, some being uploaded or read back. Many queries need the deep queue: each slot goes back
-#: only after its driver thread has read the rows, and those threads share the interpreter
-#: with all the others (4 slots kept the H100 busy 63-69 % of the span for 400 queries).
-IN_FLIGHT = 8
+#: made on demand: ``device_chunk.SlotPool``): one running on the device, one or two queued
+#: behind it, one being uploaded or read back. Measured on the H100 with 400 queries (docs/perf/
+#: blastp.md, run s1): 4, 8 and 16 slots keep the device equally busy (span 8.6-8.8 s for 6.4 s
+#: of kernels); what holds the queries back is their drivers, not the slots.
+IN_FLIGHT = 4
 #: Most threads filling the subject blocks' streams at start-up (one block each)
 FILL_THREADS = 8
 
