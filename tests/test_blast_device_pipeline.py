@@ -40,13 +40,14 @@ def setups(subjects):
     return [setup_query(c, subjects, opts) for c in codes]
 
 
-def test_concurrent_queries_same_rows(subjects, setups):
+def test_concurrent_queries_same_rows(subjects, setups, monkeypatch):
     """More queries at once than buffer slots, over several blocks, with output buffers of one
     row (every launch with hits is redone with room for all): each query gets its own rows,
     equal to the compiled CPU path's."""
+    monkeypatch.setattr(dmod, "IN_FLIGHT", 3)
     dev = dmod.DeviceUngapped(subjects, override=CHUNK, block_residues=40_000)
-    assert len(dev.blocks) > 2 and len(setups) > dmod.IN_FLIGHT
-    slots = [dev._slots.get() for _ in range(dmod.IN_FLIGHT)]
+    assert len(dev.blocks) > 2 and len(setups) > dev._slots.limit == 3
+    slots = [dev._slots.get() for _ in range(dev._slots.limit)]
     for slot in slots:
         slot.capacity = [1] * len(dev.blocks)
         dev._slots.put(slot)
@@ -66,6 +67,7 @@ def test_error_in_one_query_spares_the_others(subjects, setups, monkeypatch):
     """A query failing after its launches were enqueued raises in its own thread; its slot comes
     back once the launches ended, and the queries around it (more than the slots) finish with
     the right rows."""
+    monkeypatch.setattr(dmod, "IN_FLIGHT", 3)
     dev = dmod.DeviceUngapped(subjects, override=CHUNK, block_residues=60_000)
     bad = len(setups[3].codes)
     real = dev.chunk.enqueue
@@ -85,7 +87,7 @@ def test_error_in_one_query_spares_the_others(subjects, setups, monkeypatch):
                     f.result(timeout=WAIT)
             else:
                 assert np.array_equal(f.result(timeout=WAIT), initial_hsps(qs, subjects))
-    assert dev._slots.qsize() == dmod.IN_FLIGHT     # every slot returned
+    assert dev._slots.idle() == dev._slots.made == 3     # every slot returned
     monkeypatch.setattr(dev.chunk, "enqueue", real)
     assert np.array_equal(dev.initial_hsps(setups[3]), initial_hsps(setups[3], subjects))
 

@@ -18,12 +18,12 @@ from clalign.blast import (gapped, itree_nb, lookup, stages_nb, traceback,
 from clalign.blast.blastp import run_blastp, tabular_lines
 from clalign.blast.options import blastp_options
 from clalign.data.database import makedb
-from clalign.stats import _fast
+from clalign.stats import _fast, karlin_nb
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ROOT / "tests" / "data" / "blastp" / "synth_queries.faa"
 DB = ROOT / "tests" / "data" / "blastp" / "synth_db.faa.gz"
-MODULES = (stages_nb, ungapped_nb, lookup, gapped, traceback, itree_nb, _fast)
+MODULES = (stages_nb, ungapped_nb, lookup, gapped, traceback, itree_nb, _fast, karlin_nb)
 TWO_DIRECTIONS = {"clalign.blast.gapped.semi_gapped", "clalign.blast.gapped.restricted",
                   "clalign.blast.traceback.align_ex"}
 

@@ -21,7 +21,6 @@ from the caches) while the subjects are read and uploaded.
 from __future__ import annotations
 
 import os
-import queue as _queue
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,13 +34,16 @@ from ..errors import InputError, ParameterError
 from ..runtime import Runtime, choose
 from ..runtime.tuning import lookup
 from . import device_legacy as legacy
-from .device_chunk import MIN_OUT_ROWS, ChunkKernel, Slot, make_tasks
+from .device_chunk import MIN_OUT_ROWS, ChunkKernel, SlotPool, make_tasks
 from .params import BLAST_CHUNK, BLAST_UNGAPPED, KEY_DIAG_BITS, KEY_POS_BITS, KEY_SUBJ_BITS, SEPARATOR
 from .ungapped_nb import sort_init_hsps
 
 BLOCK_RESIDUES = 1 << 25
-#: Queries of the chunk kernel in flight at once (each holds one reused set of buffers): one
-#: running on the device, one or two queued behind it, one being uploaded or read back.
+#: Most queries of the chunk kernel in flight at once (each holds one reused set of buffers,
+#: made on demand: ``device_chunk.SlotPool``): one running on the device, one or two queued
+#: behind it, one being uploaded or read back. Measured on the H100 with 400 queries (docs/perf/
+#: blastp.md, run s1): 4, 8 and 16 slots keep the device equally busy (span 8.6-8.8 s for 6.4 s
+#: of kernels); what holds the queries back is their drivers, not the slots.
 IN_FLIGHT = 4
 #: Most threads filling the subject blocks' streams at start-up (one block each)
 FILL_THREADS = 8
@@ -234,10 +236,8 @@ class DeviceUngapped:
         pending = [ev for blk in self.blocks for ev in blk.wait_list()]
         if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
             cl.wait_for_events(pending)
-        self._slots = _queue.SimpleQueue()
-        if self.kernel == "chunk":
-            for _ in range(IN_FLIGHT):
-                self._slots.put(Slot(self.rt, self.blocks, MIN_OUT_ROWS))
+        if self.kernel == "chunk":   # buffer slots of the queries in flight, made on demand
+            self._slots = SlotPool(self.rt, self.blocks, MIN_OUT_ROWS, IN_FLIGHT)
         self.setup_times["upload"] = time.perf_counter() - t2
 
     @property

@@ -20,6 +20,8 @@ query's launches.
 """
 from __future__ import annotations
 
+import queue as _queue
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,6 +226,12 @@ class Slot:
         self.out = [cl.Buffer(rt.ctx, mf.READ_WRITE, 28 * c) for c in self.capacity]
         self.q = {}
         self._host = None
+        self._matrix = None    # the score matrix whose copy the slot's buffer holds
+
+    @staticmethod
+    def nbytes(blocks, min_rows) -> int:
+        """Device bytes of one slot's output buffers (the query's arrays aside)."""
+        return sum(28 * max(min_rows, blk.n >> 8) for blk in blocks)
 
     def grow(self, b, rows):
         self.capacity[b] = rows
@@ -234,6 +242,8 @@ class Slot:
         ``queue`` without waiting; returns the events."""
         evs = []
         for name, a in job.arrays.items():
+            if name == "matrix" and self._matrix is job.qs.matrix and "matrix" in self.q:
+                continue       # the same (read-only) matrix as this slot's last query
             buf = self.q.get(name)
             if buf is None or buf.size < a.nbytes:
                 buf = self.q[name] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_ONLY,
@@ -242,5 +252,44 @@ class Slot:
         evs.append(cl.enqueue_fill_buffer(queue, self.counter_buf, np.uint32(0), 0,
                                           self.counter_buf.size))
         self._host = job.arrays      # alive until the copies are done
+        self._matrix = job.qs.matrix if not job.qs.matrix.flags.writeable else None
         return evs
+
+
+class SlotPool:
+    """At most ``limit`` slots, made on demand (a search of few queries makes few; the
+    start-up makes none), fewer where their output buffers would take more than an eighth of
+    the device's memory; ``get`` waits for a free one when all are in use."""
+
+    def __init__(self, rt, blocks, min_rows, limit):
+        self.rt, self.blocks, self.min_rows = rt, blocks, min_rows
+        per = max(1, Slot.nbytes(blocks, min_rows))
+        self.limit = max(2, min(limit, rt.device.global_mem_size // 8 // per))
+        self.made = 0
+        self._free = _queue.SimpleQueue()
+        self._lock = threading.Lock()
+
+    def get(self) -> Slot:
+        try:
+            return self._free.get_nowait()
+        except _queue.Empty:
+            pass
+        with self._lock:
+            make = self.made < self.limit
+            self.made += make
+        if make:
+            try:
+                return Slot(self.rt, self.blocks, self.min_rows)
+            except BaseException:
+                with self._lock:
+                    self.made -= 1
+                raise
+        return self._free.get()
+
+    def put(self, slot: Slot):
+        self._free.put(slot)
+
+    def idle(self) -> int:
+        """Slots made and free now."""
+        return self._free.qsize()
 

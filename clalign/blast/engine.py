@@ -31,8 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.alphabet import PROTEIN
-from ..stats import (SearchStatistics, composition, karlin_cutoff, robinson_frequencies,
-                     spouge_cutoff, ungapped_params)
+from ..stats import KarlinParams, SearchStatistics, karlin_cutoff, spouge_cutoff
+from ..stats.karlin import ROBINSON
+from ..stats.karlin_nb import std_frequencies, ungapped_karlin
 from .hsp import EVALUE_EPSILON, HSP, evalue_key
 from .lookup_query import mask_query, query_lookup, scan_lookup
 from .matrix import blast_matrix
@@ -146,13 +147,36 @@ def search_statistics(subjects: Subjects, opts: BlastpOptions) -> SearchStatisti
                                        dbsize=opts.dbsize or None, searchsp=opts.searchsp or None)
 
 
+_STD = []
+
+
+def _std_frequencies():
+    """BLAST's background distribution per NCBIstdaa code (``Blast_ResFreqStdComp``), once."""
+    if not _STD:
+        _STD.append(std_frequencies(np.array([ROBINSON.get(ch, 0.0) for ch in PROTEIN.letters])))
+    return _STD[0]
+
+
+def ungapped_karlin_query(codes: np.ndarray, matrix: np.ndarray):
+    """The query's ungapped Karlin block (``Blast_ScoreBlkKbpUngappedCalc``: its composition, X
+    not counted, against the standard background), or None where BLAST+ has none; one compiled
+    call (``stats.karlin_nb``), tested against ``stats.ungapped_params``."""
+    counts = np.bincount(codes, minlength=28)[:28].astype(np.float64)
+    counts[_X] = 0.0
+    lam, K, H = ungapped_karlin(matrix, counts, _std_frequencies())
+    return KarlinParams(lam, K, H) if lam >= 0.0 else None
+
+
 def setup_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions,
                 stats: SearchStatistics = None) -> QuerySetup:
+    """Everything one query needs before its search (the module's docstring): the searched
+    codes (SEG), the lookup table, the ungapped Karlin block and the cutoffs and X-drops. Nearly
+    all of it runs in compiled calls that release the GIL (queries are set up on the workers
+    beside the device's drivers)."""
     m = blast_matrix(opts.matrix)
     stats = stats or search_statistics(subjects, opts)
     codes, mask = mask_query(codes, opts)
-    kbp_u = ungapped_params(m, composition(codes, 28, ambiguous=(_X,)),
-                            robinson_frequencies(PROTEIN.letters))
+    kbp_u = ungapped_karlin_query(np.asarray(codes, dtype=np.uint8), m)
     if kbp_u is None:
         raise QuerySkipped("could not calculate ungapped Karlin-Altschul parameters (no hits "
                            "reported for it, as BLAST+ does)")

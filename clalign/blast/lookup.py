@@ -118,6 +118,111 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     return LookupTable(word_size, threshold, starts, qs, counts > 0)
 
 
+@numba.njit(cache=True, nogil=True)
+def _table_nb(q, mask, m, threshold, w):
+    """(starts, qoffs, present) of ``build_lookup`` in one compiled pass: the distinct query
+    words (a code -> index map), each one's neighbours (a depth-first walk over letters sorted by
+    score against that position's letter, cut as soon as the best score still reachable falls
+    below ``threshold``, BLAST+'s pruning; the exact word added when not reached), then the CSR
+    table by two passes over the query offsets in ascending order. ``mask`` (uint8 per residue,
+    empty for none): words touching a masked residue are not indexed."""
+    size = 1 << (CHARSIZE * w)
+    n = q.shape[0] - w + 1
+    order = np.empty((ALPHABET, ALPHABET), dtype=np.int64)
+    best = np.empty(ALPHABET, dtype=np.int64)
+    for a in range(ALPHABET):
+        order[a] = np.argsort(-m[a], kind="mergesort")
+        best[a] = m[a, order[a, 0]]
+    index = np.full(size, -1, dtype=np.int32)       # word code -> distinct word
+    word_of = np.full(max(n, 0), -1, dtype=np.int32)  # query offset -> distinct word (-1: masked)
+    uniq = np.empty(max(n, 0), dtype=np.int64)
+    nu = 0
+    for i in range(max(n, 0)):
+        code = 0
+        skip = False
+        for k in range(w):
+            code = (code << CHARSIZE) | q[i + k]
+            if mask.shape[0] and mask[i + k]:
+                skip = True
+        if skip:
+            continue
+        u = index[code]
+        if u < 0:
+            u = index[code] = nu
+            uniq[nu] = code
+            nu += 1
+        word_of[i] = u
+    nb_starts = np.zeros(nu + 1, dtype=np.int64)
+    words = np.empty(max(1024, 64 * nu), dtype=np.int32)
+    nw = 0
+    letters = np.empty(w, dtype=np.int64)
+    rest = np.empty(w + 1, dtype=np.int64)
+    idx = np.zeros(w, dtype=np.int64)
+    part = np.zeros(w + 1, dtype=np.int64)
+    for u in range(nu):
+        for i in range(w):
+            letters[i] = (uniq[u] >> (CHARSIZE * (w - 1 - i))) & 31
+        rest[w] = 0
+        for i in range(w - 1, -1, -1):
+            rest[i] = rest[i + 1] + best[letters[i]]
+        self_seen = False
+        if threshold > 0 and rest[0] >= threshold:
+            depth = 0
+            idx[0] = 0
+            while depth >= 0:
+                a = letters[depth]
+                if idx[depth] < ALPHABET:
+                    b = order[a, idx[depth]]
+                    sc = part[depth] + m[a, b]
+                    if sc + rest[depth + 1] >= threshold:
+                        if depth == w - 1:
+                            code = 0
+                            for i in range(w - 1):
+                                code = (code << CHARSIZE) | order[letters[i], idx[i]]
+                            code = (code << CHARSIZE) | b
+                            if nw == words.shape[0]:
+                                words = _grow(words, nw)
+                            words[nw] = code
+                            nw += 1
+                            if code == uniq[u]:
+                                self_seen = True
+                            idx[depth] += 1
+                        else:
+                            part[depth + 1] = sc
+                            depth += 1
+                            idx[depth] = 0
+                        continue
+                # letters left at this depth all score lower: back up
+                depth -= 1
+                if depth >= 0:
+                    idx[depth] += 1
+        if not self_seen:
+            if nw == words.shape[0]:
+                words = _grow(words, nw)
+            words[nw] = uniq[u]
+            nw += 1
+        nb_starts[u + 1] = nw
+    counts = np.zeros(size, dtype=np.int32)
+    for i in range(max(n, 0)):
+        u = word_of[i]
+        if u >= 0:
+            for j in range(nb_starts[u], nb_starts[u + 1]):
+                counts[words[j]] += 1
+    starts = np.zeros(size + 1, dtype=np.int32)
+    for c in range(size):
+        starts[c + 1] = starts[c] + counts[c]
+    qoffs = np.empty(starts[size], dtype=np.int32)
+    pos = starts[:size].copy()
+    for i in range(max(n, 0)):
+        u = word_of[i]
+        if u >= 0:
+            for j in range(nb_starts[u], nb_starts[u + 1]):
+                c = words[j]
+                qoffs[pos[c]] = i
+                pos[c] += 1
+    return starts, qoffs, counts > 0
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _grow(words, n):
     """``words[:n]`` in an array twice as long (a loop: numba compiles a costly error path for
@@ -128,105 +233,30 @@ def _grow(words, n):
     return bigger
 
 
-@numba.njit(cache=True, nogil=True)
-def _neighbours(uniq, m, threshold, w):
-    """CSR (starts, words) of every word scoring >= threshold against each distinct query word
-    (all 28**w words, pruned by the best score still reachable), plus the word itself."""
-    best = np.empty(ALPHABET, dtype=np.int64)
-    for a in range(ALPHABET):
-        best[a] = m[a, 0]
-        for b in range(ALPHABET):
-            best[a] = max(best[a], m[a, b])
-    starts = np.zeros(uniq.shape[0] + 1, dtype=np.int64)
-    cap = max(1024, 64 * uniq.shape[0])
-    words = np.empty(cap, dtype=np.int32)
-    n = 0
-    letters = np.empty(w, dtype=np.int64)
-    rest = np.empty(w + 1, dtype=np.int64)
-    idx = np.zeros(w, dtype=np.int64)
-    part = np.zeros(w + 1, dtype=np.int64)
-    for u in range(uniq.shape[0]):
-        for i in range(w):
-            letters[i] = (uniq[u] >> (CHARSIZE * (w - 1 - i))) & 31
-        rest[w] = 0
-        for i in range(w - 1, -1, -1):
-            rest[i] = rest[i + 1] + best[letters[i]]
-        self_seen = False
-        if threshold > 0 and rest[0] >= threshold:
-            # depth-first over positions; idx[i] is the letter tried at position i
-            depth = 0
-            idx[0] = 0
-            while depth >= 0:
-                if idx[depth] >= ALPHABET:
-                    depth -= 1
-                    if depth >= 0:
-                        idx[depth] += 1
-                    continue
-                sc = part[depth] + m[letters[depth], idx[depth]]
-                if sc + rest[depth + 1] < threshold:
-                    idx[depth] += 1
-                    continue
-                if depth == w - 1:
-                    code = 0
-                    for i in range(w):
-                        code = (code << CHARSIZE) | idx[i]
-                    if n == words.shape[0]:
-                        words = _grow(words, n)
-                    words[n] = code
-                    n += 1
-                    if code == uniq[u]:
-                        self_seen = True
-                    idx[depth] += 1
-                else:
-                    part[depth + 1] = sc
-                    depth += 1
-                    idx[depth] = 0
-        if not self_seen:
-            if n == words.shape[0]:
-                words = _grow(words, n)
-            words[n] = uniq[u]
-            n += 1
-        starts[u + 1] = n
-    return starts, words[:n]
-
-
-@numba.njit(cache=True, nogil=True)
-def _fill_table(inverse, nb_starts, nb_words, size):
-    """CSR word -> query offsets (ascending) from each query offset's distinct word."""
-    counts = np.zeros(size, dtype=np.int32)
-    for i in range(inverse.shape[0]):
-        u = inverse[i]
-        for j in range(nb_starts[u], nb_starts[u + 1]):
-            counts[nb_words[j]] += 1
-    starts = np.zeros(size + 1, dtype=np.int32)
-    for c in range(size):
-        starts[c + 1] = starts[c] + counts[c]
-    qoffs = np.empty(starts[size], dtype=np.int32)
-    pos = starts[:size].copy()
-    for i in range(inverse.shape[0]):
-        u = inverse[i]
-        for j in range(nb_starts[u], nb_starts[u + 1]):
-            c = nb_words[j]
-            qoffs[pos[c]] = i
-            pos[c] += 1
-    return starts, qoffs, counts > 0
+_NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
 def build_lookup_fast(query: np.ndarray, matrix: np.ndarray, threshold: int,
                       word_size: int = 3, mask=None) -> LookupTable:
-    """``build_lookup`` compiled (same table, tested equal): neighbours enumerated per distinct
-    query word with BLAST+'s pruning by the best score still reachable; ``mask`` as there."""
-    q = np.asarray(query, dtype=np.int32)
-    size = 1 << (CHARSIZE * word_size)
-    codes = word_codes(q, word_size)
-    kept = None
-    if mask is not None and len(codes):
-        kept = unmasked_words(mask, word_size).astype(np.int32)
-        codes = codes[kept]
-    uniq, inverse = np.unique(codes, return_inverse=True)
-    m = np.ascontiguousarray(matrix[:ALPHABET, :ALPHABET], dtype=np.int64)
-    nb_starts, nb_words = _neighbours(uniq.astype(np.int64), m, int(threshold), int(word_size))
-    starts, qoffs, present = _fill_table(inverse.astype(np.int64).ravel(), nb_starts, nb_words, size)
-    if kept is not None:
-        qoffs = kept[qoffs]           # ascending positions stay ascending per word
+    """``build_lookup`` compiled (same table, tested equal): one call of ``_table_nb``, which
+    releases the GIL; ``mask`` as there."""
+    q = np.ascontiguousarray(query, dtype=np.int64)
+    mk = _NO_MASK if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
+    m = _matrix64(matrix)
+    starts, qoffs, present = _table_nb(q, mk, m, int(threshold), int(word_size))
     return LookupTable(word_size, threshold, starts, qoffs, present)
+
+
+_M64 = {}
+
+
+def _matrix64(matrix):
+    """The 28 x 28 int64 copy the compiled builder takes, made once per matrix object."""
+    key = id(matrix)
+    got = _M64.get(key)
+    if got is None and len(_M64) >= 16:
+        _M64.clear()
+    if got is None or got[0] is not matrix:
+        got = _M64[key] = (matrix, np.ascontiguousarray(np.asarray(matrix)[:ALPHABET, :ALPHABET],
+                                                         dtype=np.int64))
+    return got[1]

@@ -125,30 +125,53 @@ class CompressedLookup:
         return self.qoffs[self.starts[index]:self.starts[index + 1]]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _emit(idx, qo, n, code, off):
+    """Append (code, off), doubling the arrays when full; returns them and the new count."""
+    if n == idx.shape[0]:
+        bigger_i = np.empty(2 * n, dtype=np.int64)
+        bigger_q = np.empty(2 * n, dtype=np.int32)
+        for k in range(n):     # loops: no numba slice-copy error path
+            bigger_i[k] = idx[k]
+            bigger_q[k] = qo[k]
+        idx, qo = bigger_i, bigger_q
+    idx[n] = code
+    qo[n] = off
+    return idx, qo, n + 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _neighbours(q, table, cm, w, threshold, offsets, power):
     """(word index, query offset) pairs of the words at the given query offsets: every word g
     (letters in ``table``'s alphabet, columns of ``cm``) with sum_p cm[q_p, g_p] >= threshold,
     and the query word itself when it scores less (threshold 0: only it); a query word with a
-    letter outside the alphabet (``table`` < 0) gives none. Index = sum_p g_p * power[p]."""
+    letter outside the alphabet (``table`` < 0) gives none. Index = sum_p g_p * power[p].
+    Pairs come offset by offset (ascending, as ``offsets``); within one, a depth-first walk over
+    each position's letters in decreasing score, a level closed as soon as the best score still
+    reachable falls below the threshold, the last position a straight run down its sorted row."""
     size = cm.shape[1]
     row_max = np.empty(cm.shape[0], dtype=np.int64)
     order = np.empty(cm.shape, dtype=np.int64)
+    ranked = np.empty(cm.shape, dtype=np.int64)     # cm[r, order[r, k]]
     for r in range(cm.shape[0]):
         row_max[r] = cm[r].max()
         order[r] = np.argsort(-cm[r].astype(np.int64), kind="mergesort")
-    cap = 1 << 16
-    idx = np.empty(cap, dtype=np.int64)
-    qo = np.empty(cap, dtype=np.int32)
+        for k in range(size):
+            ranked[r, k] = cm[r, order[r, k]]
+    idx = np.empty(1 << 16, dtype=np.int64)
+    qo = np.empty(1 << 16, dtype=np.int32)
     n = 0
+    letters = np.zeros(w, dtype=np.int64)
     choice = np.zeros(w, dtype=np.int64)     # rank tried at each position
     partial = np.zeros(w + 1, dtype=np.int64)
+    pcode = np.zeros(w + 1, dtype=np.int64)
+    suffix = np.zeros(w + 1, dtype=np.int64)
     for off in offsets:
-        letters = q[off:off + w]
         skip = False
         self_score = 0
         exact = 0
         for p in range(w):
+            letters[p] = q[off + p]
             g = table[letters[p]]
             if g < 0:
                 skip = True
@@ -158,48 +181,40 @@ def _neighbours(q, table, cm, w, threshold, offsets, power):
         if skip:
             continue
         if threshold == 0 or self_score < threshold:
-            if n == cap:
-                idx = np.concatenate((idx, np.empty(cap, dtype=np.int64)))
-                qo = np.concatenate((qo, np.empty(cap, dtype=np.int32)))
-                cap *= 2
-            idx[n] = exact
-            qo[n] = off
-            n += 1
+            idx, qo, n = _emit(idx, qo, n, exact, off)
         if threshold == 0:
             continue
         # best possible score of the remaining positions, for pruning
-        suffix = np.zeros(w + 1, dtype=np.int64)
+        suffix[w] = 0
         for p in range(w - 1, -1, -1):
             suffix[p] = suffix[p + 1] + row_max[letters[p]]
-        # depth-first over group choices in score order, pruned by score + best suffix
+        if suffix[0] < threshold:
+            continue
+        last = letters[w - 1]     # word sizes are 2 or more (options.blastp_options)
         p = 0
         choice[0] = 0
-        partial[0] = 0
         while p >= 0:
             if choice[p] >= size:
                 p -= 1
                 if p >= 0:
                     choice[p] += 1
                 continue
-            g = order[letters[p], choice[p]]
-            s = partial[p] + cm[letters[p], g]
+            lp = letters[p]
+            s = partial[p] + ranked[lp, choice[p]]
             if s + suffix[p + 1] < threshold:   # later ranks score no more: close this level
                 choice[p] = size
                 continue
-            if p == w - 1:
-                code = g * power[w - 1]
-                for k in range(w - 1):
-                    code += order[letters[k], choice[k]] * power[k]
-                if n == cap:
-                    idx = np.concatenate((idx, np.empty(cap, dtype=np.int64)))
-                    qo = np.concatenate((qo, np.empty(cap, dtype=np.int32)))
-                    cap *= 2
-                idx[n] = code
-                qo[n] = off
-                n += 1
+            code = pcode[p] + order[lp, choice[p]] * power[p]
+            if p == w - 2:
+                need = threshold - s
+                for r in range(size):
+                    if ranked[last, r] < need:
+                        break
+                    idx, qo, n = _emit(idx, qo, n, code + order[last, r] * power[w - 1], off)
                 choice[p] += 1
             else:
                 partial[p + 1] = s
+                pcode[p + 1] = code
                 p += 1
                 choice[p] = 0
     return idx[:n], qo[:n]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lookup import CHARSIZE, build_lookup, build_lookup_fast
+from .lookup import CHARSIZE, build_lookup_fast
 from .lookup_compressed import build_compressed_lookup, build_word_lookup, scan_db
 from .seg import X_CODE, seg_mask
 
@@ -36,9 +36,7 @@ def query_lookup(codes: np.ndarray, matrix: np.ndarray, opts, mask=None):
         return build_compressed_lookup(codes, opts.matrix, opts.threshold, opts.word_size, mask)
     if opts.word_size > 3:
         return build_word_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask)
-    if opts.word_size == 3:
-        return build_lookup_fast(codes, matrix, int(opts.threshold), 3, mask=mask)
-    return build_lookup(codes, matrix, int(opts.threshold), opts.word_size, mask=mask)
+    return build_lookup_fast(codes, matrix, int(opts.threshold), opts.word_size, mask=mask)
 
 
 _IDENTITY = np.full(256, -1, dtype=np.int16)
