@@ -13,6 +13,7 @@
    subjects, each checked identical to the default before it is timed
    (``clalign.runtime.harness.verify_then_time``; a differing one is reported, never timed), then
    the split with the fastest;
+   ``--wg 128,256``: the split search with each first-pass work-group size (scores checked identical);
 4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
 5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
 Writes ``sw_tail.json`` (a harness results document) to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
@@ -50,17 +51,31 @@ VARIANTS = [_v(12, 4, 64, INTRA_PBITS=32), _v(16, 8, 64, "local"), _v(16, 8, 64,
             _v(16, 4, 64, "local"), _v(16, 8, 128)]
 
 
+def _programs(eng):
+    return sum(w.rt.builds + w.rt.loads for w in eng.workers)
+
+
 def timed(eng, queries, db, verbose=None):
-    eng.search(queries[:1], db, progress=False, verbose=verbose)          # warm-up: builds, rates, upload
+    """One search of every query, timed after a warm-up that measures the rates, uploads the
+    database and builds every program the search needs (``SWEngine.prepare`` for all queries:
+    run 14's warm-up of one query left the other queries' intra-task variants to be built inside
+    the timed search). ``programs_in_timed`` counts programs built or loaded during the timed call
+    (0 expected)."""
+    for f in eng.prepare(queries, db.lengths, verbose):
+        f.result()
+    eng.search(queries[:1], db, progress=False, verbose=verbose)          # warm-up: rates, upload
     k0 = eng.kernel_seconds
     i0 = sum(w.intra_seconds for w in eng.workers)
+    p0 = _programs(eng)
     t0 = time.perf_counter()
-    res, _ = eng.search(queries, db, progress=False)
+    res, secs = eng.search(queries, db, progress=False)
     wall = time.perf_counter() - t0
     cells = sum(len(c) for _, c in queries) * int(db.total_residues)
+    per_q = [{"id": q, "qlen": len(c), "s": round(s, 4)} for (q, c), s in zip(queries, secs)]
     return res, {"wall_s": wall, "kernel_s": eng.kernel_seconds - k0,
                  "intra_kernel_s": sum(w.intra_seconds for w in eng.workers) - i0,
-                 "tcups_wall": cells / wall / 1e12, "cells": cells}
+                 "tcups_wall": cells / wall / 1e12, "cells": cells, "programs_in_timed": _programs(eng) - p0,
+                 "per_query": per_q}
 
 
 def verified(make, queries, db, reference):
@@ -109,6 +124,10 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--wg", default="",
+                    help="comma-separated first-pass work-group sizes: the split search again with each (WG "
+                         "override), scores checked identical to the default's")
+    ap.add_argument("--skip-intra", action="store_true", help="skip the intra-task-only run")
     ap.add_argument("--big", action="store_true",
                     help="also time one random 35,000 x 35,000 pair and a 35,000-aa query against the long subjects")
     a = ap.parse_args()
@@ -140,12 +159,22 @@ def main():
         print("intertask only", out["intertask_only"], flush=True)
         out["identical"] = all(np.array_equal(x, y) for x, y in zip(res_split, res_old))
         print("identical", out["identical"], flush=True)
+    out["split_wg"] = []
+    for wg in [int(x) for x in a.wg.split(",") if x.strip()]:
+        we = SWEngine("BLOSUM62", 11, 1, a.device, WG=wg)
+        rep = []
+        r, m = timed(we, queries, db, verbose=rep.append)
+        m.update(wg=wg, identical=all(np.array_equal(x, y) for x, y in zip(r, res_split)), verbose=rep)
+        out["split_wg"].append(m)
+        print("split WG", wg, {k: v for k, v in m.items() if k != "per_query"}, flush=True)
+        del we
     long_ids = np.flatnonzero(lengths > 2000)
     ldb = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in long_ids])
-    intra = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
-    res_l, out["intra_only_2000plus"] = timed(intra, queries, ldb)
-    out["intra_identical"] = all(np.array_equal(x[long_ids], y) for x, y in zip(res_split, res_l))
-    print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
+    if not a.skip_intra or a.variants or a.big:
+        intra = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
+        res_l, out["intra_only_2000plus"] = timed(intra, queries, ldb)
+        out["intra_identical"] = all(np.array_equal(x[long_ids], y) for x, y in zip(res_split, res_l))
+        print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
     if a.variants:
         out["variants"] = []
         for v in VARIANTS:              # a PROF=local variant beyond the device's local memory: "limit"

@@ -173,12 +173,15 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
                              "PAM30/70/250)")
     gapped_params(matrix, gap_open, gap_extend)          # unsupported pairs fail before any device work
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
-    rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
-                   threads)
-    pending = {}
     # Longest queries first: each query's tracebacks overlap the device work of the next one, so
     # the only traceback work left after the device finishes is the shortest query's.
     order = sorted(range(len(qs)), key=lambda k: -len(qs[k][1]))
+    # The programs this search needs load or build in background threads from here on, beside
+    # the statistics set-up and the traceback threads' imports below.
+    eng.prepare([qs[k] for k in order], db.lengths)
+    rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
+                   threads)
+    pending = {}
 
     def on_query(pos, scores):
         qi = order[pos]

@@ -13,8 +13,9 @@ import pyopencl as cl
 
 from ..errors import InputError
 from .batch import plan_batches, upload_batch
-from .intratask import launch_intratask
-from .passes import run_intertask, run_vector
+from .intratask import INTRA_TEMPLATE, STRIPED_TEMPLATE, intra_values, launch_intratask, striped_lanes, striped_vec
+from .params import INTRA_PARAMS, STRIPED_PARAMS, SW_PARAMS, SWV_PARAMS
+from .passes import INTER_TEMPLATE, VECTOR_TEMPLATE, run_intertask, run_vector
 from .scoring import INT32_MAX
 from .threshold import choose_threshold, device_rates
 
@@ -117,6 +118,42 @@ class Worker:
         if self.plan.long_threshold is not None:
             return self.plan.long_threshold
         return choose_threshold(lengths, device_rates(self, report), self.plan.lanes_per_block)
+
+    def programs_for(self, qlens, lengths) -> list:
+        """(template, paramset, values) of every program a search of queries of lengths ``qlens``
+        (in search order) against subjects of ``lengths`` surely needs on this device, in the order
+        it needs them: per query its first pass and, when some subjects go to the intra-task kernel,
+        that kernel's variant for the query's length. Rescoring passes are left out (most searches
+        never run them on a wide first lane; they build when a lane saturates)."""
+        plan, caps = self.plan, self.caps
+        L = np.asarray(lengths, dtype=np.int64)
+        if L.size == 0:
+            return []
+        thr = self.threshold_for(L)
+        short = L[L <= thr]
+        longs = bool(short.size < L.size)
+        sched = plan.schedule(short)
+        items = []
+        for qlen in qlens:
+            if short.size:
+                if plan.kernel == "vector":
+                    items.append((VECTOR_TEMPLATE, SWV_PARAMS, plan.vector_passes()[0][1]))
+                else:
+                    w0 = plan.widths()[0]
+                    items.append((INTER_TEMPLATE, SW_PARAMS, plan.values(w0, plan.profile_layout(w0, qlen), sched)))
+            if longs and plan.ivalues["KIND"] == "striped":
+                lane = striped_lanes(plan.scoring)[0]
+                items.append((STRIPED_TEMPLATE, STRIPED_PARAMS, {"LANE": lane, "VEC": striped_vec(lane, caps), "WG": 1}))
+            elif longs:
+                gran = caps.warp if caps.is_gpu else plan.ivalues["WG"]
+                items.append((INTRA_TEMPLATE, INTRA_PARAMS, intra_values(plan.ivalues, qlen, gran)))
+        out, seen = [], set()
+        for t, ps, v in items:
+            key = (t, tuple(sorted(v.items())))
+            if key not in seen:
+                seen.add(key)
+                out.append((t, ps, v))
+        return out
 
     def upload(self, db, start, stop, threshold=None):
         """Upload subjects ``start:stop``; the long ones (by ``threshold``, else the cost model on
