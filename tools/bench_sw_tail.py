@@ -31,7 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from clalign.data import PROTEIN, Database, read_fasta
+from clalign.data import PROTEIN, Database, as_database, read_fasta
 from clalign.sw.engine import SWEngine
 from clalign.runtime.harness import compare, verify_then_time
 from tools import gen_protein_db
@@ -114,6 +114,7 @@ def verified(make, queries, db, reference):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=570000)
+    ap.add_argument("--db", default=None, help="a prepared database folder instead of generating one (no --cli)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queries", default=str(ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta"))
     ap.add_argument("--out", required=True)
@@ -135,16 +136,23 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     out = {}
     t = time.perf_counter()
-    lengths, residues = gen_protein_db.generate(a.n, a.seed)
-    fasta = os.path.join(a.work, "db.fasta")
-    gen_protein_db.write_fasta(fasta, lengths, residues)
-    out["db"] = {"n": a.n, "residues": int(lengths.sum()), "tail": gen_protein_db.tail_summary(lengths),
-                 "gen_s": time.perf_counter() - t}
+    if a.db:                    # a prepared database (clalign makedb), memory-mapped as the CLI opens it
+        db = as_database(a.db)
+        lengths = np.asarray(db.lengths, dtype=np.int64)
+        offs = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
+        codes = np.asarray(db.residues[int(db.offsets[0]):int(db.offsets[-1])])
+        fasta = None
+    else:
+        lengths, residues = gen_protein_db.generate(a.n, a.seed)
+        fasta = os.path.join(a.work, "db.fasta")
+        gen_protein_db.write_fasta(fasta, lengths, residues)
+        offs = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offs[1:])
+        codes = PROTEIN.encode(residues.tobytes().decode())
+        db = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in range(len(lengths))])
+    out["db"] = {"n": len(lengths), "residues": int(lengths.sum()), "tail": gen_protein_db.tail_summary(lengths),
+                 "source": a.db or "generated", "gen_s": time.perf_counter() - t}
     print(out["db"], flush=True)
-    offs = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offs[1:])
-    codes = PROTEIN.encode(residues.tobytes().decode())
-    db = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in range(len(lengths))])
     queries = [(r.id, PROTEIN.encode(r.sequence)) for r in read_fasta(a.queries)]
     lines = []
     eng = SWEngine("BLOSUM62", 11, 1, a.device)
@@ -220,7 +228,7 @@ def main():
                      devices=me.device_report, verbose=rep)
             out["multi"].append(m)
             print("multi", m, flush=True)
-    if a.cli:
+    if a.cli and fasta is not None:
         prep = os.path.join(a.work, "prep")
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         t = time.perf_counter()
