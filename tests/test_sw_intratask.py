@@ -76,6 +76,23 @@ def test_kernels_agree_around_threshold(case, ov):
         assert eng.last_passes[-1] == (32, n_long) and eng.last_kernels[-1] == "intratask"
 
 
+@pytest.mark.parametrize("batch", [None, 3000])
+def test_two_queries_in_flight(case, batch):
+    """pipeline=2 (a GPU's default): each query's first pass on its own queue and buffers while the
+    previous one finishes, with 8 -> 16 -> 32-bit rescoring and the intra-task split; one batch
+    and several. Scores identical to the reference for every query."""
+    db, queries, ref = case
+    kw = {} if batch is None else {"batch_residues": batch}
+    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="intertask", WIDTH=8, long_threshold=96, pipeline=2, **kw)
+    assert eng.workers[0].pipeline_depth() == 2
+    order = list(range(len(queries)))[::-1]       # the high-scoring query first: its rescoring overlaps
+    got, secs = eng.search([(f"q{i}", queries[i]) for i in order], db, progress=False)
+    for g, i in zip(got, order):
+        bad = np.flatnonzero(g != ref[i])
+        assert bad.size == 0, f"query {i}: subjects {bad[:8]} got {g[bad[:8]]} want {ref[i][bad[:8]]}"
+    assert len(secs) == len(order) and all(s >= 0 for s in secs)
+
+
 @pytest.mark.parametrize("ov", KINDS, ids=_vid)
 def test_long_pairs_to_35000_through_every_width(ov):
     """A 35,000-aa query against long subjects: closed-form scores of W runs (W/W = 11) above 8

@@ -151,6 +151,7 @@ ENGINE_KNOBS = {
                       "a very large value keeps every subject in the inter-task kernel)",
     "batch_residues": "residues per database batch on the device (default from global/max-alloc memory)",
     "groups_per_cu": "dynamic schedule: work-groups launched per compute unit",
+    "pipeline": "queries in flight per device, 1 or 2 (default: 2 for the inter-task kernel on GPUs, else 1)",
     "first_width": "alias of WIDTH: the lane width of the first pass",
 }
 

@@ -44,6 +44,9 @@ class Worker:
         self.ctx = rt.ctx
         self.plan = plan
         self.queue = rt.new_queue()
+        # one queue per query in flight (Worker.begin's slot): the next query's first pass starts
+        # on the device while the current one's longest lanes finish
+        self.queues = [self.queue, rt.new_queue()]
         self.copyq = rt.new_queue()         # uploads of the next batch
         self.longq = rt.new_queue()         # intra-task kernel, concurrent with the first pass
         self._scratch: dict = {}
@@ -84,12 +87,17 @@ class Worker:
                                                hostbuf=mt)
         return buf
 
-    def launch(self, knl, gsize, lsize, wait, batch):
-        """Run a first-pass or rescoring kernel and read the batch's scores back (blocking);
-        its profiled time goes to ``kernel_seconds``."""
-        ev = cl.enqueue_nd_range_kernel(self.queue, knl, (gsize,), (lsize,), wait_for=wait)
+    def launch(self, knl, gsize, lsize, wait, batch, slot=0, block=True):
+        """Run a first-pass or rescoring kernel on slot ``slot``'s queue and read the batch's scores
+        back: blocking (its profiled time goes to ``kernel_seconds``), or not (a :class:`Launched`
+        to wait for later)."""
+        q = self.queues[slot]
+        ev = cl.enqueue_nd_range_kernel(q, knl, (gsize,), (lsize,), wait_for=wait)
         out = np.empty(batch.n, dtype=np.int32)
-        cl.enqueue_copy(self.queue, out, batch.scores, wait_for=[ev], is_blocking=True)
+        copy = cl.enqueue_copy(q, out, batch.score_buffer(slot), wait_for=[ev], is_blocking=block)
+        if not block:
+            q.flush()
+            return Launched(ev, copy, out)
         self.kernel_seconds += event_seconds(ev)
         return out
 
@@ -99,7 +107,8 @@ class Worker:
         lim = self.plan.batch_residues
         if lim is None:
             L = 2 if self.plan.kernel == "vector" else 32 // self.plan.first_width
-            per_res = 2 + 8.0 / L + 0.3          # two residue slots, strip boundaries, lane tables
+            # two residue slots, strip boundaries (one set per query in flight), lane tables
+            per_res = 2 + 8.0 * self.pipeline_depth() / L + 0.3
             lim = int(self.caps.global_mem * 0.5 / per_res)
             lim = min(lim, int(self.caps.max_alloc * L / 8 * 0.9), self.caps.max_alloc, 2 ** 31 - 1)
         return max(1, int(lim))
@@ -166,17 +175,43 @@ class Worker:
     # -- scoring ------------------------------------------------------------------------
     def score_batch(self, batch, qcodes, query_id="query", subject_ids=None):
         """Exact scores of one query against one uploaded batch (batch-local order)."""
-        result = np.zeros(batch.n, dtype=np.int32)
+        return self.end(self.begin(batch, qcodes, query_id, subject_ids))
+
+    def pipeline_depth(self) -> int:
+        """Queries in flight on this device: the ``pipeline`` knob, else 2 for the inter-task first
+        pass on a GPU (the next query's lanes fill the compute units the current one's longest
+        lanes leave idle), else 1 (a CPU device runs its queues on the same cores)."""
+        p = self.plan.pipeline
+        if p:
+            return max(1, min(len(self.queues), int(p)))
+        return 2 if (self.caps.is_gpu and self.plan.kernel == "intertask") else 1
+
+    def begin(self, batch, qcodes, query_id="query", subject_ids=None, slot=0) -> "Job":
+        """Start scoring one query against ``batch``: the intra-task kernel over the long subjects
+        and the inter-task first pass over the others are queued (the latter on slot ``slot``'s
+        queue and scratch buffers, so two queries may be in flight on different slots);
+        :meth:`end` collects the scores and runs whatever rescoring they need."""
+        job = Job(batch, qcodes, query_id, subject_ids, slot)
+        if batch.n == 0:
+            return job
+        plan = self.plan
+        job.pending = launch_intratask(self, batch, batch.long, qcodes, job.profiles) if len(batch.long) else None
+        if batch.sched is None:
+            batch.sched = plan.schedule(batch.lengths[batch.order]) if len(batch.order) else "static"
+        if len(batch.order) and plan.kernel != "vector":
+            job.first = run_intertask(self, batch, batch.order, plan.widths()[0], qcodes, batch.sched, job.profiles,
+                                      slot=slot, block=False)
+        return job
+
+    def end(self, job) -> np.ndarray:
+        """The exact scores of a :meth:`begin` job (batch-local order), rescoring saturated lanes."""
+        batch, qcodes, result = job.batch, job.qcodes, job.result
         if batch.n == 0:
             return result
-        profiles: dict = {}
         plan = self.plan
-        pending = launch_intratask(self, batch, batch.long, qcodes, profiles) if len(batch.long) else None
         passes, kernels = [], []
         ids = batch.order
-        if batch.sched is None:
-            batch.sched = plan.schedule(batch.lengths[batch.order]) if len(ids) else "static"
-        sched = batch.sched
+        rescore = plan.rescore_schedule()
         if len(ids) and plan.kernel == "vector":
             for width, vals in plan.vector_passes():
                 if len(ids) == 0:
@@ -185,27 +220,31 @@ class Worker:
                 passes.append((width, len(ids)))
                 kernels.append("vector")
                 ids = self._merge(batch, result, sc, ids)
-            widths = [32]
-            sched = plan.rescore_schedule()
+            rest = [32]
         else:
             widths = plan.widths()
-        for k, width in enumerate(widths):
+            if job.first is not None:
+                sc = job.first.wait(self)
+                passes.append((widths[0], len(ids)))
+                kernels.append("intertask")
+                ids = self._merge(batch, result, sc, ids)
+            rest = widths[1:]
+        for width in rest:
             if len(ids) == 0:
                 break
-            sc = run_intertask(self, batch, ids, width, qcodes, sched if k == 0 else plan.rescore_schedule(),
-                               profiles)
+            sc = run_intertask(self, batch, ids, width, qcodes, rescore, job.profiles, slot=job.slot)
             passes.append((width, len(ids)))
             kernels.append("intertask")
             ids = self._merge(batch, result, sc, ids)
         if len(ids):
-            self._overflow(batch, ids, qcodes, query_id, subject_ids)
-        if pending is not None:
-            ls = pending.result()
+            self._overflow(batch, ids, qcodes, job.query_id, job.subject_ids)
+        if job.pending is not None:
+            ls = job.pending.result()
             passes.append((32, len(batch.long)))
             kernels.append("intratask")
             result[batch.long] = ls
             if (ls < 0).any():
-                self._overflow(batch, batch.long[ls < 0], qcodes, query_id, subject_ids)
+                self._overflow(batch, batch.long[ls < 0], qcodes, job.query_id, job.subject_ids)
         self.last_passes = passes
         self.last_kernels = kernels
         self.cells += len(qcodes) * int(batch.lengths.sum(dtype=np.int64))
@@ -236,6 +275,29 @@ class Worker:
         ok = got >= 0
         result[ids[ok]] = got[ok]
         return ids[~ok]
+
+
+class Launched:
+    """A kernel and the read of its scores, queued without waiting."""
+
+    def __init__(self, event, copy, host):
+        self.event, self.copy, self.host = event, copy, host
+
+    def wait(self, worker) -> np.ndarray:
+        self.copy.wait()
+        worker.kernel_seconds += event_seconds(self.event)
+        return self.host
+
+
+class Job:
+    """One query being scored against one batch (:meth:`Worker.begin` to :meth:`Worker.end`)."""
+
+    def __init__(self, batch, qcodes, query_id, subject_ids, slot):
+        self.batch, self.qcodes, self.query_id, self.subject_ids, self.slot = batch, qcodes, query_id, subject_ids, slot
+        self.result = np.zeros(batch.n, dtype=np.int32)
+        self.profiles: dict = {}
+        self.pending = None         # intra-task launch
+        self.first = None           # inter-task first pass in flight (Launched)
 
 
 class _Slice:
