@@ -13,7 +13,7 @@
    subjects, each checked identical to the default before it is timed
    (``clalign.runtime.harness.verify_then_time``; a differing one is reported, never timed), then
    the split with the fastest;
-   ``--wg 128,256``: the split search with each first-pass work-group size (scores checked identical);
+   ``--split-variants 'WG=128;pipeline=1'``: the split search with each set of overrides (scores checked identical);
 4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
 5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
 Writes ``sw_tail.json`` (a harness results document) to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
@@ -125,9 +125,9 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
-    ap.add_argument("--wg", default="",
-                    help="comma-separated first-pass work-group sizes: the split search again with each (WG "
-                         "override), scores checked identical to the default's")
+    ap.add_argument("--split-variants", default="",
+                    help="';'-separated engine overrides K=V[,K=V] (e.g. 'WG=128;pipeline=1'): the split search "
+                         "again with each, scores checked identical to the default's")
     ap.add_argument("--skip-intra", action="store_true", help="skip the intra-task-only run")
     ap.add_argument("--big", action="store_true",
                     help="also time one random 35,000 x 35,000 pair and a 35,000-aa query against the long subjects")
@@ -167,14 +167,15 @@ def main():
         print("intertask only", out["intertask_only"], flush=True)
         out["identical"] = all(np.array_equal(x, y) for x, y in zip(res_split, res_old))
         print("identical", out["identical"], flush=True)
-    out["split_wg"] = []
-    for wg in [int(x) for x in a.wg.split(",") if x.strip()]:
-        we = SWEngine("BLOSUM62", 11, 1, a.device, WG=wg)
+    out["split_variants"] = []
+    for spec in [x for x in a.split_variants.split(";") if x.strip()]:
+        ov = {k.strip(): int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+        we = SWEngine("BLOSUM62", 11, 1, a.device, **ov)
         rep = []
         r, m = timed(we, queries, db, verbose=rep.append)
-        m.update(wg=wg, identical=all(np.array_equal(x, y) for x, y in zip(r, res_split)), verbose=rep)
-        out["split_wg"].append(m)
-        print("split WG", wg, {k: v for k, v in m.items() if k != "per_query"}, flush=True)
+        m.update(overrides=ov, identical=all(np.array_equal(x, y) for x, y in zip(r, res_split)), verbose=rep)
+        out["split_variants"].append(m)
+        print("split", ov, {k: v for k, v in m.items() if k != "per_query"}, flush=True)
         del we
     long_ids = np.flatnonzero(lengths > 2000)
     ldb = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in long_ids])

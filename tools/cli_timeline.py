@@ -256,6 +256,9 @@ def main(argv=None):
             spans = list(_SPANS)
         sys.stderr.flush()
         print(table(spans, a.min_ms, end), file=sys.stderr, flush=True)
+        cache = sys.modules.get("clalign.runtime.cache")
+        if cache is not None:
+            print(cache.summary(), file=sys.stderr, flush=True)
         if a.json:
             with open(a.json, "w") as fh:
                 json.dump({"argv": cmd, "status": status, "exit": round(end, 4), "spans": spans}, fh, indent=1)
