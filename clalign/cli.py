@@ -143,3 +143,26 @@ def main():
     Outputs appear whole or not at all, and an existing output file is only replaced with
     --force. SIGTERM/SIGHUP/SIGINT stop cleanly (exit status 128 + signal number).
     """
+
+
+def run():
+    """The ``clalign`` program (console script and ``python -m clalign``): :func:`main`, then the
+    process ends at once with its status. Every output is complete (or removed) when the command
+    returns, so the interpreter's teardown -- releasing the device contexts and gigabytes of
+    device buffers one object at a time, ~0.35-0.45 s after a ``clalign sw`` search on the H100
+    (docs/perf/sw.md, run 15) -- only delays the exit. In-process callers use :func:`main`."""
+    status = 0
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            status = exc.code or 0
+        else:                   # sys.exit("message"): printed, status 1, as the interpreter does
+            print(exc.code, file=sys.stderr)
+            status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 1 if stream is sys.stdout else status
+    os._exit(status)

@@ -203,10 +203,14 @@ def test_intra_profile_packing_and_limits():
 
 def test_intra_work_group_fits_short_queries():
     v = {"TH": 8, "TW": 4, "WG": 128}
-    assert intra_values(v, 144, 32)["WG"] == 32          # 256 rows instead of 1,024 for 144
+    assert intra_values(v, 144, 32)["WG"] == 64          # 512 rows instead of 1,024 for 144
+    assert intra_values(v, 512, 32)["WG"] == 64
+    assert intra_values(v, 513, 32)["WG"] == 128
     assert intra_values(v, 2000, 32)["WG"] == 128        # 2 strips of 1,024
-    assert intra_values(v, 1100, 32)["WG"] == 96         # 2 strips of 768 instead of 1,024
-    assert intra_values(v, 5, 1)["WG"] == 1
+    assert intra_values(v, 1100, 32)["WG"] == 128        # two sizes only (each one a build)
+    assert intra_values(v, 2100, 32)["WG"] == 128        # 3 strips: 1,536 rows of 64 would not cover it
+    assert intra_values({**v, "WG": 8}, 5, 8)["WG"] == 8     # CPUs: the tuned size (granule = WG)
+    assert intra_values({**v, "WG": 96}, 5, 32)["WG"] == 64  # half of 96 rounded up to the warp
 
 
 def test_rates_measured_once_then_stored(tmp_path, monkeypatch):

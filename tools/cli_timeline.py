@@ -52,7 +52,9 @@ SPANS = (
     "clalign.sw.report:Reporter.__init__",
     "clalign.sw.report:Reporter._select@1",
     "clalign.sw.report:Reporter._align_group@1",
-    "clalign.sw.report:_import_traceback",
+    "clalign.sw.report:Reporter._warm",
+    "clalign.sw.worker:Worker.begin@3",
+    "clalign.sw.worker:Worker.end",
     "clalign.sw.cli:format_results",
     "clalign.outfile:atomic_output",
     "clalign.stats:SearchStatistics.for_search",
@@ -142,7 +144,9 @@ def _install_spans(module, specs):
                 break
         if owner is None:
             continue
-        raw = owner.__dict__.get(parts[-1]) if isinstance(owner, type) else getattr(owner, parts[-1], None)
+        raw = owner.__dict__.get(parts[-1]) if isinstance(owner, type) else None
+        if raw is None:         # a module attribute, or a method a class inherits
+            raw = getattr(owner, parts[-1], None)
         if raw is None:
             continue
         try:
@@ -244,6 +248,11 @@ def main(argv=None):
     ap.add_argument("--min-ms", type=float, default=5.0, help="table: leave out spans shorter than this")
     a = ap.parse_args(own)
     sys.meta_path.insert(0, _Finder(_parse_specs(list(SPANS) + a.span)))
+    import atexit
+
+    # registered first, so it runs after every other exit handler (thread pools joined, the
+    # command's own handlers); what remains after it is the interpreter's and the drivers' teardown
+    atexit.register(lambda: print(f"timeline: exit handlers done at {_now():.3f} s", file=sys.stderr, flush=True))
     _record("mark", "tool started (interpreter start-up before this)", _now(), _now())
     state = {"done": False}
 
@@ -272,10 +281,13 @@ def main(argv=None):
     os._exit = exit_now
     status = 0
     try:
-        from clalign.cli import main as clalign_main
+        import clalign.cli as cli
 
         sys.argv = ["clalign", *cmd]
-        clalign_main(cmd, prog_name="clalign")
+        if hasattr(cli, "run"):         # the program's own entry (it ends the process itself)
+            cli.run()
+        else:
+            cli.main(cmd, prog_name="clalign")
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:

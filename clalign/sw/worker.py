@@ -8,6 +8,8 @@ queues and buffers.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyopencl as cl
 
@@ -52,6 +54,7 @@ class Worker:
         self._scratch: dict = {}
         self._kernels: dict = {}
         self._matT: dict = {}
+        self._thresholds: dict = {}         # lengths digest -> threshold (the rates are fixed per worker)
         self.kernel_seconds = 0.0
         self.intra_seconds = 0.0
         self.cells = 0
@@ -126,7 +129,15 @@ class Worker:
         model on these lengths with the device's measured rates (:mod:`clalign.sw.threshold`)."""
         if self.plan.long_threshold is not None:
             return self.plan.long_threshold
-        return choose_threshold(lengths, device_rates(self, report), self.plan.lanes_per_block)
+        L = np.ascontiguousarray(lengths)
+        key = (L.dtype.str, L.size, hashlib.blake2b(L.view(np.uint8), digest_size=16).digest())
+        thr = self._thresholds.get(key)
+        if thr is None:          # a search asks several times (plan, programs, upload): sorting 570,000 lengths once
+            thr = choose_threshold(L, device_rates(self, report), self.plan.lanes_per_block)
+            if len(self._thresholds) > 64:
+                self._thresholds.clear()
+            self._thresholds[key] = thr
+        return thr
 
     def programs_for(self, qlens, lengths) -> list:
         """(template, paramset, values) of every program a search of queries of lengths ``qlens``
