@@ -189,13 +189,12 @@ class Worker:
         return self.end(self.begin(batch, qcodes, query_id, subject_ids))
 
     def pipeline_depth(self) -> int:
-        """Queries in flight on this device: the ``pipeline`` knob, else 2 for the inter-task first
-        pass on a GPU (the next query's lanes fill the compute units the current one's longest
-        lanes leave idle), else 1 (a CPU device runs its queues on the same cores)."""
+        """Queries in flight on this device: the ``pipeline`` knob, else 1. Two (the next query's
+        first pass queued on a second queue while the current one finishes) measured no faster on
+        the H100 (run 15 in docs/perf/sw.md: 3.05 vs 3.00 s, 2.95 vs 2.96 s with WG 128) and costs a
+        second set of strip-boundary buffers, so it is not the default."""
         p = self.plan.pipeline
-        if p:
-            return max(1, min(len(self.queues), int(p)))
-        return 2 if (self.caps.is_gpu and self.plan.kernel == "intertask") else 1
+        return max(1, min(len(self.queues), int(p))) if p else 1
 
     def begin(self, batch, qcodes, query_id="query", subject_ids=None, slot=0) -> "Job":
         """Start scoring one query against ``batch``: the intra-task kernel over the long subjects
