@@ -54,7 +54,7 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
         for qi in range(len(queries) + depth):
             if qi < len(queries):
                 qid, codes = queries[qi]
-                flight.append((qi, worker.begin(cur, codes, qid, ids, slot=qi % depth)))
+                flight.append((qi, worker.begin(cur, codes, qid, ids, slot=qi % depth, block=depth == 1)))
             if len(flight) < depth and qi < len(queries):
                 continue
             if not flight:

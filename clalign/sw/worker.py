@@ -196,11 +196,16 @@ class Worker:
         p = self.plan.pipeline
         return max(1, min(len(self.queues), int(p))) if p else 1
 
-    def begin(self, batch, qcodes, query_id="query", subject_ids=None, slot=0) -> "Job":
+    def begin(self, batch, qcodes, query_id="query", subject_ids=None, slot=0, block=True) -> "Job":
         """Start scoring one query against ``batch``: the intra-task kernel over the long subjects
-        and the inter-task first pass over the others are queued (the latter on slot ``slot``'s
-        queue and scratch buffers, so two queries may be in flight on different slots);
-        :meth:`end` collects the scores and runs whatever rescoring they need."""
+        is queued, and the inter-task first pass over the others run (``block``: its scores read
+        back before returning, with the interpreter's lock released while the device works) or
+        queued (on slot ``slot``'s queue and scratch buffers, so two queries may be in flight on
+        different slots); :meth:`end` collects the scores and runs whatever rescoring they need.
+
+        The blocking read is the default, as before the two slots: with the non-blocking read and an
+        event wait on the H100, the traceback threads' numba cache loads took 2-3 s during the search
+        instead of 0.5 s (docs/perf/sw.md, runs 15-16; the cause was not isolated)."""
         job = Job(batch, qcodes, query_id, subject_ids, slot)
         if batch.n == 0:
             return job
@@ -209,8 +214,9 @@ class Worker:
         if batch.sched is None:
             batch.sched = plan.schedule(batch.lengths[batch.order]) if len(batch.order) else "static"
         if len(batch.order) and plan.kernel != "vector":
-            job.first = run_intertask(self, batch, batch.order, plan.widths()[0], qcodes, batch.sched, job.profiles,
-                                      slot=slot, block=False)
+            first = run_intertask(self, batch, batch.order, plan.widths()[0], qcodes, batch.sched, job.profiles,
+                                  slot=slot, block=block)
+            job.first = Done(first) if block else first
         return job
 
     def end(self, job) -> np.ndarray:
@@ -296,6 +302,16 @@ class Launched:
     def wait(self, worker) -> np.ndarray:
         self.copy.wait()
         worker.kernel_seconds += event_seconds(self.event)
+        return self.host
+
+
+class Done:
+    """A first pass whose scores were read back already (:meth:`Worker.begin` with ``block``)."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def wait(self, worker) -> np.ndarray:
         return self.host
 
 
