@@ -251,7 +251,8 @@ def main(argv=None):
     import atexit
 
     # registered first, so it runs after every other exit handler (thread pools joined, the
-    # command's own handlers); what remains after it is the interpreter's and the drivers' teardown
+    # command's own handlers); what remains after it is the interpreter's and the drivers' teardown.
+    # (Not printed when the command ends through clalign.cli.run, which skips the exit handlers.)
     atexit.register(lambda: print(f"timeline: exit handlers done at {_now():.3f} s", file=sys.stderr, flush=True))
     _record("mark", "tool started (interpreter start-up before this)", _now(), _now())
     state = {"done": False}
