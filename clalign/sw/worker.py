@@ -163,7 +163,8 @@ class Worker:
                     items.append((INTER_TEMPLATE, SW_PARAMS, plan.values(w0, plan.profile_layout(w0, qlen), sched)))
             if longs and plan.ivalues["KIND"] == "striped":
                 lane = striped_lanes(plan.scoring)[0]
-                items.append((STRIPED_TEMPLATE, STRIPED_PARAMS, {"LANE": lane, "VEC": striped_vec(lane, caps), "WG": 1}))
+                vals = {"LANE": lane, "VEC": striped_vec(lane, caps), "WG": 1}
+                items.append((STRIPED_TEMPLATE, STRIPED_PARAMS, vals))
             elif longs:
                 gran = caps.warp if caps.is_gpu else plan.ivalues["WG"]
                 items.append((INTRA_TEMPLATE, INTRA_PARAMS, intra_values(plan.ivalues, qlen, gran)))
