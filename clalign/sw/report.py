@@ -194,8 +194,14 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     # the only traceback work left after the device finishes is the shortest query's.
     order = sorted(range(len(qs)), key=lambda k: -len(qs[k][1]))
     # The programs this search needs load or build in background threads from here on, beside
-    # the statistics set-up and the traceback threads' imports below.
+    # the statistics set-up and the traceback code's import below.
     eng.prepare([qs[k] for k in order], db.lengths)
+    # numba is imported here, in this thread, before the device work, as it was before issue 14's
+    # start-up work: with its import moved to the reporting threads the H100 runs 15-16 saw the
+    # first cache loads of the traceback code take 2-3 s during the search (0.5 s otherwise) and
+    # every query's reporting wait behind them (docs/perf/sw.md). Costs ~0.3-0.5 s of start-up
+    # on a repeated run; on a fresh one it overlaps the kernel builds.
+    from . import align, lanes  # noqa: F401
     rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
                    threads)
     pending = {}
