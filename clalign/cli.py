@@ -146,27 +146,24 @@ def main():
 
 
 def run():
-    """The program's entry point (console script and ``python -m clalign``): :func:`main`, then
-    the process ends without the interpreter's teardown once the standard streams are flushed.
-
-    Every output is complete and renamed into place before ``main`` returns, so the teardown
-    only frees memory: unloading numba's and LLVM's modules and releasing the OpenCL context with
-    its buffers took ~0.35 s of a 4.8 s ``clalign blastp`` on the H100 host. Background work
-    still running then (only cache fills, written atomically) is abandoned. A traceback from a
-    bug still goes through the normal exit."""
+    """The ``clalign`` program (console script and ``python -m clalign``): :func:`main`, then the
+    process ends at once with its status. Every output is complete (or removed) when the command
+    returns, so the interpreter's teardown -- releasing the device contexts and gigabytes of
+    device buffers one object at a time, ~0.35-0.45 s after a ``clalign sw`` or ``blastp`` search
+    on the H100 (docs/perf/sw.md run 15, blastp.md run 16) -- only delays the exit. In-process
+    callers use :func:`main`."""
+    status = 0
     try:
         main()
-        status = 0
     except SystemExit as exc:
-        code = exc.code
-        if code is None or isinstance(code, int):
-            status = code or 0
-        else:
-            print(code, file=sys.stderr)
+        if exc.code is None or isinstance(exc.code, int):
+            status = exc.code or 0
+        else:                   # sys.exit("message"): printed, status 1, as the interpreter does
+            print(exc.code, file=sys.stderr)
             status = 1
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
-            pass
+            status = status or 1 if stream is sys.stdout else status
     os._exit(status)

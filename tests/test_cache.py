@@ -235,3 +235,26 @@ def test_is_ready_sees_memory_and_disk(store):
     other = Runtime(rt.device)                                 # another process, as far as memory goes
     assert other.is_ready("runtime_fill.mako", FILL, vals, extra_dirs=(TEMPLATES,))
     assert not other.is_ready("runtime_fill.mako", FILL, {"VALUE": 41}, extra_dirs=(TEMPLATES,))
+
+
+def test_rendered_sources_kept_checked_and_cleared(store, monkeypatch):
+    """A rendered kernel source is kept beside the binaries and read back by a later render
+    (no Mako); a damaged entry is rendered again and replaced; ``clear`` removes them."""
+    rmod = importlib.import_module("clalign.runtime.render")
+
+    vals = FILL.validate({"VALUE": 21})
+    src = rmod.render("runtime_fill.mako", vals, (str(TEMPLATES),))
+    files = list((store.root / rmod.RENDERED).glob("*.cl"))
+    assert len(files) == 1
+
+    def no_mako(extra=()):
+        raise AssertionError("rendered again")
+
+    monkeypatch.setattr(rmod, "_lookup", no_mako)
+    assert rmod.render("runtime_fill.mako", vals, (str(TEMPLATES),)) == src
+    monkeypatch.undo()
+    files[0].write_text(files[0].read_text().replace("21", "22"))
+    assert rmod.render("runtime_fill.mako", vals, (str(TEMPLATES),)) == src
+    assert rmod._load_rendered(files[0]) == src
+    store.clear()
+    assert not (store.root / rmod.RENDERED).exists()

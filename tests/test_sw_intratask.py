@@ -76,6 +76,23 @@ def test_kernels_agree_around_threshold(case, ov):
         assert eng.last_passes[-1] == (32, n_long) and eng.last_kernels[-1] == "intratask"
 
 
+@pytest.mark.parametrize("batch", [None, 3000])
+def test_two_queries_in_flight(case, batch):
+    """pipeline=2 (a GPU's default): each query's first pass on its own queue and buffers while the
+    previous one finishes, with 8 -> 16 -> 32-bit rescoring and the intra-task split; one batch
+    and several. Scores identical to the reference for every query."""
+    db, queries, ref = case
+    kw = {} if batch is None else {"batch_residues": batch}
+    eng = SWEngine("BLOSUM62", 11, 1, None, KERNEL="intertask", WIDTH=8, long_threshold=96, pipeline=2, **kw)
+    assert eng.workers[0].pipeline_depth() == 2
+    order = list(range(len(queries)))[::-1]       # the high-scoring query first: its rescoring overlaps
+    got, secs = eng.search([(f"q{i}", queries[i]) for i in order], db, progress=False)
+    for g, i in zip(got, order):
+        bad = np.flatnonzero(g != ref[i])
+        assert bad.size == 0, f"query {i}: subjects {bad[:8]} got {g[bad[:8]]} want {ref[i][bad[:8]]}"
+    assert len(secs) == len(order) and all(s >= 0 for s in secs)
+
+
 @pytest.mark.parametrize("ov", KINDS, ids=_vid)
 def test_long_pairs_to_35000_through_every_width(ov):
     """A 35,000-aa query against long subjects: closed-form scores of W runs (W/W = 11) above 8
@@ -186,10 +203,14 @@ def test_intra_profile_packing_and_limits():
 
 def test_intra_work_group_fits_short_queries():
     v = {"TH": 8, "TW": 4, "WG": 128}
-    assert intra_values(v, 144, 32)["WG"] == 32          # 256 rows instead of 1,024 for 144
+    assert intra_values(v, 144, 32)["WG"] == 64          # 512 rows instead of 1,024 for 144
+    assert intra_values(v, 512, 32)["WG"] == 64
+    assert intra_values(v, 513, 32)["WG"] == 128
     assert intra_values(v, 2000, 32)["WG"] == 128        # 2 strips of 1,024
-    assert intra_values(v, 1100, 32)["WG"] == 96         # 2 strips of 768 instead of 1,024
-    assert intra_values(v, 5, 1)["WG"] == 1
+    assert intra_values(v, 1100, 32)["WG"] == 128        # two sizes only (each one a build)
+    assert intra_values(v, 2100, 32)["WG"] == 128        # 3 strips: 1,536 rows of 64 would not cover it
+    assert intra_values({**v, "WG": 8}, 5, 8)["WG"] == 8     # CPUs: the tuned size (granule = WG)
+    assert intra_values({**v, "WG": 96}, 5, 32)["WG"] == 64  # half of 96 rounded up to the warp
 
 
 def test_rates_measured_once_then_stored(tmp_path, monkeypatch):

@@ -204,3 +204,21 @@ def test_tools_are_package_modules():
         text = open(os.path.join(TOOLS, name + ".py"), encoding="utf-8").read()
         assert "sys.path.insert" not in text and "sys.path.append" not in text, name
         importlib.import_module(f"tools.{name}")
+
+
+def test_cli_timeline_records_a_command(tmp_path):
+    """tools/cli_timeline.py runs a clalign command in-process: its exit status, import spans and
+    the spans of the functions it times (here the platform query of ``clalign devices``)."""
+    import json
+
+    out = tmp_path / "t.json"
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "cli_timeline.py"), "--json", str(out), "--min-ms",
+                           "0", "--", "devices"], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())
+    assert got["argv"] == ["devices"] and got["status"] == 0
+    names = {s["name"] for s in got["spans"]}
+    assert "clalign.cli" in names and "runtime.device:all_devices" in names
+    assert all(s["end"] >= s["start"] >= 0 for s in got["spans"])
+    assert "exit" in proc.stderr

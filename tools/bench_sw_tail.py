@@ -13,6 +13,7 @@
    subjects, each checked identical to the default before it is timed
    (``clalign.runtime.harness.verify_then_time``; a differing one is reported, never timed), then
    the split with the fastest;
+   ``--split-variants 'WG=128;pipeline=1'``: the split search with each set of overrides (scores checked identical);
 4. ``--big``: one random 35,000 x 35,000 pair, and a 35,000-aa query against the long subjects;
 5. ``--cli``: ``clalign makedb`` then ``clalign sw`` twice (first and repeated run wall time);
 Writes ``sw_tail.json`` (a harness results document) to ``--out``. TCUPS = sum of query lengths x database residues / seconds.
@@ -30,7 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from clalign.data import PROTEIN, Database, read_fasta
+from clalign.data import PROTEIN, Database, as_database, read_fasta
 from clalign.sw.engine import SWEngine
 from clalign.runtime.harness import compare, verify_then_time
 from tools import gen_protein_db
@@ -50,17 +51,31 @@ VARIANTS = [_v(12, 4, 64, INTRA_PBITS=32), _v(16, 8, 64, "local"), _v(16, 8, 64,
             _v(16, 4, 64, "local"), _v(16, 8, 128)]
 
 
+def _programs(eng):
+    return sum(w.rt.builds + w.rt.loads for w in eng.workers)
+
+
 def timed(eng, queries, db, verbose=None):
-    eng.search(queries[:1], db, progress=False, verbose=verbose)          # warm-up: builds, rates, upload
+    """One search of every query, timed after a warm-up that measures the rates, uploads the
+    database and builds every program the search needs (``SWEngine.prepare`` for all queries:
+    run 14's warm-up of one query left the other queries' intra-task variants to be built inside
+    the timed search). ``programs_in_timed`` counts programs built or loaded during the timed call
+    (0 expected)."""
+    for f in eng.prepare(queries, db.lengths, verbose):
+        f.result()
+    eng.search(queries[:1], db, progress=False, verbose=verbose)          # warm-up: rates, upload
     k0 = eng.kernel_seconds
     i0 = sum(w.intra_seconds for w in eng.workers)
+    p0 = _programs(eng)
     t0 = time.perf_counter()
-    res, _ = eng.search(queries, db, progress=False)
+    res, secs = eng.search(queries, db, progress=False)
     wall = time.perf_counter() - t0
     cells = sum(len(c) for _, c in queries) * int(db.total_residues)
+    per_q = [{"id": q, "qlen": len(c), "s": round(s, 4)} for (q, c), s in zip(queries, secs)]
     return res, {"wall_s": wall, "kernel_s": eng.kernel_seconds - k0,
                  "intra_kernel_s": sum(w.intra_seconds for w in eng.workers) - i0,
-                 "tcups_wall": cells / wall / 1e12, "cells": cells}
+                 "tcups_wall": cells / wall / 1e12, "cells": cells, "programs_in_timed": _programs(eng) - p0,
+                 "per_query": per_q}
 
 
 def verified(make, queries, db, reference):
@@ -99,6 +114,7 @@ def verified(make, queries, db, reference):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=570000)
+    ap.add_argument("--db", default=None, help="a prepared database folder instead of generating one (no --cli)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queries", default=str(ROOT / "tests" / "data" / "cudasw" / "cudasw_queries.fasta"))
     ap.add_argument("--out", required=True)
@@ -109,6 +125,10 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--split-variants", default="",
+                    help="';'-separated engine overrides K=V[,K=V] (e.g. 'WG=128;pipeline=1'): the split search "
+                         "again with each, scores checked identical to the default's")
+    ap.add_argument("--skip-intra", action="store_true", help="skip the intra-task-only run")
     ap.add_argument("--big", action="store_true",
                     help="also time one random 35,000 x 35,000 pair and a 35,000-aa query against the long subjects")
     a = ap.parse_args()
@@ -116,16 +136,23 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     out = {}
     t = time.perf_counter()
-    lengths, residues = gen_protein_db.generate(a.n, a.seed)
-    fasta = os.path.join(a.work, "db.fasta")
-    gen_protein_db.write_fasta(fasta, lengths, residues)
-    out["db"] = {"n": a.n, "residues": int(lengths.sum()), "tail": gen_protein_db.tail_summary(lengths),
-                 "gen_s": time.perf_counter() - t}
+    if a.db:                    # a prepared database (clalign makedb), memory-mapped as the CLI opens it
+        db = as_database(a.db)
+        lengths = np.asarray(db.lengths, dtype=np.int64)
+        offs = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
+        codes = np.asarray(db.residues[int(db.offsets[0]):int(db.offsets[-1])])
+        fasta = None
+    else:
+        lengths, residues = gen_protein_db.generate(a.n, a.seed)
+        fasta = os.path.join(a.work, "db.fasta")
+        gen_protein_db.write_fasta(fasta, lengths, residues)
+        offs = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offs[1:])
+        codes = PROTEIN.encode(residues.tobytes().decode())
+        db = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in range(len(lengths))])
+    out["db"] = {"n": len(lengths), "residues": int(lengths.sum()), "tail": gen_protein_db.tail_summary(lengths),
+                 "source": a.db or "generated", "gen_s": time.perf_counter() - t}
     print(out["db"], flush=True)
-    offs = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offs[1:])
-    codes = PROTEIN.encode(residues.tobytes().decode())
-    db = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in range(len(lengths))])
     queries = [(r.id, PROTEIN.encode(r.sequence)) for r in read_fasta(a.queries)]
     lines = []
     eng = SWEngine("BLOSUM62", 11, 1, a.device)
@@ -140,12 +167,23 @@ def main():
         print("intertask only", out["intertask_only"], flush=True)
         out["identical"] = all(np.array_equal(x, y) for x, y in zip(res_split, res_old))
         print("identical", out["identical"], flush=True)
+    out["split_variants"] = []
+    for spec in [x for x in a.split_variants.split(";") if x.strip()]:
+        ov = {k.strip(): int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+        we = SWEngine("BLOSUM62", 11, 1, a.device, **ov)
+        rep = []
+        r, m = timed(we, queries, db, verbose=rep.append)
+        m.update(overrides=ov, identical=all(np.array_equal(x, y) for x, y in zip(r, res_split)), verbose=rep)
+        out["split_variants"].append(m)
+        print("split", ov, {k: v for k, v in m.items() if k != "per_query"}, flush=True)
+        del we
     long_ids = np.flatnonzero(lengths > 2000)
     ldb = Database.from_sequences([codes[offs[i]:offs[i + 1]] for i in long_ids])
-    intra = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
-    res_l, out["intra_only_2000plus"] = timed(intra, queries, ldb)
-    out["intra_identical"] = all(np.array_equal(x[long_ids], y) for x, y in zip(res_split, res_l))
-    print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
+    if not a.skip_intra or a.variants or a.big:
+        intra = SWEngine("BLOSUM62", 11, 1, a.device, long_threshold=0)
+        res_l, out["intra_only_2000plus"] = timed(intra, queries, ldb)
+        out["intra_identical"] = all(np.array_equal(x[long_ids], y) for x, y in zip(res_split, res_l))
+        print("intra only", out["intra_only_2000plus"], out["intra_identical"], flush=True)
     if a.variants:
         out["variants"] = []
         for v in VARIANTS:              # a PROF=local variant beyond the device's local memory: "limit"
@@ -191,7 +229,7 @@ def main():
                      devices=me.device_report, verbose=rep)
             out["multi"].append(m)
             print("multi", m, flush=True)
-    if a.cli:
+    if a.cli and fasta is not None:
         prep = os.path.join(a.work, "prep")
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         t = time.perf_counter()

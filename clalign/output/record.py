@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
-import numba as nb
 import numpy as np
 
 _EPS_EVALUE = 1.0e-180   # BLAST's s_EvalueComp: E-values below this compare equal
@@ -28,8 +27,7 @@ def _letter_index(letters) -> np.ndarray:
     return lut
 
 
-@nb.njit(cache=True, nogil=True)
-def _column_counts(q, s, lut, scores, use_scores):
+def _column_counts_py(q, s, lut, scores, use_scores):
     """(identities, positives, gap columns, gap openings, first unscored letter or -1) of two
     aligned byte strings: a gap opening is a gap column whose gap (in the query or the
     subject) the previous column does not continue; positives are the non-gap columns scoring
@@ -56,6 +54,19 @@ def _column_counts(q, s, lut, scores, use_scores):
                 positive += 1
         prev_q, prev_s = gq, gs
     return nident, positive, gaps, opens, -1
+
+
+_COUNTS = []
+
+
+def _column_counts(q, s, lut, scores, use_scores):
+    """:func:`_column_counts_py` compiled (numba, on first use: importing numba takes ~0.3-0.5 s,
+    which a command's start-up need not wait for before its device work begins)."""
+    if not _COUNTS:
+        import numba
+
+        _COUNTS.append(numba.njit(cache=True, nogil=True)(_column_counts_py))
+    return _COUNTS[0](q, s, lut, scores, use_scores)
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,8 @@ class Runtime:
 
     def __init__(self, device):
         self.device = device
-        self.caps: Capabilities = probe(device)
         self.ctx = cl.Context([device])
+        self.caps: Capabilities = probe(device, self.ctx)      # its compile probes use this context
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._programs: dict = {}
         self._building: dict = {}          # key -> Event of a build in flight (another thread)

@@ -295,6 +295,14 @@ class ProgramCache:
         for sub in self.root.iterdir():
             if not sub.is_dir():
                 continue
+            if sub.name == "rendered":          # kernel sources rendered by render.py
+                for f in [*sub.glob("*.cl"), *sub.glob(".tmp-*")]:
+                    _unlink(f)
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
+                continue
             for f in list(sub.glob(f"*{SUFFIX}")):
                 n += _unlink(f)
             for f in [sub / "device.json", sub / PROBE_FILE, *sub.glob(".tmp-*")]:

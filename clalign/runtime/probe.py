@@ -101,7 +101,10 @@ def _combined(*sources) -> str:
 _CACHE: dict = {}
 
 
-def probe(device) -> Capabilities:
+def probe(device, ctx=None) -> Capabilities:
+    """The device's capabilities; ``ctx``: a context on ``device`` for the compile probes (else one
+    is made: with NVIDIA's driver cache disabled a context costs ~1.9 s on the H100, so a Runtime
+    passes its own, docs/perf/cache.md)."""
     key = device.int_ptr
     if key in _CACHE:
         return _CACHE[key]
@@ -123,8 +126,9 @@ def probe(device) -> Capabilities:
         ptx, s16, shfl, clang_vectors = (found[k] for k in ("ptx", "ptx_s16x2", "ptx_shfl", "clang_vectors"))
     else:
         ptx = s16 = shfl = False
-        if is_nvidia:
+        if ctx is None:
             ctx = cl.Context([device])
+        if is_nvidia:
             # One program holding the three tests first (each NVIDIA build costs ~0.7 s even for
             # a tiny kernel); only when it fails, one build per test to learn which one did.
             ptx = s16 = shfl = _builds(ctx, _combined(_PTX_BASIC, _PTX_S16X2, _PTX_SHFL))
@@ -134,7 +138,7 @@ def probe(device) -> Capabilities:
                     s16 = _builds(ctx, _PTX_S16X2)
                     shfl = _builds(ctx, _PTX_SHFL)
         # Not OpenCL C: only Clang-based compilers (PoCL) take it; kernels use it only when this is true.
-        clang_vectors = (not is_nvidia) and _builds(cl.Context([device]), _CLANG_VECTORS)
+        clang_vectors = (not is_nvidia) and _builds(ctx, _CLANG_VECTORS)
         store.store_probe(device, {"ptx": ptx, "ptx_s16x2": s16, "ptx_shfl": shfl, "clang_vectors": clang_vectors})
     warp = 32 if is_nvidia else (64 if "AMD" in vendor.upper() and device.type & cl.device_type.GPU else 1)
     caps = Capabilities(

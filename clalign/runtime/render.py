@@ -4,18 +4,27 @@ Templates are rendered with ``strict_undefined=True`` from a validated parameter
 (:meth:`clalign.runtime.params.ParamSet.validate`), so a template that names a parameter the
 family does not define fails loudly. Set ``CLALIGN_DUMP_KERNELS=DIR`` to write every rendered
 kernel to DIR for debugging.
+
+Rendered sources are kept in the program cache's folder (``rendered/``), keyed by the text of
+every template in the search folders and the values, so a later process neither imports Mako
+nor renders (the tuned SW kernel is ~3,800 lines: tens of milliseconds, and Mako's import ~0.1-0.2
+s of a command's start-up); an entry is checked against its own SHA-256 before use.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+import threading
 from functools import lru_cache
 from pathlib import Path
 
-from mako.lookup import TemplateLookup
-
 from ..errors import ClalignError, ParameterError
+
+RENDERED = "rendered"           # sub-folder of the program cache
+RENDERED_MAX = 512              # entries kept (the oldest half goes when this is passed)
+_MAGIC = "// CLALIGN-SRC "
 
 
 def kernel_dir() -> Path:
@@ -36,27 +45,95 @@ def kernel_dir() -> Path:
 
 
 @lru_cache(maxsize=8)
-def _lookup(extra: tuple = ()) -> TemplateLookup:
+def _lookup(extra: tuple = ()):
+    from mako.lookup import TemplateLookup
+
     return TemplateLookup(directories=[*extra, str(kernel_dir())], strict_undefined=True,
                           input_encoding="utf-8")
+
+
+_DIGESTS: dict = {}
+_DIGEST_LOCK = threading.Lock()
+
+
+def _templates_digest(extra: tuple) -> str:
+    """SHA-256 of every template a render may read (the ``*.mako`` of the search folders)."""
+    with _DIGEST_LOCK:
+        got = _DIGESTS.get(extra)
+        if got is None:
+            h = hashlib.sha256()
+            for folder in (*extra, str(kernel_dir())):
+                p = Path(folder)
+                for f in (sorted(p.glob("*.mako")) if p.is_dir() else ()):
+                    h.update(f"{folder}/{f.name}\0".encode())
+                    h.update(f.read_bytes())
+            got = _DIGESTS[extra] = h.hexdigest()
+        return got
+
+
+def _rendered_path(template: str, values: dict, extra: tuple):
+    """Where the rendered source of (template, values) is kept, or None (cache off)."""
+    from .. import __version__
+    from .cache import get_cache
+
+    cache = get_cache()
+    if not cache.enabled:
+        return None
+    key = hashlib.sha256(json.dumps([__version__, _templates_digest(extra), template, sorted(values.items())],
+                                    default=str).encode()).hexdigest()
+    return Path(cache.root) / RENDERED / f"{key}.cl"
+
+
+def _load_rendered(path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    head, _, src = text.partition("\n")
+    if head != _MAGIC + hashlib.sha256(src.encode()).hexdigest():
+        return None
+    return src
+
+
+def _store_rendered(path, src: str) -> None:
+    from .cache import _write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, (_MAGIC + hashlib.sha256(src.encode()).hexdigest() + "\n" + src).encode())
+        files = list(path.parent.glob("*.cl"))
+        if len(files) > RENDERED_MAX:
+            files.sort(key=lambda f: f.stat().st_mtime if f.exists() else 0)
+            for f in files[:len(files) // 2]:
+                f.unlink(missing_ok=True)
+    except OSError:
+        pass        # a read-only cache folder: the next process renders again
 
 
 def render(template: str, values: dict, extra_dirs: tuple = ()) -> str:
     """Render ``kernels/<template>`` with already-validated ``values`` (ints, bools, strings).
 
     ``extra_dirs`` are searched before ``kernels/`` (tests and tools with templates of their own).
+    A source rendered by an earlier process with the same templates and values is read back
+    instead (see the module docstring).
     """
     for k, v in values.items():
         if not isinstance(v, (bool, int, str)):
             raise ParameterError(f"{template}: parameter {k}={v!r} is not an int, bool or choice")
-    try:
-        tmpl = _lookup(tuple(str(d) for d in extra_dirs)).get_template(template)
-    except Exception as exc:  # mako raises TopLevelLookupException etc.
-        raise FileNotFoundError(f"kernel template {template!r} not found in {kernel_dir()}: {exc}") from None
-    try:
-        src = tmpl.render(**values)
-    except NameError as exc:
-        raise ParameterError(f"{template}: template uses an undefined parameter ({exc})") from None
+    extra = tuple(str(d) for d in extra_dirs)
+    path = _rendered_path(template, values, extra)
+    src = _load_rendered(path) if path is not None else None
+    if src is None:
+        try:
+            tmpl = _lookup(extra).get_template(template)
+        except Exception as exc:  # mako raises TopLevelLookupException etc.
+            raise FileNotFoundError(f"kernel template {template!r} not found in {kernel_dir()}: {exc}") from None
+        try:
+            src = tmpl.render(**values)
+        except NameError as exc:
+            raise ParameterError(f"{template}: template uses an undefined parameter ({exc})") from None
+        if path is not None:
+            _store_rendered(path, src)
     dump = os.environ.get("CLALIGN_DUMP_KERNELS")
     if dump:
         dump_source(template, src, Path(dump))

@@ -61,6 +61,18 @@ class Batch:
     events: list = field(default_factory=list)     # uploads/interleaves the next first-pass kernel waits for
     sched: str | None = None        # first-pass schedule (computed once)
     cache: dict = field(default_factory=dict)      # per-layout device buffers of the first pass
+    ready: list = field(default_factory=list)      # interleaves every first pass waits for (any queue)
+    slot_scores: dict = field(default_factory=dict)  # score buffers of slots > 0 (queries in flight)
+
+    def score_buffer(self, slot: int = 0):
+        """The score buffer a pass on slot ``slot`` writes (slot 0: ``scores``; others their own)."""
+        if slot == 0:
+            return self.scores
+        buf = self.slot_scores.get(slot)
+        if buf is None:
+            buf = self.slot_scores[slot] = cl.Buffer(self.scores.context, cl.mem_flags.READ_WRITE,
+                                                     self.scores.size)
+        return buf
 
     def take_events(self) -> list:
         evs, self.events = self.events, []
@@ -75,6 +87,7 @@ class Batch:
         self.long = np.ascontiguousarray(order[len(order) - nlong:][::-1])
         self.sched = None
         self.cache.clear()
+        self.ready = list(self.uploads)
 
 
 def plan_batches(db, lim: int) -> list:

@@ -113,6 +113,7 @@ class SWEngine:
         self.scoring = Scoring.make(matrix, gap_open, gap_extend)
         self.workers = [Worker(rt, make_plan(rt.caps, self.scoring, overrides)) for rt in Runtime.all(device)]
         self.device_report: list = []     # per device of the last search: (label, subjects, cells, seconds)
+        self._started: set = set()        # programs prepare() already handed to a build thread
 
     # -- the first device's plan (single-device callers, tests and tools) -----------------
     @property
@@ -203,6 +204,26 @@ class SWEngine:
                             f"fastest device's {top:.1f}")
         return out
 
+    def prepare(self, queries, lengths, verbose=None) -> list:
+        """Start loading or building, in background threads, every program a search of ``queries``
+        ((id, codes), in search order) against subjects of ``lengths`` needs (only those:
+        :meth:`Worker.programs_for`), so that the builds overlap each other (where the driver
+        compiles concurrently) and the caller's host work (imports, database, statistics); a
+        kernel launch that needs a program still building waits for that build. Returns the
+        futures of the builds started now (programs already started are skipped)."""
+        futs = []
+        qlens = [len(c) for _, c in queries]
+        for w in self.active_workers(verbose):
+            todo = []
+            for item in w.programs_for(qlens, lengths):
+                key = (w.rt.device.int_ptr, item[0], tuple(sorted(item[2].items())))
+                if key not in self._started:
+                    self._started.add(key)
+                    todo.append(item)
+            if todo:
+                futs += w.rt.prebuild(todo, threads=len(todo))
+        return futs
+
     # -- public --------------------------------------------------------------------------
     def search(self, queries, db, progress=True, report=None, verbose=None, on_query=None):
         """Scores (np.int32, database order) of each (id, codes) query, plus seconds per query.
@@ -214,6 +235,7 @@ class SWEngine:
         n = len(db)
         lengths = np.asarray(db.lengths)
         workers = self.active_workers(verbose)
+        self.prepare(queries, lengths)
         if n and verbose is not None:
             for w in workers:
                 self.long_threshold(w, lengths, verbose)

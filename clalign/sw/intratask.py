@@ -14,14 +14,18 @@ STRIPED_TEMPLATE = "sw_striped.mako"
 
 
 def intra_values(values: dict, qlen: int, granule: int) -> dict:
-    """The template values for a query of ``qlen`` rows: the tuned WG is the largest; a shorter
-    query gets the smallest work-group (a multiple of ``granule``, the warp) whose strips cover
-    it with the same number of strips, so that few of its work-items compute padding rows."""
+    """The template values for a query of ``qlen`` rows: the tuned WG, or half of it (rounded up
+    to a multiple of ``granule``, the warp) when the query's strips fit that, so that a short
+    query's pairs hold half the work-items (few of which compute padding rows). Two sizes, not one
+    per query length: every size is a program to build, and NVIDIA's driver compiles one at a
+    time (~0.5 s each on the H100 with its cache off: a fresh machine's 20 standard queries built
+    four); the intra-task kernel runs beside the inter-task one, where its short pairs cost little."""
     wg, th = values["WG"], values["TH"]
     nstrips = max(1, -(-qlen // (wg * th)))
     need = -(-qlen // (th * nstrips))
     g = max(1, int(granule))
-    return {**values, "WG": max(1, min(wg, -(-need // g) * g))}
+    half = -(-(wg // 2) // g) * g
+    return {**values, "WG": half if 0 < half < wg and need <= half else wg}
 
 
 class Pending:

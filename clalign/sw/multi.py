@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 
 import numpy as np
 
@@ -47,17 +48,29 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
         # The next batch goes up on the copy queue while this one is searched.
         nxt = worker.upload(db, *batches[bi + 1]) if bi + 1 < len(batches) else None
         residues = int(cur.lengths.sum(dtype=np.int64))
-        for qi, (qid, codes) in enumerate(queries):
-            t0 = time.perf_counter()
-            sc = worker.score_batch(cur, codes, qid, ids)
-            results[qi][cur.start:cur.start + cur.n] = sc
-            dt = time.perf_counter() - t0
+        depth = worker.pipeline_depth()
+        flight = deque()            # (query index, job): up to ``depth`` queries queued on the device
+        t_prev = time.perf_counter()
+        for qi in range(len(queries) + depth):
+            if qi < len(queries):
+                qid, codes = queries[qi]
+                flight.append((qi, worker.begin(cur, codes, qid, ids, slot=qi % depth, block=depth == 1)))
+            if len(flight) < depth and qi < len(queries):
+                continue
+            if not flight:
+                break
+            k, job = flight.popleft()
+            results[k][cur.start:cur.start + cur.n] = worker.end(job)
+            # each query is charged the wall time since the previous one finished (the sum is the
+            # range's wall time, also with queries overlapping on the device)
+            t_now = time.perf_counter()
             with lock:
-                seconds[qi] += dt
+                seconds[k] += t_now - t_prev
                 if bar is not None:
-                    bar.update(len(codes) * residues)
+                    bar.update(len(queries[k][1]) * residues)
+            t_prev = t_now
             if on_query is not None and bi == len(batches) - 1:
-                on_query(qi, results[qi])
+                on_query(k, results[k])
         del cur
     worker.busy_seconds += time.perf_counter() - t_busy
 

@@ -151,6 +151,7 @@ ENGINE_KNOBS = {
                       "a very large value keeps every subject in the inter-task kernel)",
     "batch_residues": "residues per database batch on the device (default from global/max-alloc memory)",
     "groups_per_cu": "dynamic schedule: work-groups launched per compute unit",
+    "pipeline": "queries in flight per device, 1 (default) or 2 (the next query's first pass on a second queue)",
     "first_width": "alias of WIDTH: the lane width of the first pass",
 }
 
@@ -167,11 +168,12 @@ TUNING = {
               source="PoCL x86 2026-11-22, docs/perf/sw.md (PoCL section)"),
         Entry("vendor", {"is_gpu": True}, {"WG": 128}),
         Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
-              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4,
+              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain", "UNROLL": 4,
                "CELL": "ptx"},
-              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; WG 256: clalign tune "
-                     "2026-11-23, docs/perf/tuning.md; CELL=ptx (the cells as inline PTX: 0.97 s to "
-                     "build instead of 22.5 s, identical scores): docs/perf/cache.md runs 4-5"),
+              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; CELL=ptx (the cells as inline PTX: "
+                     "0.97 s to build instead of 22.5 s, identical scores): docs/perf/cache.md runs 4-5; "
+                     "WG 128: the split search on the long-tail database 2.954 s against 3.048 s with the "
+                     "WG 256 of clalign tune (subjects < 2,000 aa), docs/perf/sw.md run 15"),
     ]),
     VFAMILY: (SWV_PARAMS, [
         Entry("default", {}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1},

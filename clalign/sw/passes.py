@@ -14,10 +14,11 @@ INTER_TEMPLATE = "sw_intertask.mako"
 VECTOR_TEMPLATE = "sw_vector.mako"
 
 
-def run_intertask(w, batch, ids, width, qcodes, sched, profiles):
-    """One inter-task pass over ``ids`` (batch-local, ascending length)."""
+def run_intertask(w, batch, ids, width, qcodes, sched, profiles, slot=0, block=True):
+    """One inter-task pass over ``ids`` (batch-local, ascending length) on slot ``slot``'s queue and
+    scratch buffers; ``block=False`` returns a :class:`~clalign.sw.worker.Launched` instead of scores."""
     plan = w.plan
-    q = w.queue
+    q = w.queues[slot]
     layout = plan.profile_layout(width, len(qcodes))
     vals = plan.values(width, layout, sched)
     prg = w.rt.program(INTER_TEMPLATE, SW_PARAMS, vals)
@@ -41,6 +42,7 @@ def run_intertask(w, batch, ids, width, qcodes, sched, profiles):
         cached = (lay, bufs + (ires,))
         if full:
             batch.cache[lkey] = cached      # the first pass's layout is the same for every query
+            batch.ready.append(ev)          # which a first pass on another slot's queue waits for
     lay, (lanes, glen, boff, ires) = cached
     key = ("inter", width, layout, vals["ROWS"])
     prof = profiles.get(key)
@@ -50,9 +52,9 @@ def run_intertask(w, batch, ids, width, qcodes, sched, profiles):
         cl.enqueue_copy(q, buf, host, is_blocking=False)
         prof = profiles[key] = (buf, host)
     nstrips = max(1, -(-len(qcodes) // vals["ROWS"]))
-    tmp = w.scratch("tmp", 16 if nstrips == 1 else lay.columns * vals["WG"] * vals["WORDS"] * 8)
-    counter = w.scratch("counter", 4)
-    wait = batch.take_events()
+    tmp = w.scratch(f"tmp{slot}", 16 if nstrips == 1 else lay.columns * vals["WG"] * vals["WORDS"] * 8)
+    counter = w.scratch(f"counter{slot}", 4)
+    wait = batch.take_events() + (list(batch.ready) if full else [])
     if sched == "dynamic":
         wait.append(cl.enqueue_fill_buffer(q, counter, np.int32(0), 0, 4))
         per_cu = plan.groups_per_cu or (8 if w.caps.is_gpu else 1)
@@ -62,9 +64,9 @@ def run_intertask(w, batch, ids, width, qcodes, sched, profiles):
     bias, goe, ext, thresh = plan.scoring.kernel_consts(width)
     knl = w.kernel(prg, "sw_intertask")
     knl.set_args(ires, lanes, glen, boff, np.int32(lay.ngroups), np.int32(lay.nblocks), prof[0],
-                 np.int32(nstrips), tmp, batch.scores, counter, np.int32(bias), np.int32(goe), np.int32(ext),
-                 np.int32(thresh))
-    return w.launch(knl, nwg * vals["WG"], vals["WG"], wait or None, batch)
+                 np.int32(nstrips), tmp, batch.score_buffer(slot), counter, np.int32(bias), np.int32(goe),
+                 np.int32(ext), np.int32(thresh))
+    return w.launch(knl, nwg * vals["WG"], vals["WG"], wait or None, batch, slot, block)
 
 
 def run_vector(w, batch, qcodes, ids, vals):

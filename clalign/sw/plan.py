@@ -36,6 +36,7 @@ class KernelPlan:
     batch_residues: int | None = None
     groups_per_cu: int = 0
     long_threshold: int | None = None   # None: from the measured rates (clalign.sw.threshold)
+    pipeline: int = 0                   # queries in flight per device (0: the device's default)
 
     @property
     def wg(self) -> int:
@@ -105,6 +106,9 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
     batch_residues = ov.pop("batch_residues", None)
     groups_per_cu = int(ov.pop("groups_per_cu", 0) or 0)
     long_threshold = ov.pop("long_threshold", None)
+    pipeline = ov.pop("pipeline", 0) or 0
+    if not isinstance(pipeline, (int, np.integer)) or isinstance(pipeline, bool) or not 0 <= int(pipeline) <= 2:
+        raise ParameterError(f"pipeline must be 0 (the device's default), 1 or 2 (got {pipeline!r})")
     if "first_width" in ov:
         ov["WIDTH"] = ov.pop("first_width")
     simd = ov.pop("SIMD", None)
@@ -138,7 +142,8 @@ def make_plan(caps, scoring: Scoring, overrides: dict) -> KernelPlan:
     if long_threshold is not None and int(long_threshold) < 0:
         raise ParameterError(f"long_threshold must be >= 0 (got {long_threshold})")
     return KernelPlan(caps, scoring, kernel, base["WIDTH"], override, simd_vals, tuned, base, vvalues, ivalues,
-                      batch_residues, groups_per_cu, None if long_threshold is None else int(long_threshold))
+                      batch_residues, groups_per_cu, None if long_threshold is None else int(long_threshold),
+                      int(pipeline))
 
 
 def _intra_profile(caps, scoring, ivalues: dict, iov: dict):

@@ -75,7 +75,26 @@ class Reporter:
         self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
         # one core stays with the thread that drives the device
         self.pool = ThreadPoolExecutor(max_workers=threads or max(1, (os.cpu_count() or 2) - 1))
-        self.pool.submit(_import_traceback)     # numba's import overlaps the device set-up and first query
+        self.pool.submit(self._warm)     # numba's import and cache loads overlap the device set-up and first query
+
+    def _warm(self):
+        """Import the traceback code and load every compiled function a query's reporting calls
+        (numba's cache: ~0.5 s), in one pool thread while the device starts. Left to the queries'
+        own jobs, the loads ran when several of them had started at once, and on the H100 the
+        first took 2-3 s with every other job waiting for numba's compiler lock (docs/perf/sw.md)."""
+        from .align import CELL_BUDGET
+        from .lanes import GROUP, trace_group
+
+        try:
+            self.stats.evalues(np.ones(1, dtype=np.int32), 1, self.lengths[:1])
+            lens = np.zeros(GROUP, dtype=np.int64)
+            lens[0] = 1
+            targets = np.zeros(GROUP, dtype=np.int32)
+            targets[0] = max(0, int(self.M[0, 0]))
+            trace_group(np.zeros(1, dtype=np.uint8), np.zeros((GROUP, 1), dtype=np.uint8), lens, targets, self.M16,
+                        self.M32, self.M, self.goe, self.gap_extend, CELL_BUDGET, self.letter_codes, self.narrow)
+        except Exception:       # noqa: BLE001 -- a warm-up only; the queries' own calls report real errors
+            pass
 
     def close(self):
         self.pool.shutdown(wait=True)
@@ -143,8 +162,6 @@ class Reporter:
         return out, time.thread_time() - t0
 
 
-def _import_traceback():
-    from . import align, lanes  # noqa: F401
 
 
 def _title(db, i) -> str:
@@ -173,12 +190,21 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
                              "PAM30/70/250)")
     gapped_params(matrix, gap_open, gap_extend)          # unsupported pairs fail before any device work
     eng = get_engine(matrix, gap_open, gap_extend, device, **overrides)
-    rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
-                   threads)
-    pending = {}
     # Longest queries first: each query's tracebacks overlap the device work of the next one, so
     # the only traceback work left after the device finishes is the shortest query's.
     order = sorted(range(len(qs)), key=lambda k: -len(qs[k][1]))
+    # The programs this search needs load or build in background threads from here on, beside
+    # the statistics set-up and the traceback code's import below.
+    eng.prepare([qs[k] for k in order], db.lengths)
+    # numba is imported here, in this thread, before the device work, as it was before issue 14's
+    # start-up work: with its import moved to the reporting threads the H100 runs 15-16 saw the
+    # first cache loads of the traceback code take 2-3 s during the search (0.5 s otherwise) and
+    # every query's reporting wait behind them (docs/perf/sw.md). Costs ~0.3-0.5 s of start-up
+    # on a repeated run; on a fresh one it overlaps the kernel builds.
+    from . import align, lanes  # noqa: F401
+    rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
+                   threads)
+    pending = {}
 
     def on_query(pos, scores):
         qi = order[pos]
