@@ -12,6 +12,9 @@ MODULE = textwrap.dedent("""
     @numba.njit(cache=True)
     def twice(a):
         return 2 * a
+
+    def maker():
+        return twice
 """)
 
 CHECK = textwrap.dedent("""
@@ -23,7 +26,7 @@ CHECK = textwrap.dedent("""
     else:
         loaded = load_cached(jitmod.twice)
         print(loaded, len(jitmod.twice.overloads), sum(jitmod.twice.stats.cache_misses.values()))
-        preload(["jitmod:twice", "jitmod:missing", "nomodule:f"]).join()
+        preload(["jitmod:twice", "jitmod:maker()", "jitmod:missing", "nomodule:f"]).join()
         assert jitmod.twice(4) == 8
         print(len(jitmod.twice.overloads), sum(jitmod.twice.stats.cache_misses.values()))
 """)

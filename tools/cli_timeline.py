@@ -58,6 +58,12 @@ SPANS = (
     "clalign.sw.cli:format_results",
     "clalign.outfile:atomic_output",
     "clalign.stats:SearchStatistics.for_search",
+    "clalign.blast.blastp:read_queries",
+    "clalign.blast.blastp:_read_subjects",
+    "clalign.blast.engine:Subjects.from_database",
+    "clalign.blast.device:DeviceUngapped.__init__",
+    "clalign.blast.blastp:_query_hits",
+    "clalign.runtime.jit:load_cached@0",
     "numba.core.dispatcher:Dispatcher._compile_for_args",
     "numba.core.caching:Cache.load_overload",
 )
@@ -160,20 +166,20 @@ class _Finder(importlib.abc.MetaPathFinder):
 
     def __init__(self, specs):
         self.specs = specs          # module -> [(qualname, arg)]
-        self.busy = set()
 
     def find_spec(self, name, path, target=None):
-        if name in self.busy:
-            return None
-        self.busy.add(name)
-        try:
-            from importlib.util import find_spec
-
-            spec = find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        finally:
-            self.busy.discard(name)
+        # the other finders asked directly: importlib.util.find_spec would take the parent
+        # package's import lock inside this import and deadlock with a thread importing it
+        spec = None
+        for other in sys.meta_path:
+            if other is self or not hasattr(other, "find_spec"):
+                continue
+            try:
+                spec = other.find_spec(name, path, target)
+            except (ImportError, ValueError):
+                spec = None
+            if spec is not None:
+                break
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         loader = spec.loader

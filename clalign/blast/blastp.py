@@ -135,7 +135,7 @@ PRELOAD = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_freque
            "clalign.stats.karlin_nb:ungapped_karlin", "clalign.data.blastdb_nb:_copy_runs",
            "clalign.blast.device:_fill_stream", "clalign.blast.ungapped_nb:two_hit_db",
            "clalign.blast.stages_nb:prelim_chunk", "clalign.stats._fast:spouge_evalues",
-           "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:_column_counts")
+           "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:counts_dispatcher()")
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,

@@ -59,14 +59,19 @@ def _column_counts_py(q, s, lut, scores, use_scores):
 _COUNTS = []
 
 
-def _column_counts(q, s, lut, scores, use_scores):
-    """:func:`_column_counts_py` compiled (numba, on first use: importing numba takes ~0.3-0.5 s,
+def counts_dispatcher():
+    """The compiled :func:`_column_counts_py` (made on first use: importing numba takes ~0.3-0.5 s,
     which a command's start-up need not wait for before its device work begins)."""
     if not _COUNTS:
         import numba
 
         _COUNTS.append(numba.njit(cache=True, nogil=True)(_column_counts_py))
-    return _COUNTS[0](q, s, lut, scores, use_scores)
+    return _COUNTS[0]
+
+
+def _column_counts(q, s, lut, scores, use_scores):
+    """:func:`_column_counts_py`, compiled (``counts_dispatcher``)."""
+    return counts_dispatcher()(q, s, lut, scores, use_scores)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,10 @@ import threading
 
 
 def _dispatcher(spec: str):
+    """``module:name`` names a dispatcher; ``module:name()`` a function returning one."""
     mod, _, name = spec.partition(":")
+    if name.endswith("()"):
+        return getattr(importlib.import_module(mod), name[:-2])()
     return getattr(importlib.import_module(mod), name)
 
 
@@ -43,8 +46,9 @@ def load_cached(disp) -> int:
 
 
 def preload(specs) -> threading.Thread:
-    """Load the cached code of ``specs`` ("module:function", in the order they will be called)
-    on a daemon thread; returns the thread. Errors are left to the real calls to raise."""
+    """Load the cached code of ``specs`` ("module:function" or "module:maker()", in the order
+    they will be called) on a daemon thread; returns the thread. Errors are left to the real
+    calls to raise."""
 
     def run():
         for spec in specs:
