@@ -170,7 +170,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
                            **{k: v for k, v in overrides.items() if k != "kernel"})
     overrides.pop("kernel", None)
     simd = overrides.pop("simd", None)
-    values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
+    values = overrides.pop("values", None)        # a search's plan (clalign.hmm.kernel_plan)
+    values = dict(values) if values is not None else choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
     check_profile(profile)
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
@@ -280,8 +281,8 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
     for M, ov in zip(Ms, overrides):
         ov = dict(ov)
         simd = ov.pop("simd", None)
-        items.append(("hmm_slane.mako", HMM_SLANE_KERNEL,
-                      kernel_values(choose_kernel(int(M), algo, rt.caps, ov, simd=simd), END, PAD)))
+        v = ov.pop("values", None) or choose_kernel(int(M), algo, rt.caps, ov, simd=simd)
+        items.append(("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(v, END, PAD)))
     return rt.prebuild(items, threads)
 
 

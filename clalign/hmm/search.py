@@ -93,6 +93,22 @@ def _hmmer_lengths(db):
     return hmmer_lengths(db), np.asarray(db.stops, dtype=np.int64)
 
 
+def _residues_guess(seqdb) -> int:
+    """About how many residues the database holds, before it is read (prices a kernel plan):
+    a Database's own count, else the bytes of the file or folder (3x for gzip)."""
+    if hasattr(seqdb, "residues"):
+        return int(np.asarray(seqdb.residues).size)
+    try:
+        path = os.fspath(seqdb)
+        if os.path.isdir(path):
+            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        return os.path.getsize(path) * (3 if gz else 1)
+    except (OSError, TypeError):
+        return 0
+
+
 def _check_targets(db, seqdb):
     """What HMMER refuses in a sequence file: no sequences at all, a sequence without a name."""
     where = None if hasattr(seqdb, "residues") else seqdb
@@ -208,8 +224,10 @@ class _Search:
         self.layout = [{} for _ in self.hmms]
         if msv_scores is None:   # every model's kernel, built side by side while the database loads
             from .engine import prebuild, shared_layout
+            from .kernel_plan import plan_kernels
             Ms = [h.M for h in self.hmms]
-            self.layout = shared_layout(Ms, "msv", device)       # one database layout for all models
+            # one database layout for all models where possible, and few programs for many models
+            self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, _residues_guess(seqdb))
             prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
         t0 = time.perf_counter()
         self.db = as_database(seqdb)
