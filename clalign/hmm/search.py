@@ -24,7 +24,9 @@ rebuild it with ``clalign makedb`` to reproduce hmmsearch on files with terminal
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -151,6 +153,9 @@ def _same_name(phmm, hmm) -> bool:
     raw = name if isinstance(name, bytes) else name.encode("utf-8")
     return raw == hmm.name.encode("latin-1")
 
+
+#: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
+MSV_AHEAD = 3
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
 #: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
@@ -328,32 +333,86 @@ class _Search:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
         pending = []
+        if self.msv_scores is None:
+            self._device_viterbi()            # decided (and its kernels started) before the stage runs
+        ahead = queue.Queue(maxsize=MSV_AHEAD)
+        stop = threading.Event()
+        stage = threading.Thread(target=self._msv_stage, args=(ahead, stop), name="clalign-msv", daemon=True)
+        stage.start()
+        try:
+            yield from self._models(phmms, ahead, pending, bar)
+        finally:
+            stop.set()
+            stage.join()
+        if bar is not None:
+            bar.close()
+        self.stats.seconds = time.perf_counter() - t_start
+
+    def _msv_stage(self, ahead, stop):
+        """The MSV filter of every model, in order, in its own thread: up to :data:`MSV_AHEAD`
+        models ahead of the main loop, so that the device filters the next models while the
+        host runs the Viterbi stage and the pyhmmer hand-off of this one (pyopencl and numpy
+        release the GIL while they wait or work). Puts (hmm, passing, nats) per model; an
+        exception is put in its place and ends the stage."""
+        def put(item):
+            while not stop.is_set():
+                try:
+                    ahead.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for hmm, layout in zip(self.hmms, self.layout):
+                if stop.is_set() or not put(self._msv_one(hmm, layout)):
+                    return
+        except BaseException as exc:      # handed to the main loop, raised there in model order
+            put(exc)
+
+    def _msv_one(self, hmm, layout):
+        """(hmm, passing database indices, MSV nats or None) of one model; nats (for the device
+        Viterbi stage) only where that stage runs, computed for the passing targets only."""
+        t0 = time.perf_counter()
+        profile = build_msv_profile(hmm)
+        nats = None
+        if self.msv_scores is None:           # ours: kernel time too, layouts in our cache
+            from ..runtime import Runtime
+            from .engine import msv_filter_run, msv_scores_run
+            from .kernel_choice import use_striped
+
+            if self._vit and use_striped(Runtime.get(self.device).caps, layout):   # CPU: scores of all
+                nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
+                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS) & (self.lengths > 0)
+            else:
+                keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
+                                           cache=self.layouts, **layout)
+                if self._vit:
+                    from .reference import msv_from_bytes
+
+                    p = np.flatnonzero(keep)
+                    raw = run.raw[p]
+                    nats = np.full(keep.size, np.nan, dtype=np.float32)
+                    nats[p] = msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, self.lengths[p])
+            self.stats.kernel_seconds += run.seconds
+            self.stats.cells += hmm.M * int(self.lengths.sum())
+        else:
+            nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
+            keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+            keep &= self.lengths > 0
+        passing = np.flatnonzero(keep)
+        self.stats.device_seconds += time.perf_counter() - t0
+        return hmm, passing, nats
+
+    def _models(self, phmms, ahead, pending, bar):
+        """The main loop: each model's MSV result from the stage, its Viterbi stage and the
+        pyhmmer hand-off; yields the models' results in order as their second passes finish."""
         with _pool(self.cpus) as pool:
-            for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
-                t0 = time.perf_counter()
-                profile = build_msv_profile(hmm)
-                nats = None
-                if self.msv_scores is None and self._device_viterbi():   # its plan needs the scores
-                    from .engine import msv_scores_run
-
-                    nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
-                    self.stats.kernel_seconds += run.seconds
-                    self.stats.cells += hmm.M * int(self.lengths.sum())
-                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                    keep &= self.lengths > 0
-                elif self.msv_scores is None:               # ours: kernel time too, layouts in our cache
-                    from .engine import msv_filter_run
-
-                    keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
-                                               cache=self.layouts, **layout)
-                    self.stats.kernel_seconds += run.seconds
-                    self.stats.cells += hmm.M * int(self.lengths.sum())
-                else:
-                    nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                    keep &= self.lengths > 0
-                passing = np.flatnonzero(keep)
-                self.stats.device_seconds += time.perf_counter() - t0
+            for phmm in phmms:
+                got = ahead.get()
+                if isinstance(got, BaseException):
+                    raise got
+                hmm, passing, nats = got
                 # pyhmmer sequences are built here, not in the workers: building them holds the
                 # GIL, and 16 workers queueing for it took 5-10x longer than this one thread
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
@@ -378,9 +437,6 @@ class _Search:
             self._advance(pending, pool, wait=True)
             for item in pending:
                 yield self._finish(self._model_result(item), bar)
-        if bar is not None:
-            bar.close()
-        self.stats.seconds = time.perf_counter() - t_start
 
     def _device_viterbi(self) -> bool:
         """Whether the Viterbi filter runs on the device (:mod:`clalign.hmm.vit_search` decides,
@@ -390,9 +446,9 @@ class _Search:
             from .profile import EASEL_OF_CODE
             from .vit_search import DeviceViterbi, use_device_viterbi
 
-            on = use_device_viterbi(Runtime.get(self.device).caps)
-            self._vit = DeviceViterbi(self.db, EASEL_OF_CODE[np.asarray(self.db.residues)], self.stops,
-                                      self.options.F1, self.device, [h.M for h in self.hmms]) if on else False
+            on = use_device_viterbi(Runtime.get(self.device).caps, work=float(self.stats.nodes) * self.stats.residues)
+            self._vit = DeviceViterbi(self.db, np.asarray(self.db.residues), self.stops, self.options.F1,
+                                      self.device, [h.M for h in self.hmms], cmap=EASEL_OF_CODE) if on else False
         return bool(self._vit)
 
     def _viterbi_plan(self, hmm, nats, passing):

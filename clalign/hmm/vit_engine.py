@@ -106,11 +106,13 @@ class _Resident:
 
 
 def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, device=None, overrides=None,
-                     repeat: int = 1, cache: dict | None = None) -> tuple:
+                     repeat: int = 1, cache: dict | None = None, queue=None) -> tuple:
     """Final xC words (int64; 32767 = overflow) of database sequences ``targets`` (clalign
     codes ``residues[offsets[t]:offsets[t+1]]``, then '*' up to HMMER's length ``lengths[n]``:
     its trailing stops), and the kernel seconds (median of ``repeat`` launches). ``cache``
-    keeps the database's device copy for the next model."""
+    keeps the database's device copy for the next model; ``queue``: a command queue of the
+    device's context (default: the runtime's; a search gives its own, so that its Viterbi
+    launches do not wait behind the MSV launches of the next models)."""
     import pyopencl as cl
 
     from ..runtime import Runtime
@@ -145,13 +147,14 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
             buf(rw), buf(tw), buf(G)]                # referenced until the launches finish
     knl.set_args(db.res, db.offs, *keep, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
     wg = values["WG"]
+    q = rt.queue if queue is None else queue
     times = []
     for _ in range(max(1, repeat)):
-        ev = cl.enqueue_nd_range_kernel(rt.queue, knl, (n * wg,), (wg,))
+        ev = cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
-    cl.enqueue_copy(rt.queue, out, d_out)
-    rt.queue.finish()
+    cl.enqueue_copy(q, out, d_out)
+    q.finish()
     words = np.empty(n, dtype=np.int64)
     words[order] = out
     return words, float(np.median(times))

@@ -46,13 +46,25 @@ ENV = "CLALIGN_HMM_VITERBI"
 MEASURED_FASTER = {"cpu": False}
 
 
-def use_device_viterbi(caps) -> bool:
+#: On a GPU the device path runs when a search's filter work (model states x residues, summed
+#: over models) reaches this. pyhmmer's Viterbi filter runs ~1-2 GCUPS per thread on the H100
+#: host (docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV: 2e12 cells of filter
+#: work are ~1.5-3 s of its 16 cores, more than the device path's fixed costs (bias filter
+#: loops loaded, Viterbi programs, the database's residues uploaded). 14 bundled models x
+#: 572,100 proteins (4.5e11) keep pyhmmer's Viterbi; 100 Pfam-like models and more take the device's.
+GPU_MIN_WORK = 2e12
+
+
+def use_device_viterbi(caps, work: float | None = None) -> bool:
     """Whether a search runs the Viterbi filter on the device: where :data:`MEASURED_FASTER`
-    says so for the device kind; ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
+    says so for the device kind, or on a GPU for a search of at least :data:`GPU_MIN_WORK`
+    (``work``); ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
     env = os.environ.get(ENV, "").strip().lower()
     if env in ("device", "pyhmmer"):
         return env == "device"
-    return bool(MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False))
+    if MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False):
+        return True
+    return bool(caps.is_gpu) and work is not None and work >= GPU_MIN_WORK
 
 
 def _bits(score, null) -> np.ndarray:
@@ -96,13 +108,16 @@ class DeviceViterbi:
 
     overrides: dict | None = None
 
-    def __init__(self, db, easel, stops, F1: float, device=None, Ms=(), threads: int = 4):
+    def __init__(self, db, codes, stops, F1: float, device=None, Ms=(), threads: int = 4, cmap=None):
+        """``codes``: the database's residues, in Easel's codes or turned into them by
+        ``cmap`` (the bias filter reads them through it: no translated copy of the database)."""
         from .vit_engine import prebuild_viterbi
 
-        self.db, self.easel, self.stops = db, easel, np.asarray(stops, dtype=np.int64)
+        self.db, self.codes, self.cmap, self.stops = db, codes, cmap, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device = float(F1), device
         self.cache: dict = {}                        # the database's device copy
+        self.queue = None                            # its own command queue (made on first use)
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
             prebuild_viterbi(Ms, device, threads)
 
@@ -124,8 +139,8 @@ class DeviceViterbi:
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
-        fs[sel] = filter_scores(hmm.M, hmm.compo, self.easel, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                self.stops[idx[sel]])
+        fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
+                                self.stops[idx[sel]], self.cmap)
         b_bits = _bits(usc, fs)
         b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
         s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
@@ -137,8 +152,12 @@ class DeviceViterbi:
         if run.size:
             prof = build_vit_profile(hmm)
             lens = L[run]
+            if self.queue is None:
+                from ..runtime import Runtime
+
+                self.queue = Runtime.get(self.device).new_queue()
             words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
-                                              self.overrides, cache=self.cache)
+                                              self.overrides, cache=self.cache, queue=self.queue)
             ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True
