@@ -48,6 +48,7 @@ masked reset when several sequences share a word). Longest blocks are launched f
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 
 import numpy as np
@@ -137,6 +138,22 @@ def tjbm_per_sequence(profile, lengths) -> np.ndarray:
     return tj[inv] if inv.size else np.zeros(0, np.uint8)
 
 
+_KERNELS = threading.local()
+
+
+def kernel_of(prg, name: str):
+    """The ``cl.Kernel`` ``name`` of program ``prg``, one per thread and program: a new Kernel
+    object costs pyopencl its argument-setting code on first use (~1.3 ms from its disk cache,
+    per model and kernel in a search of many models); a kernel is used by one thread at a time."""
+    d = getattr(_KERNELS, "d", None)
+    if d is None:
+        d = _KERNELS.d = {}
+    hit = d.get((id(prg), name))
+    if hit is None or hit[0] is not prg:
+        hit = d[(id(prg), name)] = (prg, cl.Kernel(prg, name))
+    return hit[1]
+
+
 class _Run:
     """Raw device results of one filter over one database (bytes per sequence + timing)."""
 
@@ -204,7 +221,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     if n == 0:
         return _Run(out, 0.0, values, blocks)
     prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
-    knl = cl.Kernel(prg, "hmm_slane")
+    knl = kernel_of(prg, "hmm_slane")
     mf = cl.mem_flags
     ctx, q = rt.ctx, rt.queue
 

@@ -140,7 +140,9 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
         return cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
     prg = rt.program(TEMPLATE, HMM_VITERBI, values)
-    knl = cl.Kernel(prg, "hmm_viterbi")
+    from .engine import kernel_of
+
+    knl = kernel_of(prg, "hmm_viterbi")
     out = np.zeros(n, dtype=np.int32)
     d_out = cl.Buffer(rt.ctx, mf.WRITE_ONLY, size=out.nbytes)
     keep = [buf(targets[order].astype(np.uint32)), buf(lens[order].astype(np.uint32)), buf(moves[order]),
