@@ -17,8 +17,6 @@ computed here once (``values``; :func:`clalign.hmm.engine.run_raw` then skips th
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..runtime import Runtime, tuning
 from .kernel_choice import choose_kernel, use_striped
 
@@ -32,8 +30,6 @@ BUILD_SECONDS = {"gpu": 0.25, "cpu": 0.5}
 
 def _rate(caps) -> float:
     """Cells per second of the MSV kernels on this device (the engine choice's recorded rate)."""
-    from .choice import _tuning     # noqa: F401  (registers hmm_filter.rate on first use)
-
     try:
         per_cu = float(tuning.lookup("hmm_filter.rate", caps)["DEVICE_GCUPS_PER_CU"])
     except (KeyError, LookupError):

@@ -111,6 +111,40 @@ def _residues_guess(seqdb) -> int:
         return 0
 
 
+class _Loading:
+    """``as_database(seqdb)`` in a daemon thread, started at once: reading a large FASTA file
+    (compiled loops, no GIL) overlaps with reading the HMM file (Python, ~2-5 ms per model).
+    :meth:`result` gives (database, seconds) or raises what the reader raised; a search that
+    fails on its HMM file first never asks, so that error still comes first."""
+
+    def __init__(self, seqdb):
+        from ..data import as_database
+
+        self._out: list = []
+        if hasattr(seqdb, "residues"):
+            self._out = [(as_database(seqdb), 0.0)]
+            self._thread = None
+            return
+
+        def load():
+            t0 = time.perf_counter()
+            try:
+                self._out.append((as_database(seqdb), time.perf_counter() - t0))
+            except BaseException as exc:          # raised in the caller's thread by result()
+                self._out.append(exc)
+
+        self._thread = threading.Thread(target=load, name="clalign-db", daemon=True)
+        self._thread.start()
+
+    def result(self):
+        if self._thread is not None:
+            self._thread.join()
+        got = self._out[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+
 def _check_targets(db, seqdb):
     """What HMMER refuses in a sequence file: no sequences at all, a sequence without a name."""
     where = None if hasattr(seqdb, "residues") else seqdb
@@ -218,9 +252,8 @@ class _Search:
 
     def __init__(self, hmmfile, seqdb, options: SearchOptions, *, device, msv_scores, progress,
                  min_part=MIN_PART):
-        from ..data import as_database
-
         self.options = options
+        loading = _Loading(seqdb)    # the database is read in a thread while the models are
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
@@ -234,9 +267,7 @@ class _Search:
             # one database layout for all models where possible, and few programs for many models
             self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, _residues_guess(seqdb))
             prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
-        t0 = time.perf_counter()
-        self.db = as_database(seqdb)
-        load_seconds = time.perf_counter() - t0
+        self.db, load_seconds = loading.result()
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
