@@ -28,8 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .pvalue import LN2, gumbel_surv, null_nats
-from .vit_bias import filter_scores
-from .vit_reference import build_vit_profile, vit_nats
 
 #: Decisions closer than this to their threshold (in bits) are left to pyhmmer's pipeline.
 MARGIN_BITS = 1e-3
@@ -129,7 +127,9 @@ class DeviceViterbi:
 
     def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
         """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
+        from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
         from .vit_engine import vit_words_device
+        from .vit_reference import build_vit_profile, vit_nats
 
         idx = np.asarray(passing, dtype=np.int64)
         L = np.asarray(lengths, dtype=np.int64)[idx]
