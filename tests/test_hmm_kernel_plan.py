@@ -86,3 +86,24 @@ def test_planned_values_give_the_same_scores():
     want = E.msv_scores(hmm, db, kernel="striped")
     got = E.msv_scores(hmm, db, kernel="slane", values=v)
     assert np.array_equal(want, got)
+
+
+def test_targets_named_hash_and_direct_paths_agree(monkeypatch):
+    """Targets.named: the indices of candidates with a given name, duplicates included, the same
+    through the name hashes (many candidates) and by direct comparison (few)."""
+    from clalign.data import Database
+    from clalign.hmm import targets as T
+
+    names = [f"seq{i % 700}" if i % 3 else f"long_name_{i}" for i in range(3000)]
+    db = Database.from_sequences(["ACDE"] * 3000, ids=names)
+    t = T.Targets(db, np.zeros(3000, dtype=np.int64))
+    among = np.arange(0, 3000, 2)
+    ask = {b"seq1", b"seq699", b"long_name_3", b"long_name_4", b"absent"}
+    monkeypatch.setattr(T, "_HASH_MIN", 0)
+    hashed = t.named(ask, among)
+    monkeypatch.setattr(T, "_HASH_MIN", 10 ** 9)
+    direct = t.named(ask, among)
+    want = {nm: np.array([k for k in among if names[k].encode() == nm], dtype=np.int64) for nm in ask}
+    for nm in ask:
+        assert np.array_equal(hashed[nm], want[nm]) and np.array_equal(direct[nm], want[nm]), nm
+    assert t._hash is not None and int(t._hash[1]) == T._hash_of(names[1].encode())

@@ -41,7 +41,7 @@ from .options import SearchOptions
 from .hmmtext import hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
-from .tables import wide_threshold
+from .tables import _name_bytes, wide_threshold
 from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
@@ -324,14 +324,9 @@ class _Search:
         if self.z_fixed:
             item.width = listed_name_width(hits)
             return
-        position, names = {}, []
-        if len(hits):
-            t = self._targets
-            names = [t.iblob[a:b] for a, b in zip(t.ioff[passing].tolist(), t.ioff[passing + 1].tolist())]
-            for nm, k in zip(names, passing.tolist()):
-                position.setdefault(nm, k + 1)
-        item.width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
-        final = np.array([k for nm, k in zip(names, passing.tolist()) if nm in reported], dtype=np.int64)
+        where = self._targets.named({_name_bytes(h.name) for h in hits}, passing) if len(hits) else {}
+        item.width, reported = serial_list_width(hits, lambda nm: int(where[nm].min()) + 1, self.options.E, self.Z)
+        final = np.sort(np.concatenate([where[nm] for nm in reported])) if reported else np.zeros(0, np.int64)
         item.final = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
 
