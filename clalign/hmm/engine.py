@@ -139,6 +139,26 @@ def tjbm_per_sequence(profile, lengths) -> np.ndarray:
 
 
 _KERNELS = threading.local()
+_LAYOUT_LOCK = threading.Lock()
+
+
+def _buffer_maker(ctx):
+    """A read-only device copy of an array (4 bytes for an empty one)."""
+    mf = cl.mem_flags
+
+    def buf(a):
+        a = np.ascontiguousarray(a)
+        if a.nbytes == 0:
+            a = np.zeros(4, dtype=np.uint8)
+        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+    return buf
+
+
+def _block_buffers(ctx, blocks) -> list:
+    """Device copies of a block layout's arrays (kept with it in a layout cache)."""
+    buf = _buffer_maker(ctx)
+    return [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
 
 
 def kernel_of(prg, name: str):
@@ -164,7 +184,7 @@ class _Run:
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
             blocks: Blocks | None = None, spc: int | None = None, balance: bool = True,
             cache: dict | None = None, split: bool | int | None = None, model_lengths=None,
-            **overrides) -> _Run:
+            queue=None, **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
     ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
     caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk.
@@ -175,7 +195,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     ``cache`` (a dict kept with the database) keeps blocks and their device copies for the
     next model of the same geometry: many models of one search share a few (C, RG) layouts.
     ``model_lengths`` (default ``lengths``): the target lengths of HMMER's length model (MSV's
-    tjb), which count trailing ``*`` stops the residue array does not hold."""
+    tjb), which count trailing ``*`` stops the residue array does not hold. ``queue``: a command
+    queue of the device's context (default the runtime's; a search's MSV threads have their own)."""
     rt = Runtime.get(device)
     if blocks is None and not split and use_striped(rt.caps, overrides):     # CPU devices
         from .striped import run_striped
@@ -208,14 +229,17 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
                                  else (offsets, lengths, order))
         cap = default_cap(e_len, spc) if balance else None
         key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
-        hit = cache.get(key) if cache is not None else None
-        if hit is None:
-            blocks = build_blocks(residues, e_off, e_len, e_order, C, spc, values["RG"], cap)
-            blocks.pieces = pieces
-            if cache is not None:
-                cache[key] = hit = [blocks, None]
-        else:
-            blocks, dev_bufs = hit
+        with _LAYOUT_LOCK:          # a search's MSV stage runs models in two threads: one copy per layout
+            hit = cache.get(key) if cache is not None else None
+            if hit is None:
+                blocks = build_blocks(residues, e_off, e_len, e_order, C, spc, values["RG"], cap)
+                blocks.pieces = pieces
+                if cache is not None:
+                    cache[key] = hit = [blocks, None]
+            else:
+                blocks, dev_bufs = hit
+            if hit is not None and hit[1] is None and n:
+                hit[1] = dev_bufs = _block_buffers(rt.ctx, blocks)
     n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:
@@ -223,18 +247,13 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
     knl = kernel_of(prg, "hmm_slane")
     mf = cl.mem_flags
-    ctx, q = rt.ctx, rt.queue
-
-    def buf(a):
-        a = np.ascontiguousarray(a)
-        if a.nbytes == 0:
-            a = np.zeros(4, dtype=np.uint8)
-        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    ctx, q = rt.ctx, (rt.queue if queue is None else queue)
+    buf = _buffer_maker(ctx)
 
     tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths) if algo == "msv"
             else np.zeros(n_ext, np.uint8))
     if dev_bufs is None:
-        dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
+        dev_bufs = _block_buffers(ctx, blocks)
         if cache is not None and blocks.C == C:
             for entry in cache.values():
                 if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies

@@ -75,7 +75,7 @@ class SearchStats:
     past_msv: int = 0
     seconds: float = 0.0
     load_seconds: float = 0.0      # reading the sequence database
-    device_seconds: float = 0.0    # device MSV stage, waits for kernel builds included
+    device_seconds: float = 0.0    # device MSV stage (summed over its threads), waits for kernel builds included
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
     kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
@@ -190,6 +190,10 @@ def _same_name(phmm, hmm) -> bool:
 
 #: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
 MSV_AHEAD = 3
+#: Threads of the MSV stage on the S-lane (GPU) path, each with its own command queue: while
+#: one waits for its kernel the other does its host work (the byte test, the next profile and
+#: uploads), so the device is not idle between models. The striped CPU kernel keeps one.
+MSV_WORKERS = 2
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
 #: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
@@ -283,6 +287,9 @@ class _Search:
         self.min_part = max(1, int(min_part))
         self._targets = None
         self._vit = None            # clalign.hmm.vit_search.DeviceViterbi, or False: pyhmmer runs Viterbi
+        self._local = threading.local()
+        self._stats_lock = threading.Lock()
+        self._slane = msv_scores is None and any("values" in ov for ov in self.layout)   # the GPU path
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
@@ -389,10 +396,22 @@ class _Search:
                     continue
             return False
 
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        workers = MSV_WORKERS if self._slane else 1
         try:
-            for hmm, layout in zip(self.hmms, self.layout):
-                if stop.is_set() or not put(self._msv_one(hmm, layout)):
-                    return
+            with ThreadPoolExecutor(workers, thread_name_prefix="clalign-msv") as ex:
+                running = deque()
+                for hmm, layout in zip(self.hmms, self.layout):
+                    if stop.is_set():
+                        return
+                    running.append(ex.submit(self._msv_one, hmm, layout))
+                    if len(running) >= workers and not put(running.popleft().result()):
+                        return
+                while running:
+                    if not put(running.popleft().result()):
+                        return
         except BaseException as exc:      # handed to the main loop, raised there in model order
             put(exc)
 
@@ -407,12 +426,14 @@ class _Search:
             from .engine import msv_filter_run, msv_scores_run
             from .kernel_choice import use_striped
 
-            if self._vit and use_striped(Runtime.get(self.device).caps, layout):   # CPU: scores of all
+            striped = use_striped(Runtime.get(self.device).caps, layout)
+            if self._vit and striped:   # CPU devices: scores of every target
                 nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
                 keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS) & (self.lengths > 0)
             else:
+                own = {} if striped else {"queue": self._queue()}
                 keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
-                                           cache=self.layouts, **layout)
+                                           cache=self.layouts, **layout, **own)
                 if self._vit:
                     from .reference import msv_from_bytes
 
@@ -420,15 +441,27 @@ class _Search:
                     raw = run.raw[p]
                     nats = np.full(keep.size, np.nan, dtype=np.float32)
                     nats[p] = msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, self.lengths[p])
-            self.stats.kernel_seconds += run.seconds
-            self.stats.cells += hmm.M * int(self.lengths.sum())
+            with self._stats_lock:
+                self.stats.kernel_seconds += run.seconds
+                self.stats.cells += hmm.M * int(self.lengths.sum())
         else:
             nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
             keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
             keep &= self.lengths > 0
         passing = np.flatnonzero(keep)
-        self.stats.device_seconds += time.perf_counter() - t0
+        with self._stats_lock:
+            self.stats.device_seconds += time.perf_counter() - t0
         return hmm, passing, nats
+
+    def _queue(self):
+        """This MSV thread's own command queue: each thread's read-back then waits for its own
+        kernel only, not for the other thread's (one in-order queue would serialise them)."""
+        q = getattr(self._local, "queue", None)
+        if q is None:
+            from ..runtime import Runtime
+
+            q = self._local.queue = Runtime.get(self.device).new_queue()
+        return q
 
     def _models(self, phmms, ahead, pending, bar):
         """The main loop: each model's MSV result from the stage, its Viterbi stage and the
