@@ -382,11 +382,12 @@ class _Search:
         self.stats.seconds = time.perf_counter() - t_start
 
     def _msv_stage(self, ahead, stop):
-        """The MSV filter of every model, in order, in its own thread: up to :data:`MSV_AHEAD`
-        models ahead of the main loop, so that the device filters the next models while the
-        host runs the Viterbi stage and the pyhmmer hand-off of this one (pyopencl and numpy
-        release the GIL while they wait or work). Puts (hmm, passing, nats) per model; an
-        exception is put in its place and ends the stage."""
+        """The device filters of every model (MSV, and the bias + Viterbi stage where it runs on
+        the device), in order, in their own threads (:data:`MSV_WORKERS` on the GPU path), up
+        to :data:`MSV_AHEAD` models ahead of the main loop: the device filters the next models
+        while the main loop hands this one to pyhmmer (pyopencl, numpy and the compiled loops
+        release the GIL while they wait or work). Puts (hmm, passing, (plan, groups)) per model
+        in model order; an exception is put in its place and ends the stage."""
         def put(item):
             while not stop.is_set():
                 try:
@@ -416,8 +417,9 @@ class _Search:
             put(exc)
 
     def _msv_one(self, hmm, layout):
-        """(hmm, passing database indices, MSV nats or None) of one model; nats (for the device
-        Viterbi stage) only where that stage runs, computed for the passing targets only."""
+        """(hmm, passing database indices, (plan, groups)) of one model: the MSV survivors
+        and, where the Viterbi stage runs on the device, its plan (:meth:`_viterbi_plan`; the
+        MSV nats it needs are computed for the survivors only), else (None, None)."""
         t0 = time.perf_counter()
         profile = build_msv_profile(hmm)
         nats = None
@@ -451,7 +453,9 @@ class _Search:
         passing = np.flatnonzero(keep)
         with self._stats_lock:
             self.stats.device_seconds += time.perf_counter() - t0
-        return hmm, passing, nats
+        plan = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
+                else (None, None))
+        return hmm, passing, plan
 
     def _queue(self):
         """This MSV thread's own command queue: each thread's read-back then waits for its own
@@ -464,21 +468,19 @@ class _Search:
         return q
 
     def _models(self, phmms, ahead, pending, bar):
-        """The main loop: each model's MSV result from the stage, its Viterbi stage and the
-        pyhmmer hand-off; yields the models' results in order as their second passes finish."""
+        """The main loop: each model's filtered targets from the stage, handed to pyhmmer;
+        yields the models' results in order as their second passes finish."""
         with _pool(self.cpus) as pool:
             for phmm in phmms:
                 got = ahead.get()
                 if isinstance(got, BaseException):
                     raise got
-                hmm, passing, nats = got
+                hmm, passing, (plan, groups) = got
                 # pyhmmer sequences are built here, not in the workers: building them holds the
                 # GIL, and 16 workers queueing for it took 5-10x longer than this one thread
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
-                plan, groups = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
-                                else (None, None))
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
                 jobs = []
@@ -517,7 +519,8 @@ class _Search:
             return None, None
         t0 = time.perf_counter()
         plan = self._vit.plan(hmm, nats, passing, self.lengths)
-        self.stats.vit_seconds += time.perf_counter() - t0
+        with self._stats_lock:
+            self.stats.vit_seconds += time.perf_counter() - t0
         return (None, None) if plan is None else (plan, plan.groups)
 
     def _finish(self, res, bar):

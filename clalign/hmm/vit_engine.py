@@ -92,6 +92,11 @@ def pack_targets(seqs) -> tuple:
     return res, offsets
 
 
+def resident_key(rt) -> tuple:
+    """Key of a database's device copy in a ``cache`` of :func:`vit_words_device`."""
+    return ("viterbi", rt.device.int_ptr)
+
+
 class _Resident:
     """A database's residues and offsets on the device, uploaded once per search."""
 
@@ -122,7 +127,7 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
     n = int(targets.size)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0.0
-    key = ("viterbi", rt.device.int_ptr)
+    key = resident_key(rt)
     db = cache.get(key) if cache is not None else None
     if db is None:
         db = _Resident(rt.ctx, residues, offsets)

@@ -23,6 +23,7 @@ always first (an empty one if no target was near a threshold).
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,8 @@ from .pvalue import LN2, gumbel_surv, null_nats
 MARGIN_BITS = 1e-3
 #: HMMER's Viterbi filter threshold (hmmsearch --F2 default; clalign has no --F2 option).
 F2_DEFAULT = 1e-3
+#: The bias filter runs parallel inside (numba); calls from several threads take turns.
+_BIAS_LOCK = threading.Lock()
 #: Environment override of the engine choice: "device" or "pyhmmer".
 ENV = "CLALIGN_HMM_VITERBI"
 
@@ -115,9 +118,26 @@ class DeviceViterbi:
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device = float(F1), device
         self.cache: dict = {}                        # the database's device copy
-        self.queue = None                            # its own command queue (made on first use)
+        self._local = threading.local()              # per thread: its own command queue
+        self._lock = threading.Lock()
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
             prebuild_viterbi(Ms, device, threads)
+
+    def _queue(self):
+        """This thread's command queue (a search runs models in several threads: each waits for
+        its own launches only), and the database's device copy, made once under a lock."""
+        from ..runtime import Runtime
+        from .vit_engine import resident_key, _Resident
+
+        rt = Runtime.get(self.device)
+        q = getattr(self._local, "queue", None)
+        if q is None:
+            q = self._local.queue = rt.new_queue()
+        with self._lock:
+            key = resident_key(rt)
+            if key not in self.cache:
+                self.cache[key] = _Resident(rt.ctx, self.db.residues, self.off)
+        return q
 
     def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan | None:
         """:meth:`split` of a model, or None for a model longer than the kernel takes."""
@@ -139,8 +159,9 @@ class DeviceViterbi:
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
-        fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                self.stops[idx[sel]], self.cmap)
+        with _BIAS_LOCK:        # parallel inside (numba); one call at a time across a search's threads
+            fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
+                                    self.stops[idx[sel]], self.cmap)
         b_bits = _bits(usc, fs)
         b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
         s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
@@ -152,12 +173,8 @@ class DeviceViterbi:
         if run.size:
             prof = build_vit_profile(hmm)
             lens = L[run]
-            if self.queue is None:
-                from ..runtime import Runtime
-
-                self.queue = Runtime.get(self.device).new_queue()
             words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
-                                              self.overrides, cache=self.cache, queue=self.queue)
+                                              self.overrides, cache=self.cache, queue=self._queue())
             ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True
