@@ -111,6 +111,32 @@ def _residues_guess(seqdb) -> int:
         return 0
 
 
+def _early_prebuild(hmmfile, seqdb, device, threads):
+    """(model lengths, kernel plan) of a plain HMM file from its LENG lines, with the kernels
+    already being built, or None. Why: reading 1,000 models takes ~2-5 s (Python), and on a
+    cold program cache the builds (~1 s each on NVIDIA, one after the other) can start at once.
+    The search checks the lengths against the models it reads and plans again if they differ;
+    any problem here is left for the reader and the search to report, in their order."""
+    import re
+
+    try:
+        with open(hmmfile, "rb") as fh:
+            data = fh.read()
+        if data[:2] == b"\x1f\x8b":
+            return None
+        Ms = [int(m) for m in re.findall(rb"^LENG[ \t]+(\d+)[ \t\r]*$", data, re.M)]
+        if not Ms or len(Ms) != len(re.findall(rb"^//", data, re.M)):
+            return None
+        from .engine import prebuild, shared_layout
+        from .kernel_plan import plan_kernels
+
+        plan = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, _residues_guess(seqdb))
+        prebuild(Ms, "msv", device, threads=min(threads, os.cpu_count() or 1), overrides=plan)
+        return Ms, plan
+    except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
+        return None
+
+
 class _Loading:
     """``as_database(seqdb)`` in a daemon thread, started at once: reading a large FASTA file
     (compiled loops, no GIL) overlaps with reading the HMM file (Python, ~2-5 ms per model).
@@ -258,6 +284,7 @@ class _Search:
                  min_part=MIN_PART):
         self.options = options
         loading = _Loading(seqdb)    # the database is read in a thread while the models are
+        early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
@@ -268,9 +295,12 @@ class _Search:
             from .engine import prebuild, shared_layout
             from .kernel_plan import plan_kernels
             Ms = [h.M for h in self.hmms]
-            # one database layout for all models where possible, and few programs for many models
-            self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, _residues_guess(seqdb))
-            prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
+            if early is not None and early[0] == Ms:
+                self.layout = early[1]
+            else:    # one database layout for all models where possible, few programs for many models
+                self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device,
+                                           _residues_guess(seqdb))
+                prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
         self.db, load_seconds = loading.result()
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
