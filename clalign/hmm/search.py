@@ -42,6 +42,7 @@ from .hmmtext import hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
 from .tables import _name_bytes, wide_threshold
+from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
 from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
@@ -93,82 +94,6 @@ def _hmmer_lengths(db):
     from .reference import hmmer_lengths
 
     return hmmer_lengths(db), np.asarray(db.stops, dtype=np.int64)
-
-
-def _residues_guess(seqdb) -> int:
-    """About how many residues the database holds, before it is read (prices a kernel plan):
-    a Database's own count, else the bytes of the file or folder (3x for gzip)."""
-    if hasattr(seqdb, "residues"):
-        return int(np.asarray(seqdb.residues).size)
-    try:
-        path = os.fspath(seqdb)
-        if os.path.isdir(path):
-            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
-        with open(path, "rb") as fh:
-            gz = fh.read(2) == b"\x1f\x8b"
-        return os.path.getsize(path) * (3 if gz else 1)
-    except (OSError, TypeError):
-        return 0
-
-
-def _early_prebuild(hmmfile, seqdb, device, threads):
-    """(model lengths, kernel plan) of a plain HMM file from its LENG lines, with the kernels
-    already being built, or None. Why: reading 1,000 models takes ~2-5 s (Python), and on a
-    cold program cache the builds (~1 s each on NVIDIA, one after the other) can start at once.
-    The search checks the lengths against the models it reads and plans again if they differ;
-    any problem here is left for the reader and the search to report, in their order."""
-    import re
-
-    try:
-        with open(hmmfile, "rb") as fh:
-            data = fh.read()
-        if data[:2] == b"\x1f\x8b":
-            return None
-        Ms = [int(m) for m in re.findall(rb"^LENG[ \t]+(\d+)[ \t\r]*$", data, re.M)]
-        if not Ms or len(Ms) != len(re.findall(rb"^//", data, re.M)):
-            return None
-        from .engine import prebuild, shared_layout
-        from .kernel_plan import plan_kernels
-
-        plan = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, _residues_guess(seqdb))
-        prebuild(Ms, "msv", device, threads=min(threads, os.cpu_count() or 1), overrides=plan)
-        return Ms, plan
-    except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
-        return None
-
-
-class _Loading:
-    """``as_database(seqdb)`` in a daemon thread, started at once: reading a large FASTA file
-    (compiled loops, no GIL) overlaps with reading the HMM file (Python, ~2-5 ms per model).
-    :meth:`result` gives (database, seconds) or raises what the reader raised; a search that
-    fails on its HMM file first never asks, so that error still comes first."""
-
-    def __init__(self, seqdb):
-        from ..data import as_database
-
-        self._out: list = []
-        if hasattr(seqdb, "residues"):
-            self._out = [(as_database(seqdb), 0.0)]
-            self._thread = None
-            return
-
-        def load():
-            t0 = time.perf_counter()
-            try:
-                self._out.append((as_database(seqdb), time.perf_counter() - t0))
-            except BaseException as exc:          # raised in the caller's thread by result()
-                self._out.append(exc)
-
-        self._thread = threading.Thread(target=load, name="clalign-db", daemon=True)
-        self._thread.start()
-
-    def result(self):
-        if self._thread is not None:
-            self._thread.join()
-        got = self._out[0]
-        if isinstance(got, BaseException):
-            raise got
-        return got
 
 
 def _check_targets(db, seqdb):
