@@ -48,12 +48,16 @@ MEASURED_FASTER = {"cpu": False}
 
 
 #: On a GPU the device path runs when a search's filter work (model states x residues, summed
-#: over models) reaches this. pyhmmer's Viterbi filter runs ~1-2 GCUPS per thread on the H100
-#: host (docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV: 2e12 cells of filter
-#: work are ~1.5-3 s of its 16 cores, more than the device path's fixed costs (bias filter
-#: loops loaded, Viterbi programs, the database's residues uploaded). 14 bundled models x
-#: 572,100 proteins (4.5e11) keep pyhmmer's Viterbi; 100 Pfam-like models and more take the device's.
-GPU_MIN_WORK = 2e12
+#: over models) reaches this. What it saves: pyhmmer's Viterbi filter (~1-2 GCUPS per thread on
+#: the H100 host, docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV, and the
+#: pyhmmer sequences of all those targets built on the main thread (~5 us each, ~55 ms per
+#: model at 572,100 proteins); what it costs once: the bias filter's compiled loop loaded, the
+#: Viterbi programs, the database's residues uploaded (the lead's 0.78x with 14 models x
+#: 100,000 proteins was before those were trimmed, with numba's first compile, 1.9 s, in the
+#: timed process). 1e11 cells: 14 bundled models x ~35,000 proteins; smaller searches keep
+#: pyhmmer's Viterbi. An estimate, not measured on a GPU: ``tools/device_hmmsearch.py
+#: --vit-both`` runs the 14-model set both ways.
+GPU_MIN_WORK = 1e11
 
 
 def use_device_viterbi(caps, work: float | None = None) -> bool:
