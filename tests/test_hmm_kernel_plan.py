@@ -107,3 +107,41 @@ def test_targets_named_hash_and_direct_paths_agree(monkeypatch):
     for nm in ask:
         assert np.array_equal(hashed[nm], want[nm]) and np.array_equal(direct[nm], want[nm]), nm
     assert t._hash is not None and int(t._hash[1]) == T._hash_of(names[1].encode())
+
+
+def _msv_of(fail_at=None):
+    """A custom MSV scorer (the search's hook): the OpenCL scores, or an error at one model."""
+    calls = []
+
+    def scores(profile, db, device=None, **overrides):
+        calls.append(profile.M)
+        if fail_at is not None and len(calls) == fail_at:
+            raise RuntimeError("scorer failed")
+        return E.msv_scores(profile, db, device=device, kernel="striped")
+
+    return scores, calls
+
+
+def test_device_stage_error_and_early_close():
+    """An error in the device stage's thread reaches the caller in model order; closing the
+    search early stops that thread (no hang, no more models scored)."""
+    from clalign.hmm.search import hmmsearch
+
+    hmms = os.path.join(os.path.dirname(__file__), "..", "data", "hmms.hmm")
+    db = os.path.join(os.path.dirname(__file__), "..", "data", "proteome.faa.gz")
+    scores, calls = _msv_of(fail_at=3)
+    search = iter(hmmsearch(hmms, db, cpus=1, msv_scores=scores))
+    with pytest.raises(RuntimeError, match="scorer failed"):
+        for _ in search:
+            pass
+    scores, calls = _msv_of()
+    search = hmmsearch(hmms, db, cpus=1, msv_scores=scores)
+    it = iter(search)
+    next(it)
+    it.close()
+    n = len(calls)
+    assert n < 14
+    import time
+
+    time.sleep(0.2)
+    assert len(calls) == n                  # the stage stopped
