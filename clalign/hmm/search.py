@@ -353,7 +353,6 @@ class _Search:
             return False
 
         from collections import deque
-        from concurrent.futures import ThreadPoolExecutor
 
         workers = MSV_WORKERS if self._slane else 1
         try:
