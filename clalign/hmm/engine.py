@@ -64,7 +64,8 @@ from .pyhmmer_adapter import profile_from_pyhmmer
 
 #: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
 #: the database blocks in :mod:`clalign.hmm.layout` (re-exported here for callers of both).
-__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "shared_layout",
+__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "prebuild_items",
+           "shared_layout",
            "layout_cache",
            "as_profile", "profile_from_pyhmmer", "hmmer_lengths", "striped_table", "check_profile",
            "tjbm_per_sequence", "choose_kernel", "Blocks", "build_blocks", "split_long", "default_cap",
@@ -326,13 +327,19 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
         from .striped import prebuild_striped
 
         return prebuild_striped(Ms, device, overrides[0], threads)
+    return rt.prebuild(prebuild_items(Ms, algo, device, overrides), threads)
+
+
+def prebuild_items(Ms, algo: str = "msv", device=None, overrides=None) -> list:
+    """The S-lane (template, parameters, values) of each model, in model order (see :func:`prebuild`)."""
+    rt = Runtime.get(device)
     items = []
-    for M, ov in zip(Ms, overrides):
+    for M, ov in zip(Ms, overrides or [{}] * len(Ms)):
         ov = dict(ov)
         simd = ov.pop("simd", None)
         v = ov.pop("values", None) or choose_kernel(int(M), algo, rt.caps, ov, simd=simd)
         items.append(("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(v, END, PAD)))
-    return rt.prebuild(items, threads)
+    return items
 
 
 def _db_arrays(db):

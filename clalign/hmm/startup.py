@@ -43,11 +43,24 @@ def early_prebuild(hmmfile, seqdb, device, threads):
         Ms = [int(m) for m in re.findall(rb"^LENG[ \t]+(\d+)[ \t\r]*$", data, re.M)]
         if not Ms or len(Ms) != len(re.findall(rb"^//", data, re.M)):
             return None
-        from .engine import prebuild, shared_layout
+        from ..runtime import Runtime
+        from .engine import prebuild, prebuild_items, shared_layout
+        from .kernel_choice import use_striped
         from .kernel_plan import plan_kernels
+        from .vit_search import use_device_viterbi
 
-        plan = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, residues_guess(seqdb))
-        prebuild(Ms, "msv", device, threads=min(threads, os.cpu_count() or 1), overrides=plan)
+        residues = residues_guess(seqdb)
+        plan = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, residues)
+        threads = min(threads, os.cpu_count() or 1)
+        rt = Runtime.get(device)
+        if use_striped(rt.caps) or not use_device_viterbi(rt.caps, work=float(sum(Ms)) * residues):
+            prebuild(Ms, "msv", device, threads=threads, overrides=plan)
+        else:      # each model's MSV and Viterbi programs side by side, in the order models need them
+            from .vit_engine import viterbi_items
+
+            items = [it for pair in zip(prebuild_items(Ms, "msv", device, plan), viterbi_items(Ms, device))
+                     for it in pair if it is not None]
+            rt.prebuild(items, threads)
         return Ms, plan
     except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
         return None

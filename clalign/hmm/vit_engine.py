@@ -51,9 +51,17 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     from ..runtime import Runtime
 
     rt = Runtime.get(device)
-    lim = _limits(rt.caps)
-    items = [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, *lim)) for M in Ms if int(M) <= VIT_MAX_M]
-    return rt.prebuild(items, threads)
+    return rt.prebuild([it for it in viterbi_items(Ms, device) if it is not None], threads)
+
+
+def viterbi_items(Ms, device=None) -> list:
+    """The (template, parameters, values) of each model's Viterbi kernel, None for a model
+    longer than the kernel takes (see :func:`prebuild_viterbi`)."""
+    from ..runtime import Runtime
+
+    lim = _limits(Runtime.get(device).caps)
+    return [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, *lim)) if int(M) <= VIT_MAX_M else None
+            for M in Ms]
 
 
 #: rows of the kernel's transition table: the moves into M_k (B, M, I, D from node k-1), the
