@@ -92,6 +92,8 @@ def test_engine_choice(monkeypatch):
 
     monkeypatch.delenv(vit_search.ENV, raising=False)
     assert not vit_search.use_device_viterbi(Caps())          # no GPU measured yet
+    assert not vit_search.use_device_viterbi(Caps(), work=1.4e9)      # 14 bundled models x the proteome
+    assert vit_search.use_device_viterbi(Caps(), work=vit_search.GPU_MIN_WORK)   # many models
     monkeypatch.setitem(vit_search.MEASURED_FASTER, "gpu", True)
     assert vit_search.use_device_viterbi(Caps())
     Caps.is_gpu = False

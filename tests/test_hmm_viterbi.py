@@ -169,3 +169,12 @@ def test_reference_on_sampled_models(M):
     if M >= 200:        # shorter sampled models score too little per copy to saturate
         cons = STD[np.argmax(np.asarray(phmm.match_emissions)[1:, :20], axis=1)]
         assert vit_words(prof, [np.tile(cons, max(4, 6000 // M))])[0] == 32767
+
+
+def test_compiled_occupancy_equals_the_scalar_loop(bundled):
+    """local_entry's compiled recursion equals the float32 scalar loop bit for bit (no FMA)."""
+    from clalign.hmm.vit_reference import local_entry, local_entry_loop
+
+    hmms = bundled[1] + [sampled(M, 1)[1] for M in (1, 2, 3, 300)]
+    for h in hmms:
+        assert np.array_equal(local_entry(h).view(np.uint32), local_entry_loop(h).view(np.uint32)), h.name

@@ -43,6 +43,7 @@ def msv_pass_bytes(profile, hmm, raw, lengths, F1=0.02, slack_bits=0.0) -> np.nd
         return np.zeros(0, dtype=bool)
     t = class_thresholds(profile, hmm, uniq, F1, slack_bits)
     t = np.where(uniq > 0, t, 257).astype(np.int16)         # an empty target never passes
-    keep = (raw & 0xFF).astype(np.int16) >= t[inv]
-    keep |= ((raw >> 8) & 1).astype(bool) & (t[inv] < 257)  # overflow: +inf nats, always passes
+    ti = t[inv]
+    keep = (raw & 0xFF).astype(np.int16) >= ti
+    keep |= ((raw >> 8) & 1).astype(bool) & (ti < 257)      # overflow: +inf nats, always passes
     return keep

@@ -48,6 +48,7 @@ masked reset when several sequences share a word). Longest blocks are launched f
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 
 import numpy as np
@@ -63,7 +64,8 @@ from .pyhmmer_adapter import profile_from_pyhmmer
 
 #: This module is the launch layer; kernel choice lives in :mod:`clalign.hmm.kernel_choice`,
 #: the database blocks in :mod:`clalign.hmm.layout` (re-exported here for callers of both).
-__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "shared_layout",
+__all__ = ["msv_scores", "ssv_scores", "msv_scores_run", "msv_filter_run", "run_raw", "prebuild", "prebuild_items",
+           "shared_layout",
            "layout_cache",
            "as_profile", "profile_from_pyhmmer", "hmmer_lengths", "striped_table", "check_profile",
            "tjbm_per_sequence", "choose_kernel", "Blocks", "build_blocks", "split_long", "default_cap",
@@ -137,6 +139,54 @@ def tjbm_per_sequence(profile, lengths) -> np.ndarray:
     return tj[inv] if inv.size else np.zeros(0, np.uint8)
 
 
+_KERNELS = threading.local()
+_LAYOUT_LOCK = threading.Lock()
+
+
+def _cap(lengths, spc: int, cache) -> int:
+    """:func:`default_cap`, kept in a search's layout cache for its length array (a max and a
+    mean over every target: ~1.5 ms per model at 572,100 targets)."""
+    if cache is None:
+        return default_cap(lengths, spc)
+    key = ("cap", id(lengths), spc)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not lengths:
+        hit = cache[key] = (lengths, default_cap(lengths, spc))
+    return hit[1]
+
+
+def _buffer_maker(ctx):
+    """A read-only device copy of an array (4 bytes for an empty one)."""
+    mf = cl.mem_flags
+
+    def buf(a):
+        a = np.ascontiguousarray(a)
+        if a.nbytes == 0:
+            a = np.zeros(4, dtype=np.uint8)
+        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+    return buf
+
+
+def _block_buffers(ctx, blocks) -> list:
+    """Device copies of a block layout's arrays (kept with it in a layout cache)."""
+    buf = _buffer_maker(ctx)
+    return [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
+
+
+def kernel_of(prg, name: str):
+    """The ``cl.Kernel`` ``name`` of program ``prg``, one per thread and program: a new Kernel
+    object costs pyopencl its argument-setting code on first use (~1.3 ms from its disk cache,
+    per model and kernel in a search of many models); a kernel is used by one thread at a time."""
+    d = getattr(_KERNELS, "d", None)
+    if d is None:
+        d = _KERNELS.d = {}
+    hit = d.get((id(prg), name))
+    if hit is None or hit[0] is not prg:
+        hit = d[(id(prg), name)] = (prg, cl.Kernel(prg, name))
+    return hit[1]
+
+
 class _Run:
     """Raw device results of one filter over one database (bytes per sequence + timing)."""
 
@@ -147,7 +197,7 @@ class _Run:
 def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, repeat: int = 1,
             blocks: Blocks | None = None, spc: int | None = None, balance: bool = True,
             cache: dict | None = None, split: bool | int | None = None, model_lengths=None,
-            **overrides) -> _Run:
+            queue=None, **overrides) -> _Run:
     """Run one S-lane kernel; return raw per-sequence bytes, kernel seconds (median of
     ``repeat`` launches, OpenCL profiling events) and the template values used. ``balance``
     caps the rows of a block (:func:`default_cap`); False keeps ``spc`` for every chunk.
@@ -158,7 +208,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     ``cache`` (a dict kept with the database) keeps blocks and their device copies for the
     next model of the same geometry: many models of one search share a few (C, RG) layouts.
     ``model_lengths`` (default ``lengths``): the target lengths of HMMER's length model (MSV's
-    tjb), which count trailing ``*`` stops the residue array does not hold."""
+    tjb), which count trailing ``*`` stops the residue array does not hold. ``queue``: a command
+    queue of the device's context (default the runtime's; a search's MSV threads have their own)."""
     rt = Runtime.get(device)
     if blocks is None and not split and use_striped(rt.caps, overrides):     # CPU devices
         from .striped import run_striped
@@ -170,7 +221,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
                            **{k: v for k, v in overrides.items() if k != "kernel"})
     overrides.pop("kernel", None)
     simd = overrides.pop("simd", None)
-    values = choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
+    values = overrides.pop("values", None)        # a search's plan (clalign.hmm.kernel_plan)
+    values = dict(values) if values is not None else choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
     check_profile(profile)
     S, H, wave, wgw = values["S"], values["H"], values["WAVE"], values["WG_WAVES"]
     C = S * wgw
@@ -180,43 +232,42 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     if split and algo != "ssv":
         raise ParameterError("split: only the SSV filter may cut sequences into pieces (MSV's J state links them)")
     spc = spc if spc is not None else default_spc(n, C, rt.caps)
-    seg = int(split) if (split is not True and split) else ssv_seg(lengths, spc, profile.M)
-    want = (seg, profile.M - 1) if (split and n) else None
+    want = None
+    if split and n:
+        want = (int(split) if split is not True else ssv_seg(lengths, spc, profile.M), profile.M - 1)
     dev_bufs = None
     have = (blocks.pieces.seg, blocks.pieces.overlap) if (blocks is not None and blocks.pieces) else None
     if blocks is None or blocks.C != C or blocks.rg != values["RG"] or have != want:
         pieces = split_long(offsets, lengths, *want) if want else None
         e_off, e_len, e_order = ((pieces.offsets, pieces.lengths, pieces.order) if pieces is not None
                                  else (offsets, lengths, order))
-        cap = default_cap(e_len, spc) if balance else None
+        cap = _cap(e_len, spc, cache) if balance else None
         key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
-        hit = cache.get(key) if cache is not None else None
-        if hit is None:
-            blocks = build_blocks(residues, e_off, e_len, e_order, C, spc, values["RG"], cap)
-            blocks.pieces = pieces
-            if cache is not None:
-                cache[key] = hit = [blocks, None]
-        else:
-            blocks, dev_bufs = hit
+        with _LAYOUT_LOCK:          # a search's MSV stage runs models in two threads: one copy per layout
+            hit = cache.get(key) if cache is not None else None
+            if hit is None:
+                blocks = build_blocks(residues, e_off, e_len, e_order, C, spc, values["RG"], cap)
+                blocks.pieces = pieces
+                if cache is not None:
+                    cache[key] = hit = [blocks, None]
+            else:
+                blocks, dev_bufs = hit
+            if hit is not None and hit[1] is None and n:
+                hit[1] = dev_bufs = _block_buffers(rt.ctx, blocks)
     n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
     prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
-    knl = cl.Kernel(prg, "hmm_slane")
+    knl = kernel_of(prg, "hmm_slane")
     mf = cl.mem_flags
-    ctx, q = rt.ctx, rt.queue
-
-    def buf(a):
-        a = np.ascontiguousarray(a)
-        if a.nbytes == 0:
-            a = np.zeros(4, dtype=np.uint8)
-        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    ctx, q = rt.ctx, (rt.queue if queue is None else queue)
+    buf = _buffer_maker(ctx)
 
     tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths) if algo == "msv"
             else np.zeros(n_ext, np.uint8))
     if dev_bufs is None:
-        dev_bufs = [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
+        dev_bufs = _block_buffers(ctx, blocks)
         if cache is not None and blocks.C == C:
             for entry in cache.values():
                 if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
@@ -276,13 +327,19 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
         from .striped import prebuild_striped
 
         return prebuild_striped(Ms, device, overrides[0], threads)
+    return rt.prebuild(prebuild_items(Ms, algo, device, overrides), threads)
+
+
+def prebuild_items(Ms, algo: str = "msv", device=None, overrides=None) -> list:
+    """The S-lane (template, parameters, values) of each model, in model order (see :func:`prebuild`)."""
+    rt = Runtime.get(device)
     items = []
-    for M, ov in zip(Ms, overrides):
+    for M, ov in zip(Ms, overrides or [{}] * len(Ms)):
         ov = dict(ov)
         simd = ov.pop("simd", None)
-        items.append(("hmm_slane.mako", HMM_SLANE_KERNEL,
-                      kernel_values(choose_kernel(int(M), algo, rt.caps, ov, simd=simd), END, PAD)))
-    return rt.prebuild(items, threads)
+        v = ov.pop("values", None) or choose_kernel(int(M), algo, rt.caps, ov, simd=simd)
+        items.append(("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(v, END, PAD)))
+    return items
 
 
 def _db_arrays(db):

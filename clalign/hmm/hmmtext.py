@@ -35,6 +35,9 @@ def hmmer_order(text: str) -> bytes:
     lines = text.split("\n")
     out, header, in_header = [], [], False
     for raw in lines:
+        if not in_header and "HMMER3/" not in raw:     # model bodies: no tag line, kept as they are
+            out.append(raw)
+            continue
         toks = _tokens(raw)
         tag = toks[0] if toks else ""
         if tag.startswith("HMMER3/"):

@@ -26,8 +26,9 @@ _NULL: list = []         # [(length array, its null scores)], the last few
 
 def null_nats(L):
     """HMMER's null1 score (nats, float32) for target length(s) ``L`` (a search asks it for
-    the same length array once per model: the last few arrays' answers are kept)."""
-    if isinstance(L, np.ndarray) and L.size > 1024:
+    the same length array once per model: the last few arrays' answers are kept; only arrays of
+    a database's size, so that each model's survivors do not push those out)."""
+    if isinstance(L, np.ndarray) and L.size >= 1 << 16:
         for arr, val in _NULL:
             if arr is L:
                 return val

@@ -43,20 +43,24 @@ def tjb_table(profile, lengths) -> np.ndarray:
 
 
 _CLASSES: list = []      # [(lengths array, uniq, inv)], the last few, newest last
+#: Smallest length array :func:`length_classes` keeps (smaller ones cost < 1 ms to redo).
+_KEEP_MIN = 1 << 16
 
 
 def length_classes(lengths):
     """(distinct lengths, index of each sequence's length among them) for a length array.
 
     A search asks this for the same database lengths once per model (np.unique of 572,100
-    lengths: ~35 ms); the last few arrays' answers are kept, matched by identity."""
-    if isinstance(lengths, np.ndarray):
+    lengths: ~35 ms); the last few arrays' answers are kept, matched by identity. Only arrays
+    of a database's size are kept (:data:`_KEEP_MIN`): a search also asks for the lengths of
+    each model's survivors, and those must not push the database's own out of the cache."""
+    if isinstance(lengths, np.ndarray) and lengths.size >= _KEEP_MIN:
         for arr, uniq, inv in _CLASSES:
             if arr is lengths:
                 return uniq, inv
     arr = np.asarray(lengths, dtype=np.int64)
     uniq, inv = np.unique(arr, return_inverse=True)
-    if isinstance(lengths, np.ndarray):
+    if isinstance(lengths, np.ndarray) and lengths.size >= _KEEP_MIN:
         _CLASSES.append((lengths, uniq, inv))
         del _CLASSES[:-4]
     return uniq, inv

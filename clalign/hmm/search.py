@@ -24,7 +24,9 @@ rebuild it with ``clalign makedb`` to reproduce hmmsearch on files with terminal
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -39,7 +41,8 @@ from .options import SearchOptions
 from .hmmtext import hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
-from .tables import wide_threshold
+from .tables import _name_bytes, wide_threshold
+from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
 from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
@@ -73,7 +76,7 @@ class SearchStats:
     past_msv: int = 0
     seconds: float = 0.0
     load_seconds: float = 0.0      # reading the sequence database
-    device_seconds: float = 0.0    # device MSV stage, waits for kernel builds included
+    device_seconds: float = 0.0    # device MSV stage (summed over its threads), waits for kernel builds included
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
     kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
@@ -136,6 +139,13 @@ def _same_name(phmm, hmm) -> bool:
     return raw == hmm.name.encode("latin-1")
 
 
+#: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
+MSV_AHEAD = 3
+#: Threads of the MSV stage on the S-lane (GPU) path, each with its own command queue: while
+#: one waits for its kernel the other does its host work (the byte test, the next profile and
+#: uploads), so the device is not idle between models. The striped CPU kernel keeps one.
+MSV_WORKERS = 2
+
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
 #: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
 MIN_PART = 256
@@ -197,9 +207,9 @@ class _Search:
 
     def __init__(self, hmmfile, seqdb, options: SearchOptions, *, device, msv_scores, progress,
                  min_part=MIN_PART):
-        from ..data import as_database
-
         self.options = options
+        loading = _Loading(seqdb)    # the database is read in a thread while the models are
+        early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
@@ -208,12 +218,15 @@ class _Search:
         self.layout = [{} for _ in self.hmms]
         if msv_scores is None:   # every model's kernel, built side by side while the database loads
             from .engine import prebuild, shared_layout
+            from .kernel_plan import plan_kernels
             Ms = [h.M for h in self.hmms]
-            self.layout = shared_layout(Ms, "msv", device)       # one database layout for all models
-            prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
-        t0 = time.perf_counter()
-        self.db = as_database(seqdb)
-        load_seconds = time.perf_counter() - t0
+            if early is not None and early[0] == Ms:
+                self.layout = early[1]
+            else:    # one database layout for all models where possible, few programs for many models
+                self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device,
+                                           _residues_guess(seqdb))
+                prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
+        self.db, load_seconds = loading.result()
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
@@ -229,6 +242,9 @@ class _Search:
         self.min_part = max(1, int(min_part))
         self._targets = None
         self._vit = None            # clalign.hmm.vit_search.DeviceViterbi, or False: pyhmmer runs Viterbi
+        self._local = threading.local()
+        self._stats_lock = threading.Lock()
+        self._slane = msv_scores is None and any("values" in ov for ov in self.layout)   # the GPU path
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=load_seconds)
@@ -270,14 +286,9 @@ class _Search:
         if self.z_fixed:
             item.width = listed_name_width(hits)
             return
-        position, names = {}, []
-        if len(hits):
-            t = self._targets
-            names = [t.iblob[a:b] for a, b in zip(t.ioff[passing].tolist(), t.ioff[passing + 1].tolist())]
-            for nm, k in zip(names, passing.tolist()):
-                position.setdefault(nm, k + 1)
-        item.width, reported = serial_list_width(hits, position.__getitem__, self.options.E, self.Z)
-        final = np.array([k for nm, k in zip(names, passing.tolist()) if nm in reported], dtype=np.int64)
+        where = self._targets.named({_name_bytes(h.name) for h in hits}, passing) if len(hits) else {}
+        item.width, reported = serial_list_width(hits, lambda nm: int(where[nm].min()) + 1, self.options.E, self.Z)
+        final = np.sort(np.concatenate([where[nm] for nm in reported])) if reported else np.zeros(0, np.int64)
         item.final = [pool.submit(self._pyhmmer_part, phmm, _block(self._targets, part, phmm.alphabet))
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
 
@@ -310,39 +321,120 @@ class _Search:
             from tqdm import tqdm
             bar = tqdm(total=len(self.hmms), unit="model", file=sys.stderr, disable=not sys.stderr.isatty())
         pending = []
+        if self.msv_scores is None:
+            self._device_viterbi()            # decided (and its kernels started) before the stage runs
+        ahead = queue.Queue(maxsize=MSV_AHEAD)
+        stop = threading.Event()
+        stage = threading.Thread(target=self._msv_stage, args=(ahead, stop), name="clalign-msv", daemon=True)
+        stage.start()
+        try:
+            yield from self._models(phmms, ahead, pending, bar)
+        finally:
+            stop.set()
+            stage.join()
+        if bar is not None:
+            bar.close()
+        self.stats.seconds = time.perf_counter() - t_start
+
+    def _msv_stage(self, ahead, stop):
+        """The device filters of every model (MSV, and the bias + Viterbi stage where it runs on
+        the device), in order, in their own threads (:data:`MSV_WORKERS` on the GPU path), up
+        to :data:`MSV_AHEAD` models ahead of the main loop: the device filters the next models
+        while the main loop hands this one to pyhmmer (pyopencl, numpy and the compiled loops
+        release the GIL while they wait or work). Puts (hmm, passing, (plan, groups)) per model
+        in model order; an exception is put in its place and ends the stage."""
+        def put(item):
+            while not stop.is_set():
+                try:
+                    ahead.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        from collections import deque
+
+        workers = MSV_WORKERS if self._slane else 1
+        try:
+            with ThreadPoolExecutor(workers, thread_name_prefix="clalign-msv") as ex:
+                running = deque()
+                for hmm, layout in zip(self.hmms, self.layout):
+                    if stop.is_set():
+                        return
+                    running.append(ex.submit(self._msv_one, hmm, layout))
+                    if len(running) >= workers and not put(running.popleft().result()):
+                        return
+                while running:
+                    if not put(running.popleft().result()):
+                        return
+        except BaseException as exc:      # handed to the main loop, raised there in model order
+            put(exc)
+
+    def _msv_one(self, hmm, layout):
+        """(hmm, passing database indices, (plan, groups)) of one model: the MSV survivors
+        and, where the Viterbi stage runs on the device, its plan (:meth:`_viterbi_plan`; the
+        MSV nats it needs are computed for the survivors only), else (None, None)."""
+        t0 = time.perf_counter()
+        profile = build_msv_profile(hmm)
+        nats = None
+        if self.msv_scores is None:           # ours: kernel time too, layouts in our cache
+            from ..runtime import Runtime
+            from .engine import msv_filter_run, msv_scores_run
+            from .kernel_choice import use_striped
+
+            striped = use_striped(Runtime.get(self.device).caps, layout)
+            if self._vit and striped:   # CPU devices: scores of every target
+                nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
+                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS) & (self.lengths > 0)
+            else:
+                own = {} if striped else {"queue": self._queue()}
+                keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
+                                           cache=self.layouts, **layout, **own)
+                if self._vit:
+                    from .reference import msv_from_bytes
+
+                    p = np.flatnonzero(keep)
+                    raw = run.raw[p]
+                    nats = np.full(keep.size, np.nan, dtype=np.float32)
+                    nats[p] = msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, self.lengths[p])
+            with self._stats_lock:
+                self.stats.kernel_seconds += run.seconds
+                self.stats.cells += hmm.M * self.stats.residues
+        else:
+            nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
+            keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+            keep &= self.lengths > 0
+        passing = np.flatnonzero(keep)
+        with self._stats_lock:
+            self.stats.device_seconds += time.perf_counter() - t0
+        plan = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
+                else (None, None))
+        return hmm, passing, plan
+
+    def _queue(self):
+        """This MSV thread's own command queue: each thread's read-back then waits for its own
+        kernel only, not for the other thread's (one in-order queue would serialise them)."""
+        q = getattr(self._local, "queue", None)
+        if q is None:
+            from ..runtime import Runtime
+
+            q = self._local.queue = Runtime.get(self.device).new_queue()
+        return q
+
+    def _models(self, phmms, ahead, pending, bar):
+        """The main loop: each model's filtered targets from the stage, handed to pyhmmer;
+        yields the models' results in order as their second passes finish."""
         with _pool(self.cpus) as pool:
-            for hmm, phmm, layout in zip(self.hmms, phmms, self.layout):
-                t0 = time.perf_counter()
-                profile = build_msv_profile(hmm)
-                nats = None
-                if self.msv_scores is None and self._device_viterbi():   # its plan needs the scores
-                    from .engine import msv_scores_run
-
-                    nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
-                    self.stats.kernel_seconds += run.seconds
-                    self.stats.cells += hmm.M * int(self.lengths.sum())
-                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                    keep &= self.lengths > 0
-                elif self.msv_scores is None:               # ours: kernel time too, layouts in our cache
-                    from .engine import msv_filter_run
-
-                    keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
-                                               cache=self.layouts, **layout)
-                    self.stats.kernel_seconds += run.seconds
-                    self.stats.cells += hmm.M * int(self.lengths.sum())
-                else:
-                    nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-                    keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-                    keep &= self.lengths > 0
-                passing = np.flatnonzero(keep)
-                self.stats.device_seconds += time.perf_counter() - t0
+            for phmm in phmms:
+                got = ahead.get()
+                if isinstance(got, BaseException):
+                    raise got
+                hmm, passing, (plan, groups) = got
                 # pyhmmer sequences are built here, not in the workers: building them holds the
                 # GIL, and 16 workers queueing for it took 5-10x longer than this one thread
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
-                plan, groups = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
-                                else (None, None))
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
                 jobs = []
@@ -360,9 +452,6 @@ class _Search:
             self._advance(pending, pool, wait=True)
             for item in pending:
                 yield self._finish(self._model_result(item), bar)
-        if bar is not None:
-            bar.close()
-        self.stats.seconds = time.perf_counter() - t_start
 
     def _device_viterbi(self) -> bool:
         """Whether the Viterbi filter runs on the device (:mod:`clalign.hmm.vit_search` decides,
@@ -372,9 +461,9 @@ class _Search:
             from .profile import EASEL_OF_CODE
             from .vit_search import DeviceViterbi, use_device_viterbi
 
-            on = use_device_viterbi(Runtime.get(self.device).caps)
-            self._vit = DeviceViterbi(self.db, EASEL_OF_CODE[np.asarray(self.db.residues)], self.stops,
-                                      self.options.F1, self.device, [h.M for h in self.hmms]) if on else False
+            on = use_device_viterbi(Runtime.get(self.device).caps, work=float(self.stats.nodes) * self.stats.residues)
+            self._vit = DeviceViterbi(self.db, np.asarray(self.db.residues), self.stops, self.options.F1,
+                                      self.device, [h.M for h in self.hmms], cmap=EASEL_OF_CODE) if on else False
         return bool(self._vit)
 
     def _viterbi_plan(self, hmm, nats, passing):
@@ -384,7 +473,8 @@ class _Search:
             return None, None
         t0 = time.perf_counter()
         plan = self._vit.plan(hmm, nats, passing, self.lengths)
-        self.stats.vit_seconds += time.perf_counter() - t0
+        with self._stats_lock:
+            self.stats.vit_seconds += time.perf_counter() - t0
         return (None, None) if plan is None else (plan, plan.groups)
 
     def _finish(self, res, bar):

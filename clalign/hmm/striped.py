@@ -91,7 +91,9 @@ def run_striped(profile, residues, offsets, lengths, algo: str, tjbm, device=Non
     ctx, q = rt.ctx, rt.queue
     mf = cl.mem_flags
     prg = rt.program(TEMPLATE, HMM_STRIPED, values)
-    knl = cl.Kernel(prg, "hmm_striped")
+    from .engine import kernel_of
+
+    knl = kernel_of(prg, "hmm_striped")
     d_prof = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=table)
     tj = np.ascontiguousarray(tjbm if tjbm is not None else np.zeros(n, np.uint8), dtype=np.uint8)
     d_tj = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=tj if tj.nbytes else np.zeros(4, np.uint8))

@@ -29,6 +29,40 @@ COMPILED_LOADED_MIN = 1 << 16
 _PIECE = 1 << 22
 
 
+#: Fewest candidates for which :meth:`Targets.named` uses the name hashes.
+_HASH_MIN = 2048
+_HASH_MUL = 0x100000001B3          # FNV's 64-bit prime, as a polynomial base
+_MASK64 = (1 << 64) - 1
+
+
+def _hash_of(name: bytes) -> int:
+    """sum name[j] * _HASH_MUL**j mod 2**64 (what :func:`_name_hashes` computes per name)."""
+    h, p = 0, 1
+    for c in name:
+        h = (h + c * p) & _MASK64
+        p = (p * _HASH_MUL) & _MASK64
+    return h
+
+
+def _name_hashes(blob: bytes, offsets) -> np.ndarray:
+    """:func:`_hash_of` of every name of a packed name table (uint64, wrapping arithmetic)."""
+    off = np.asarray(offsets, dtype=np.int64)
+    lens = np.diff(off)
+    out = np.zeros(lens.size, dtype=np.uint64)
+    if not lens.size or not int(lens.sum()):
+        return out
+    b = np.frombuffer(blob, dtype=np.uint8)[off[0]:off[-1]].astype(np.uint64)
+    pos = np.arange(b.size, dtype=np.int64) - np.repeat(off[:-1] - off[0], lens)
+    pw = np.ones(int(lens.max()), dtype=np.uint64)
+    for j in range(1, pw.size):
+        pw[j] = np.uint64((int(pw[j - 1]) * _HASH_MUL) & _MASK64)
+    with np.errstate(over="ignore"):
+        terms = b * pw[pos]
+        nz = lens > 0
+        out[nz] = np.add.reduceat(terms, (off[:-1] - off[0])[nz])
+    return out
+
+
 class Targets:
     """What building pyhmmer sequences needs, kept once per database: residues, offsets,
     stop counts, the raw id/description bytes, and the sequences built so far."""
@@ -40,11 +74,37 @@ class Targets:
         self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
         self.stops = np.asarray(stops)
         self.name_lengths = np.diff(self.ioff)
+        self._hash = None           # 64-bit hash of every name (Targets.named), made when first needed
         self.seqs = {}              # database index -> DigitalSequence without description
         self.described = {}         # database index -> DigitalSequence with it
 
     def name(self, i: int) -> bytes:
         return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
+
+    def named(self, names, among) -> dict:
+        """{name: the indices of ``among`` (database indices, in their order) whose target has
+        that name} for a few ``names`` (bytes). Many candidates are matched through a 64-bit
+        hash of every name (computed once per search, vectorised) and then compared; a few
+        directly. Why: a model's hit list holds a handful of names, its MSV survivors ~11,000
+        at 572,100 targets, and slicing all their names cost ~5 ms per model."""
+        among = np.asarray(among, dtype=np.int64)
+        out = {nm: [] for nm in names}
+        if not out or not among.size:
+            return {nm: np.zeros(0, dtype=np.int64) for nm in out}
+        if among.size < _HASH_MIN:
+            for k, a, b in zip(among.tolist(), self.ioff[among].tolist(), self.ioff[among + 1].tolist()):
+                lst = out.get(self.iblob[a:b])
+                if lst is not None:
+                    lst.append(k)
+        else:
+            if self._hash is None:
+                self._hash = _name_hashes(self.iblob, self.ioff)
+            hs = self._hash[among]
+            for nm in out:
+                for k in among[hs == _hash_of(nm)].tolist():
+                    if self.name(k) == nm:
+                        out[nm].append(k)
+        return {nm: np.asarray(v, dtype=np.int64) for nm, v in out.items()}
 
     def codes(self, idx):
         """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets)."""

@@ -59,12 +59,12 @@ def filter_hmm(M: int, compo) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")      # x/0 as C: inf or NaN
-def _forward(codes, a, b, t00, t01, t, pi, eo):
-    """esl_hmm_Forward of the two-state filter HMM on codes[a:b] (float32, scaled rows);
+def _forward(codes, a, b, t00, t01, t, pi, eo, cmap):
+    """esl_hmm_Forward of the two-state filter HMM on cmap[codes[a:b]] (float32, scaled rows);
     state 0's transitions t00, t01 are the target's (p7_bg_SetLength), the rest ``t``."""
     f1 = np.float32(1.0)
     logsc = np.float32(0.0)
-    x = codes[a]
+    x = cmap[codes[a]]
     d0 = np.float32(eo[x, 0] * pi[0])
     d1 = np.float32(eo[x, 1] * pi[1])
     mx = np.float32(0.0)
@@ -74,7 +74,7 @@ def _forward(codes, a, b, t00, t01, t, pi, eo):
     d1 = np.float32(d1 / mx)
     logsc = np.float32(logsc + np.float32(np.log(np.float64(mx))))
     for i in range(a + 1, b):
-        x = codes[i]
+        x = cmap[codes[i]]
         n0 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t00)) + np.float32(d1 * t[1, 0]))
         n0 = np.float32(n0 * eo[x, 0])
         n1 = np.float32(np.float32(np.float32(0.0) + np.float32(d0 * t01)) + np.float32(d1 * t[1, 1]))
@@ -91,7 +91,8 @@ def _forward(codes, a, b, t00, t01, t, pi, eo):
 
 
 @numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, out):
+def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out):
+    ident = np.arange(256).astype(np.uint8)
     for n in numba.prange(starts.shape[0]):
         a, b, k = starts[n], ends[n], stops[n]
         L = b - a + k
@@ -101,26 +102,33 @@ def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, out):
         p1 = np.float32(np.float32(L) / np.float32(L + 1))
         q1 = np.float32(np.float32(1.0) - p1)     # p7_bg_SetLength, after p7_bg_SetFilter
         if k:      # trailing '*' residues (odds 1): the sequence as HMMER reads it
-            buf = np.empty(L, dtype=codes.dtype)
-            buf[:b - a] = codes[a:b]
+            buf = np.empty(L, dtype=np.uint8)
+            for i in range(b - a):
+                buf[i] = cmap[codes[a + i]]
             buf[b - a:] = star
-            fw = _forward(buf, 0, L, p1, q1, t1, pi, eo)
+            fw = _forward(buf, 0, L, p1, q1, t1, pi, eo, ident)
         else:
-            fw = _forward(codes, a, b, p1, q1, t1, pi, eo)
+            fw = _forward(codes, a, b, p1, q1, t1, pi, eo, cmap)
         lp1 = np.float32(np.log(np.float64(p1)))
         l1p = np.float32(np.log(np.float64(np.float32(1.0 - np.float64(p1)))))
         out[n] = np.float32(np.float32(fw + np.float32(np.float32(L) * lp1)) + l1p)
 
 
-def filter_scores(M: int, compo, codes, starts, ends, stops=None) -> np.ndarray:
+def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
-    codes) plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
+    codes, or any codes that ``cmap``, 256 bytes, turns into them: a search hands the
+    database's own codes and :data:`clalign.hmm.profile.EASEL_OF_CODE`, no translated copy)
+    plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
     ``compo`` (20 floats, easel order). Sequences are scored in parallel (numba threads)."""
     t, pi, eo = filter_hmm(M, np.full(K, COMPO_UNSET, dtype=np.float32) if compo is None else compo)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     stops = np.zeros_like(starts) if stops is None else np.asarray(stops, dtype=np.int64)
     out = np.empty(starts.shape[0], dtype=np.float32)
+    full = np.arange(256, dtype=np.uint8)
+    if cmap is not None:
+        cmap = np.asarray(cmap, dtype=np.uint8)
+        full[:cmap.size] = cmap
     _filter_scores(np.asarray(codes, dtype=np.uint8), starts, ends, stops, t, pi, eo,
-                   np.uint8(EASEL_AMINO.index("*")), out)
+                   np.uint8(EASEL_AMINO.index("*")), full, out)
     return out

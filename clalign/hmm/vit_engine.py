@@ -51,9 +51,17 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     from ..runtime import Runtime
 
     rt = Runtime.get(device)
-    lim = _limits(rt.caps)
-    items = [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, *lim)) for M in Ms if int(M) <= VIT_MAX_M]
-    return rt.prebuild(items, threads)
+    return rt.prebuild([it for it in viterbi_items(Ms, device) if it is not None], threads)
+
+
+def viterbi_items(Ms, device=None) -> list:
+    """The (template, parameters, values) of each model's Viterbi kernel, None for a model
+    longer than the kernel takes (see :func:`prebuild_viterbi`)."""
+    from ..runtime import Runtime
+
+    lim = _limits(Runtime.get(device).caps)
+    return [(TEMPLATE, HMM_VITERBI, choose_viterbi(int(M), None, *lim)) if int(M) <= VIT_MAX_M else None
+            for M in Ms]
 
 
 #: rows of the kernel's transition table: the moves into M_k (B, M, I, D from node k-1), the
@@ -92,6 +100,11 @@ def pack_targets(seqs) -> tuple:
     return res, offsets
 
 
+def resident_key(rt) -> tuple:
+    """Key of a database's device copy in a ``cache`` of :func:`vit_words_device`."""
+    return ("viterbi", rt.device.int_ptr)
+
+
 class _Resident:
     """A database's residues and offsets on the device, uploaded once per search."""
 
@@ -106,11 +119,13 @@ class _Resident:
 
 
 def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, device=None, overrides=None,
-                     repeat: int = 1, cache: dict | None = None) -> tuple:
+                     repeat: int = 1, cache: dict | None = None, queue=None) -> tuple:
     """Final xC words (int64; 32767 = overflow) of database sequences ``targets`` (clalign
     codes ``residues[offsets[t]:offsets[t+1]]``, then '*' up to HMMER's length ``lengths[n]``:
     its trailing stops), and the kernel seconds (median of ``repeat`` launches). ``cache``
-    keeps the database's device copy for the next model."""
+    keeps the database's device copy for the next model; ``queue``: a command queue of the
+    device's context (default: the runtime's; a search gives its own, so that its Viterbi
+    launches do not wait behind the MSV launches of the next models)."""
     import pyopencl as cl
 
     from ..runtime import Runtime
@@ -120,7 +135,7 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
     n = int(targets.size)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0.0
-    key = ("viterbi", rt.device.int_ptr)
+    key = resident_key(rt)
     db = cache.get(key) if cache is not None else None
     if db is None:
         db = _Resident(rt.ctx, residues, offsets)
@@ -138,20 +153,23 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
         return cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
 
     prg = rt.program(TEMPLATE, HMM_VITERBI, values)
-    knl = cl.Kernel(prg, "hmm_viterbi")
+    from .engine import kernel_of
+
+    knl = kernel_of(prg, "hmm_viterbi")
     out = np.zeros(n, dtype=np.int32)
     d_out = cl.Buffer(rt.ctx, mf.WRITE_ONLY, size=out.nbytes)
     keep = [buf(targets[order].astype(np.uint32)), buf(lens[order].astype(np.uint32)), buf(moves[order]),
             buf(rw), buf(tw), buf(G)]                # referenced until the launches finish
     knl.set_args(db.res, db.offs, *keep, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
     wg = values["WG"]
+    q = rt.queue if queue is None else queue
     times = []
     for _ in range(max(1, repeat)):
-        ev = cl.enqueue_nd_range_kernel(rt.queue, knl, (n * wg,), (wg,))
+        ev = cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
-    cl.enqueue_copy(rt.queue, out, d_out)
-    rt.queue.finish()
+    cl.enqueue_copy(q, out, d_out)
+    q.finish()
     words = np.empty(n, dtype=np.int64)
     words[order] = out
     return words, float(np.median(times))

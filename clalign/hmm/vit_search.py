@@ -23,18 +23,19 @@ always first (an empty one if no target was near a threshold).
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from .pvalue import LN2, gumbel_surv, null_nats
-from .vit_bias import filter_scores
-from .vit_reference import build_vit_profile, vit_nats
 
 #: Decisions closer than this to their threshold (in bits) are left to pyhmmer's pipeline.
 MARGIN_BITS = 1e-3
 #: HMMER's Viterbi filter threshold (hmmsearch --F2 default; clalign has no --F2 option).
 F2_DEFAULT = 1e-3
+#: The bias filter runs parallel inside (numba); calls from several threads take turns.
+_BIAS_LOCK = threading.Lock()
 #: Environment override of the engine choice: "device" or "pyhmmer".
 ENV = "CLALIGN_HMM_VITERBI"
 
@@ -46,13 +47,29 @@ ENV = "CLALIGN_HMM_VITERBI"
 MEASURED_FASTER = {"cpu": False}
 
 
-def use_device_viterbi(caps) -> bool:
+#: On a GPU the device path runs when a search's filter work (model states x residues, summed
+#: over models) reaches this. What it saves: pyhmmer's Viterbi filter (~1-2 GCUPS per thread on
+#: the H100 host, docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV, and the
+#: pyhmmer sequences of all those targets built on the main thread (~5 us each, ~55 ms per
+#: model at 572,100 proteins); what it costs once: the bias filter's compiled loop loaded, the
+#: Viterbi programs, the database's residues uploaded (the lead's 0.78x with 14 models x
+#: 100,000 proteins was before those were trimmed, with numba's first compile, 1.9 s, in the
+#: timed process). 1e11 cells: 14 bundled models x ~35,000 proteins; smaller searches keep
+#: pyhmmer's Viterbi. An estimate, not measured on a GPU: ``tools/device_hmmsearch.py
+#: --vit-both`` runs the 14-model set both ways.
+GPU_MIN_WORK = 1e11
+
+
+def use_device_viterbi(caps, work: float | None = None) -> bool:
     """Whether a search runs the Viterbi filter on the device: where :data:`MEASURED_FASTER`
-    says so for the device kind; ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
+    says so for the device kind, or on a GPU for a search of at least :data:`GPU_MIN_WORK`
+    (``work``); ``CLALIGN_HMM_VITERBI=device|pyhmmer`` overrides."""
     env = os.environ.get(ENV, "").strip().lower()
     if env in ("device", "pyhmmer"):
         return env == "device"
-    return bool(MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False))
+    if MEASURED_FASTER.get("gpu" if caps.is_gpu else "cpu", False):
+        return True
+    return bool(caps.is_gpu) and work is not None and work >= GPU_MIN_WORK
 
 
 def _bits(score, null) -> np.ndarray:
@@ -96,15 +113,35 @@ class DeviceViterbi:
 
     overrides: dict | None = None
 
-    def __init__(self, db, easel, stops, F1: float, device=None, Ms=(), threads: int = 4):
+    def __init__(self, db, codes, stops, F1: float, device=None, Ms=(), threads: int = 4, cmap=None):
+        """``codes``: the database's residues, in Easel's codes or turned into them by
+        ``cmap`` (the bias filter reads them through it: no translated copy of the database)."""
         from .vit_engine import prebuild_viterbi
 
-        self.db, self.easel, self.stops = db, easel, np.asarray(stops, dtype=np.int64)
+        self.db, self.codes, self.cmap, self.stops = db, codes, cmap, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device = float(F1), device
         self.cache: dict = {}                        # the database's device copy
+        self._local = threading.local()              # per thread: its own command queue
+        self._lock = threading.Lock()
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
             prebuild_viterbi(Ms, device, threads)
+
+    def _queue(self):
+        """This thread's command queue (a search runs models in several threads: each waits for
+        its own launches only), and the database's device copy, made once under a lock."""
+        from ..runtime import Runtime
+        from .vit_engine import resident_key, _Resident
+
+        rt = Runtime.get(self.device)
+        q = getattr(self._local, "queue", None)
+        if q is None:
+            q = self._local.queue = rt.new_queue()
+        with self._lock:
+            key = resident_key(rt)
+            if key not in self.cache:
+                self.cache[key] = _Resident(rt.ctx, self.db.residues, self.off)
+        return q
 
     def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan | None:
         """:meth:`split` of a model, or None for a model longer than the kernel takes."""
@@ -114,7 +151,9 @@ class DeviceViterbi:
 
     def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
         """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
+        from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
         from .vit_engine import vit_words_device
+        from .vit_reference import build_vit_profile, vit_nats
 
         idx = np.asarray(passing, dtype=np.int64)
         L = np.asarray(lengths, dtype=np.int64)[idx]
@@ -124,8 +163,9 @@ class DeviceViterbi:
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
-        fs[sel] = filter_scores(hmm.M, hmm.compo, self.easel, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                self.stops[idx[sel]])
+        with _BIAS_LOCK:        # parallel inside (numba); one call at a time across a search's threads
+            fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
+                                    self.stops[idx[sel]], self.cmap)
         b_bits = _bits(usc, fs)
         b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
         s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
@@ -138,7 +178,7 @@ class DeviceViterbi:
             prof = build_vit_profile(hmm)
             lens = L[run]
             words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
-                                              self.overrides, cache=self.cache)
+                                              self.overrides, cache=self.cache, queue=self._queue())
             ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True

@@ -1,0 +1,100 @@
+"""What a search does before its first model: the database read in a thread while the HMM
+file is parsed, and the kernels planned and built from the file's LENG lines meanwhile
+(:mod:`clalign.hmm.search`; why: reading 1,000 models takes seconds of Python, the database
+and the builds need none of it)."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+
+
+def residues_guess(seqdb) -> int:
+    """About how many residues the database holds, before it is read (prices a kernel plan):
+    a Database's own count, else the bytes of the file or folder (3x for gzip)."""
+    if hasattr(seqdb, "residues"):
+        return int(np.asarray(seqdb.residues).size)
+    try:
+        path = os.fspath(seqdb)
+        if os.path.isdir(path):
+            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        return os.path.getsize(path) * (3 if gz else 1)
+    except (OSError, TypeError):
+        return 0
+
+
+def early_prebuild(hmmfile, seqdb, device, threads):
+    """(model lengths, kernel plan) of a plain HMM file from its LENG lines, with the kernels
+    already being built, or None. Why: reading 1,000 models takes ~2-5 s (Python), and on a
+    cold program cache the builds (~1 s each on NVIDIA, one after the other) can start at once.
+    The search checks the lengths against the models it reads and plans again if they differ;
+    any problem here is left for the reader and the search to report, in their order."""
+    import re
+
+    try:
+        with open(hmmfile, "rb") as fh:
+            data = fh.read()
+        if data[:2] == b"\x1f\x8b":
+            return None
+        Ms = [int(m) for m in re.findall(rb"^LENG[ \t]+(\d+)[ \t\r]*$", data, re.M)]
+        if not Ms or len(Ms) != len(re.findall(rb"^//", data, re.M)):
+            return None
+        from ..runtime import Runtime
+        from .engine import prebuild, prebuild_items, shared_layout
+        from .kernel_choice import use_striped
+        from .kernel_plan import plan_kernels
+        from .vit_search import use_device_viterbi
+
+        residues = residues_guess(seqdb)
+        plan = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device, residues)
+        threads = min(threads, os.cpu_count() or 1)
+        rt = Runtime.get(device)
+        if use_striped(rt.caps) or not use_device_viterbi(rt.caps, work=float(sum(Ms)) * residues):
+            prebuild(Ms, "msv", device, threads=threads, overrides=plan)
+        else:      # each model's MSV and Viterbi programs side by side, in the order models need them
+            from .vit_engine import viterbi_items
+
+            items = [it for pair in zip(prebuild_items(Ms, "msv", device, plan), viterbi_items(Ms, device))
+                     for it in pair if it is not None]
+            rt.prebuild(items, threads)
+        return Ms, plan
+    except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
+        return None
+
+
+class Loading:
+    """``as_database(seqdb)`` in a daemon thread, started at once: reading a large FASTA file
+    (compiled loops, no GIL) overlaps with reading the HMM file (Python, ~2-5 ms per model).
+    :meth:`result` gives (database, seconds) or raises what the reader raised; a search that
+    fails on its HMM file first never asks, so that error still comes first."""
+
+    def __init__(self, seqdb):
+        from ..data import as_database
+
+        self._out: list = []
+        if hasattr(seqdb, "residues"):
+            self._out = [(as_database(seqdb), 0.0)]
+            self._thread = None
+            return
+
+        def load():
+            t0 = time.perf_counter()
+            try:
+                self._out.append((as_database(seqdb), time.perf_counter() - t0))
+            except BaseException as exc:          # raised in the caller's thread by result()
+                self._out.append(exc)
+
+        self._thread = threading.Thread(target=load, name="clalign-db", daemon=True)
+        self._thread.start()
+
+    def result(self):
+        if self._thread is not None:
+            self._thread.join()
+        got = self._out[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
