@@ -50,14 +50,13 @@ MEASURED_FASTER = {"cpu": False}
 #: On a GPU the device path runs when a search's filter work (model states x residues, summed
 #: over models) reaches this. What it saves: pyhmmer's Viterbi filter (~1-2 GCUPS per thread on
 #: the H100 host, docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV, and the
-#: pyhmmer sequences of all those targets built on the main thread (~5 us each, ~55 ms per
-#: model at 572,100 proteins); what it costs once: the bias filter's compiled loop loaded, the
-#: Viterbi programs, the database's residues uploaded (the lead's 0.78x with 14 models x
-#: 100,000 proteins was before those were trimmed, with numba's first compile, 1.9 s, in the
-#: timed process). 1e11 cells: 14 bundled models x ~35,000 proteins; smaller searches keep
-#: pyhmmer's Viterbi. An estimate, not measured on a GPU: ``tools/device_hmmsearch.py
-#: --vit-both`` runs the 14-model set both ways.
-GPU_MIN_WORK = 1e11
+#: pyhmmer sequences of those targets built on the main thread; what it costs: the bias
+#: filter's compiled loop, the Viterbi programs, the residues uploaded, the device stage's
+#: threads shared with MSV. Measured on the H100 (2026-11-23, 3e70957, one round each, same
+#: call): the 14 bundled models x 572,100 proteins (~1.6e12 cells) took 7.68 s with it and
+#: 4.90 s with pyhmmer's Viterbi, so it stays off there; 1,000 Pfam-like models x the same
+#: proteins (~4.1e13 cells) ran with it at 2.38x pyhmmer, the other way not measured.
+GPU_MIN_WORK = 1e13
 
 
 def use_device_viterbi(caps, work: float | None = None) -> bool:
