@@ -16,8 +16,10 @@ of queries in flight on the chunk kernel; suffix ``+plainkarlin`` -- the set-up'
 Karlin block by the plain numpy/Python form (``stats.ungapped_params``, as before the compiled
 one), to measure what its interpreter time costs the pipeline; suffix ``+switchU`` --
 ``sys.setswitchinterval(U microseconds)`` for the run (Python's default is 5,000: a thread
-that wants the lock back waits up to that long for one running Python code). BLAST+ is not run (its time for
-the same data is in docs/perf/blastp.md). Example (H100 host)::
+that wants the lock back waits up to that long for one running Python code); ``driversK`` --
+``blastp.DRIVERS_EXTRA = K`` query drivers beyond ``--threads``. ``--queries FILE`` searches
+that FASTA instead of the proteome proteins (e.g. the 20 CUDASW++ queries). BLAST+ is not run
+(its time for the same data is in docs/perf/blastp.md). Example (H100 host)::
 
     python3 -m tools.bench_blastp_many -n 570000 --many 400 --threads 16 --device 0:0 \
         --work /tmp/bm --configs slots4+plainkarlin,slots4,slots8 --out $OUT/many.json
@@ -97,6 +99,12 @@ def _configure(name):
                                        robinson_frequencies(PROTEIN.letters))
             engine.ungapped_karlin_query = plain
             undo.append(lambda: setattr(engine, "ungapped_karlin_query", compiled))
+        elif part.startswith("drivers"):
+            from clalign.blast import blastp
+
+            old_drivers = blastp.DRIVERS_EXTRA
+            blastp.DRIVERS_EXTRA = int(part[7:])
+            undo.append(lambda: setattr(blastp, "DRIVERS_EXTRA", old_drivers))
         elif part.startswith("switch"):
             old_switch = sys.getswitchinterval()
             sys.setswitchinterval(int(part[6:]) * 1e-6)
@@ -113,6 +121,7 @@ def main(argv=None):
     ap.add_argument("-n", type=int, default=570000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--many", type=int, default=400)
+    ap.add_argument("--queries", default=None, help="a query FASTA instead of --many proteins")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--device", default="0:0")
     ap.add_argument("--work", default="bench_blastp_many_work")
@@ -125,7 +134,7 @@ def main(argv=None):
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     fasta = build_fasta(a.n, a.seed, work)
-    query = proteome_queries(a.many, work)
+    query = Path(a.queries) if a.queries else proteome_queries(a.many, work)
     res = {"n": a.n, "seed": a.seed, "many": a.many, "threads": a.threads, "device": a.device,
            "database_s": round(time.perf_counter() - t0, 2)}
     res["warmup_s"] = round(warmup(query, fasta, a.threads, a.device, work), 2)

@@ -253,7 +253,7 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
     # and traceback chunks) on the shared one, so all cores stay busy while the device works on
     # other queries
     cpu = ThreadPoolExecutor(max_workers=num_threads)
-    drivers = ThreadPoolExecutor(max_workers=num_threads)
+    drivers = ThreadPoolExecutor(max_workers=num_threads + DRIVERS_EXTRA)
     order = lpt_order([len(q[2]) for q in queries], LPT_WINDOW * num_threads)
     setups, ahead, lock = [None] * len(queries), 2 * num_threads, threading.Lock()
 
@@ -284,6 +284,12 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
         drivers.shutdown(cancel_futures=True)
         cpu.shutdown(cancel_futures=True)
 
+
+#: query drivers beyond ``num_threads`` (a driver mostly waits: for the device, for the shared
+#: workers). With 16 drivers for 20 queries the last 4 started only when a query finished, at
+#: 1.5 s of a 2.0 s search (docs/perf/blastp.md run 18); whether more pay is not measured yet
+#: (``tools/bench_blastp_many --configs drivers4,...``), so none by default
+DRIVERS_EXTRA = 0
 
 #: queries are started longest first within windows of LPT_WINDOW x threads queries (in file order
 #: from window to window, so output keeps flowing): a long query started last would leave its
