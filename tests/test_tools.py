@@ -222,3 +222,18 @@ def test_cli_timeline_records_a_command(tmp_path):
     assert "clalign.cli" in names and "runtime.device:all_devices" in names
     assert all(s["end"] >= s["start"] >= 0 for s in got["spans"])
     assert "exit" in proc.stderr
+
+
+def test_bench_makedb_nucl_small(tmp_path):
+    """tools/bench_makedb_nucl on 3 Mb: both builds run, sizes and peaks reported."""
+    import shutil
+
+    if shutil.which("makeblastdb") is None or not os.path.exists("/usr/bin/time"):
+        pytest.skip("makeblastdb (BLAST+) or GNU time not installed")
+    pytest.importorskip("pyrodigal")
+    from tools.bench_makedb_nucl import main
+
+    res = main(["--work", str(tmp_path), "--genome-mb", "3"])
+    assert res["bases"] == 3_000_000
+    for tool in ("clalign_makedb", "makeblastdb"):
+        assert res[tool]["wall_s"] > 0 and res[tool]["peak_rss_mib"] > 1 and res[tool]["bytes"] > 750_000
