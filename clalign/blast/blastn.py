@@ -25,7 +25,7 @@ import numpy as np
 from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from .hsp import hitlist_key
-from .nucl_hsp import DEL, INS, evalue_order
+from .nucl_hsp import DEL, INS, add_subject_hits, evalue_order
 from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
                           subject_chunks, traceback_subject)
 from .nucl_setup import BlastnOptions, read_queries, setup_search
@@ -228,12 +228,7 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
             progress(oid)
         if not hsps:
             continue
-        groups = {}
-        for h in hsps:
-            groups.setdefault(int(b.query_of[h.context]), []).append(h)
-        for qi, hs in groups.items():
-            best = min(h.evalue for h in hs)
-            per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
+        add_subject_hits(per_query, b.query_of, oid, hsps)
     times["prelim"] = times.get("prelim", 0.0) + clock() - t0   # wall, words included
     t0 = clock()
     # traceback subject by subject (each subject's codes restored once), then per query

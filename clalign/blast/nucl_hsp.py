@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .hsp import EVALUE_EPSILON
+from .hsp import EVALUE_EPSILON, hitlist_key
 from .itree import IntervalTree
 
 SUB, DEL, INS = 3, 0, 6
@@ -244,3 +244,15 @@ def merge_subject_chunks(combined, new, split: int, overlap: int):
     out = combined + [h for h in new if h is not None]
     out.sort(key=score_order)
     return out
+
+
+def add_subject_hits(per_query, query_of, oid, hsps):
+    """One subject's HSPs into each query's hit list (``per_query[q]``) as (hit-list key, oid,
+    that query's HSPs), the key from the best E-value and score (``hsp.hitlist_key``);
+    ``query_of[context]`` is the query of each HSP's context."""
+    groups = {}
+    for h in hsps:
+        groups.setdefault(int(query_of[h.context]), []).append(h)
+    for qi, hs in groups.items():
+        best = min(h.evalue for h in hs)
+        per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))

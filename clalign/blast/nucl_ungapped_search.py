@@ -35,7 +35,7 @@ import numpy as np
 
 from ..stats.evalue import bit_score, karlin_cutoff
 from ..stats.nucl import NuclGappedParams, nucl_search_space, ungapped_alpha_beta
-from .nucl_hsp import NHSP, SUB, merge_subject_chunks, score_order
+from .nucl_hsp import NHSP, SUB, add_subject_hits, merge_subject_chunks, score_order
 from .nucl_search import DBSEQ_CHUNK_OVERLAP, initial_hits, subject_chunks
 from .nucl_setup import ungapped_block
 
@@ -182,7 +182,6 @@ def run_ungapped(queries, nt, st, progress=None, warn=None, times=None, device=N
 
     from ..output import QueryHits
     from .blastn import _records
-    from .hsp import hitlist_key
     from .nucl_words import DiagState
 
     clock = time.perf_counter
@@ -209,12 +208,7 @@ def run_ungapped(queries, nt, st, progress=None, warn=None, times=None, device=N
                                        None if dev is None else dev.pairs(oid))
         if progress is not None:
             progress(oid)
-        groups = {}
-        for h in hsps:
-            groups.setdefault(int(b.query_of[h.context]), []).append(h)
-        for qi, hs in groups.items():
-            best = min(h.evalue for h in hs)
-            per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
+        add_subject_hits(per_query, b.query_of, oid, hsps)
     times["prelim"] = times.get("prelim", 0.0) + clock() - t0 - (times.get("words", 0.0) - words0)
     t0 = clock()
     from ..data.deflines import subject_ids
