@@ -79,13 +79,15 @@ def write_fasta_record(fh, name, seq: bytes):
             fh.write(piece[full * 80:].tobytes() + b"\n")
 
 
-def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
-    """Genomes, database and query files in ``work``; returns (bases, contigs)."""
-    os.makedirs(work, exist_ok=True)
+def genome_records(genome_mb, seed=7, real=None):
+    """(name, bytes) of the real genome's records, then seeded synthetic contigs (50 kb-8 Mb,
+    every fifth with three runs of N) until ``genome_mb`` megabases, one at a time."""
     rng = np.random.default_rng(seed)
     letters = np.frombuffer(b"ACGT", np.uint8)
-    contigs = real_genome(real)
-    total = sum(len(s) for _, s in contigs)
+    total = 0
+    for name, s in real_genome(real):
+        yield name, s
+        total += len(s)
     target = int(genome_mb * 1e6)
     k = 0
     while total < target:
@@ -96,9 +98,16 @@ def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
             for _ in range(3):
                 a = int(rng.integers(0, max(1, n - 200)))
                 s[a:a + int(rng.integers(1, 200))] = ord("N")
-        contigs.append((f"syn{k}", s.tobytes()))
+        yield f"syn{k}", s.tobytes()
         total += n
         k += 1
+
+
+def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
+    """Genomes, database and query files in ``work``; returns (bases, contigs)."""
+    os.makedirs(work, exist_ok=True)
+    contigs = list(genome_records(genome_mb, seed, real))
+    total = sum(len(s) for _, s in contigs)
     with open(os.path.join(work, "genomes.fa"), "wb") as fh:
         for name, s in contigs:
             write_fasta_record(fh, name, s)

@@ -40,30 +40,15 @@ def _size(path):
 
 
 def write_genomes(work, genome_mb, seed=7, real=None):
-    """``work/genomes.fa`` as bench_blastn writes it (without its reads and genes); returns bases."""
-    import numpy as np
+    """``work/genomes.fa`` as bench_blastn writes it (without its reads and genes), written
+    record by record; returns the bases."""
+    from tools.bench_blastn import genome_records, write_fasta_record
 
-    from tools.bench_blastn import real_genome, write_fasta_record
-
-    rng = np.random.default_rng(seed)
-    letters = np.frombuffer(b"ACGT", np.uint8)
-    total, k = 0, 0
+    total = 0
     with open(os.path.join(work, "genomes.fa"), "wb") as fh:
-        for name, s in real_genome(real):
+        for name, s in genome_records(genome_mb, seed, real):
             write_fasta_record(fh, name, s)
             total += len(s)
-        target = int(genome_mb * 1e6)
-        while total < target:
-            n = int(min(target - total, rng.integers(50_000, 8_000_000))) \
-                if target - total > 50_000 else target - total
-            s = letters[rng.integers(0, 4, n)]
-            if k % 5 == 0:
-                for _ in range(3):
-                    a = int(rng.integers(0, max(1, n - 200)))
-                    s[a:a + int(rng.integers(1, 200))] = ord("N")
-            write_fasta_record(fh, f"syn{k}", s.tobytes())
-            total += n
-            k += 1
     return total
 
 
