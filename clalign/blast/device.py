@@ -171,7 +171,8 @@ class DeviceUngapped:
         """``subjects``: :class:`engine.Subjects`, or a Future of them (the runtime is made and
         the programs start building while it completes). ``stream``: the same subjects as a
         BLAST database's ``(psq, starts)`` (``protein_stream``), or a Future of it or of None:
-        the blocks are then filled from it without waiting for ``subjects``."""
+        the blocks are then filled from it without waiting for ``subjects`` (whose offsets the
+        caller checks against it: ``blastp._read_subjects``)."""
         t0 = time.perf_counter()
         self.setup_times = {}   # seconds of the set-up's parts (tools/bench_blastp reports them)
         self.rt = Runtime.get(device)
@@ -232,7 +233,7 @@ class DeviceUngapped:
         self.setup_times["fill"] = time.perf_counter() - t2
         # from a stream, the residues may still be being read: ``subjects`` waits for them when
         # first asked (the preliminary gapped stage's upload), not the launches
-        self._subjects, self._stream_lengths = subjects, lengths if stream is not None else None
+        self._subjects = subjects
         pending = [ev for blk in self.blocks for ev in blk.wait_list()]
         if self.kernel != "chunk" and pending:   # the earlier kernels take no wait lists
             cl.wait_for_events(pending)
@@ -243,14 +244,9 @@ class DeviceUngapped:
     @property
     def subjects(self):
         """The :class:`engine.Subjects` (waiting for them while they are read)."""
-        s = self._subjects
-        if isinstance(s, Future):
-            s = s.result()
-            if self._stream_lengths is not None and not np.array_equal(np.diff(s.offsets),
-                                                                         self._stream_lengths):
-                raise RuntimeError("blastp device: the database's stream and residues disagree")
-            self._subjects = s
-        return s
+        if isinstance(self._subjects, Future):
+            self._subjects = self._subjects.result()
+        return self._subjects
 
     def _upload(self, bounds, filled):
         first, last = bounds

@@ -386,7 +386,8 @@ def open_blastdb(path, kind=None) -> Database:
 def protein_stream(path):
     """``(psq, starts)`` of a one-volume BLAST protein database at ``path``, else None: the
     ``.psq`` memory map (a NUL before every sequence and after the last) and each sequence's
-    start in it (``starts[i + 1] - 1`` is sequence i's NUL), read from the index only.
+    start in it (``starts[i + 1] - 1`` is sequence i's NUL), read from the index only; a damaged
+    volume raises :class:`InputError` as :func:`open_blastdb` does.
 
     The stream a device scans (sequences with a separator after each) is a slice of it, so a
     BLASTP device can fill and upload its subject blocks without waiting for
@@ -397,11 +398,16 @@ def protein_stream(path):
     k, vols, _ = open_volumes(path, "prot")
     if k != "prot" or len(vols) != 1:
         return None
-    v = vols[0]
+    return _protein_sequences(vols[0]), np.asarray(vols[0].seq, dtype=np.int64)
+
+
+def _protein_sequences(v):
+    """A protein volume's ``.psq``, memory-mapped, with a NUL wherever its index says a sequence
+    ends (the index's last offset is the file's size: checked by :class:`Volume`)."""
     psq = _map(v.seq_path, "sequence")
-    if v.seq.size and (int(v.seq[-1]) > psq.size or np.any(psq[v.seq - 1] != 0)):
-        return None      # open_blastdb reports it
-    return psq, np.asarray(v.seq, dtype=np.int64)
+    if np.any(psq[v.seq - 1] != 0):
+        raise InputError("sequence file: a sequence is not NUL-terminated where the index says", v.seq_path)
+    return psq
 
 
 #: volumes from this size are copied by the compiled reader (:mod:`clalign.data.blastdb_nb`), and
@@ -420,10 +426,8 @@ def _protein_volume(v):
     separators and without each sequence's trailing ``*`` (code 25), counted in ``stops``
     exactly as our FASTA reader counts the ones it strips, so a makeblastdb database and the
     FASTA it was made from give the same Database."""
-    psq = _map(v.seq_path, "sequence")
+    psq = _protein_sequences(v)
     sep = v.seq - 1
-    if np.any(psq[sep] != 0):
-        raise InputError("sequence file: a sequence is not NUL-terminated where the index says", v.seq_path)
     ends, lens = v.seq[1:] - 1, v.lengths.copy()
     stops = np.zeros(lens.size, dtype=np.int64)
     live = np.flatnonzero(lens > 0)
