@@ -47,6 +47,14 @@ LN2 = math.log(2.0)
 BLAST_SEQSRC_MINLENGTH = 10
 
 
+def _frozen(a, dtype) -> np.ndarray:
+    """``a`` as a contiguous read-only array of ``dtype``: the one array type the compiled
+    stages are specialised for."""
+    out = np.ascontiguousarray(a, dtype=dtype).view()
+    out.flags.writeable = False
+    return out
+
+
 @dataclass
 class Subjects:
     """Subject sequences as BLAST+ sees them (trailing ``*`` kept), OID order."""
@@ -59,12 +67,8 @@ class Subjects:
         # one array type for the compiled stages whatever the reader made (a writeable array, a
         # read-only buffer or memory map): numba compiles a specialisation per type, and a second
         # one met mid-search blocks every worker for seconds (seen on the H100: 8 s per stage)
-        res = np.ascontiguousarray(self.residues, dtype=np.uint8).view()
-        res.flags.writeable = False
-        self.residues = res
-        off = np.ascontiguousarray(self.offsets, dtype=np.int64).view()   # same for the offsets
-        off.flags.writeable = False
-        self.offsets = off
+        self.residues = _frozen(self.residues, np.uint8)
+        self.offsets = _frozen(self.offsets, np.int64)
 
     @property
     def total_length(self) -> int:
@@ -120,9 +124,7 @@ class PendingSubjects:
     min_length = BLAST_SEQSRC_MINLENGTH
 
     def __init__(self, offsets: np.ndarray, future):
-        off = np.ascontiguousarray(offsets, dtype=np.int64).view()
-        off.flags.writeable = False
-        self.offsets, self.future = off, future
+        self.offsets, self.future = _frozen(offsets, np.int64), future
 
     @property
     def total_length(self) -> int:
