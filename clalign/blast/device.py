@@ -11,10 +11,10 @@ work-groups walk runs of subjects in chunks of positions, bin each chunk's hits 
 local memory and apply the two-hit rule and extension per bin; 'subject' and 'sorted'
 (``device_legacy``/``kernels/blast_ungapped.mako``): the earlier designs, for comparison.
 
-The chunk kernel's queries are pipelined: each query's host work (packing, uploads on a copy
-queue, the read-back of its rows) happens outside the device's lock in the query's own thread,
-with one of ``IN_FLIGHT`` reused sets of buffers; the lock covers only the enqueueing of its
-launches, so the in-order queue always holds the next query's launches while the host reads
+The chunk kernel's queries are pipelined: each query's host work (packing, its one upload on a
+copy queue, the one read-back of its rows) happens outside the device's lock in the query's own
+thread, with one of ``IN_FLIGHT`` reused sets of buffers; the lock covers only the enqueueing of
+its launches, so the in-order queue always holds the next query's launches while the host reads
 back the previous one's rows. Construction overlaps its parts too: the programs build (or load
 from the caches) while the subjects are read and uploaded.
 """
@@ -285,15 +285,17 @@ class DeviceUngapped:
         return sort_init_hsps(rows)   # outside the lock: the next query's kernels start meanwhile
 
     def _chunk_hsps(self, qs) -> np.ndarray:
-        """One query through the chunk kernel: prepare and upload (a free slot), the turn
-        (enqueue only), then wait for the counters and read the rows back outside the lock."""
+        """One query through the chunk kernel: prepare (its arrays packed in one upload) and a
+        free slot, the upload, the turn (enqueue only), then the wait for the counters and one
+        read of all blocks' rows, outside the lock."""
         t0 = time.perf_counter()
-        job = self.chunk.prepare(qs)
+        nb = len(self.blocks)
+        job = self.chunk.prepare(qs, nb)
         slot = self._slots.get()
         ok = False
         try:
             uploads = slot.load(job, self.copy_queue)
-            self.copy_queue.flush()    # another queue's commands wait for these: submit them
+            self.copy_queue.flush()    # another queue's commands wait for it: submit it
             t1 = time.perf_counter()
             with self.lock:
                 t2 = time.perf_counter()
@@ -301,26 +303,16 @@ class DeviceUngapped:
                 self.rt.queue.flush()
             t3 = time.perf_counter()
             done.wait()
-            counts = slot.host_counters[:len(self.blocks), :4].astype(np.int64)
-            for b in np.flatnonzero(counts[:, 1] > np.asarray(slot.capacity)).tolist():
+            counts = slot.counts()
+            over = np.flatnonzero(counts[:, 1] > np.asarray(slot.capacity))
+            if len(over):   # launches that found more rows than reserved, redone with room
+                which = range(nb) if slot.grow(int(counts[over, 1].max())) else over.tolist()
                 with self.lock:
-                    self.chunk.rerun(self.blocks[b], b, job, slot, int(counts[b, 1]))
-                counts[b] = slot.host_counters[b, :4]
-            totals = counts[:, 1]
-            rows = np.empty((int(totals.sum()), 7), dtype=np.int32)
-            at, reads = 0, []
-            for b, blk in enumerate(self.blocks):
-                if totals[b]:
-                    reads.append(cl.enqueue_copy(self.copy_queue, rows[at:at + totals[b]],
-                                                 slot.out[b], is_blocking=False))
-                at += int(totals[b])
-            if reads:
-                self.copy_queue.flush()
-                cl.wait_for_events(reads)
-            at = 0
-            for b, blk in enumerate(self.blocks):
-                rows[at:at + totals[b], 0] += blk.first
-                at += int(totals[b])
+                    self.chunk.rerun(self.blocks, which, job, slot)
+                counts = slot.counts()
+            rows = slot.read_rows(self.copy_queue, counts[:, 1])
+            rows[:, 0] += np.repeat(np.array([blk.first for blk in self.blocks], dtype=np.int32),
+                                    counts[:, 1])
             ok = True
         finally:
             if not ok:   # an error: whatever this query enqueued ends before the slot is reused

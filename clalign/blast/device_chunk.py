@@ -12,11 +12,15 @@ gets the room). With ``BALANCE`` the hit buffer is two buffers of CAP entries (s
 bins). ``GROUPS`` work-groups per compute unit loop over the tasks.
 
 Per query (``device.DeviceUngapped.initial_hsps``) the host work stays out of the device's turn:
-:meth:`ChunkKernel.prepare` packs the query's arrays, a :class:`Slot` (one of a few reused sets
-of buffers, one per query in flight) takes them up on a copy queue, the turn only sets the
-kernel's arguments and enqueues one launch per block and the counters' read-back (nothing
-waits), and the read-back of the rows happens after the turn while the device runs the next
-query's launches.
+:meth:`ChunkKernel.prepare` packs the query's arrays into one host array (:func:`pack`, the
+blocks' zeroed counters first), a :class:`Slot` (one of a few reused sets of buffers, one per
+query in flight) takes it up in one copy on a copy queue, the turn only sets the kernel's
+arguments and enqueues one launch per block and the counters' read-back (nothing waits), and
+the rows of all blocks come back after the turn in one rectangular read while the device runs
+the next query's launches. Every OpenCL copy, flush and wait releases the interpreter lock and
+takes it back (milliseconds each while 16 query drivers and the gapped stage share it: docs/
+perf/blastp.md, runs s1 and 18), so a query makes as few as it can: one upload, one flush, its
+turn, one wait for the counters, one read.
 """
 from __future__ import annotations
 
@@ -35,6 +39,27 @@ from .params import BLAST_CHUNK, chunk_qbits
 #: Least rows reserved for a block's initial HSPs (more when the block is long; a launch that
 #: finds more is repeated with room for all).
 MIN_OUT_ROWS = 1 << 14
+
+
+def pack(arrays: dict, head: int, align: int):
+    """One upload of a query's arrays: (uint8 host array, {name: (byte offset, bytes)}), ``head``
+    zero bytes first (the blocks' counters, cleared by the same copy), each array from an
+    ``align``-byte boundary (the device's sub-buffer alignment)."""
+    spans, at = {}, head
+    for name, a in arrays.items():
+        at = -(-at // align) * align
+        spans[name] = (at, a.nbytes)
+        at += a.nbytes
+    host = np.zeros(at, dtype=np.uint8)
+    for name, a in arrays.items():
+        o, n = spans[name]
+        host[o:o + n] = np.ascontiguousarray(a).view(np.uint8).ravel()
+    return host, spans
+
+
+def sub_align(rt) -> int:
+    """Bytes between sub-buffer origins on ``rt``'s device (at least 16: one block's counters)."""
+    return max(16, rt.device.mem_base_addr_align // 8)
 
 
 def _static_local(wg: int, pv_words: int, pv_local: bool) -> int:
@@ -88,6 +113,7 @@ class ChunkKernel:
         if self.avail < 4 * 32:
             raise InputError(f"{caps.name}: too little local memory for blast_chunk at WG={self.wg}")
         self.groups = max(1, caps.compute_units) * self.values["GROUPS"]
+        self.align = sub_align(rt)
         self._kernels = {}
         self._global_state = None
         self._retired = []
@@ -124,8 +150,9 @@ class ChunkKernel:
         return self.rt.prebuild([("blast_chunk.mako", BLAST_CHUNK, {**self.values, "STATE_LOCAL": s})
                                  for s in places], threads=2)
 
-    def prepare(self, qs) -> "Job":
-        """Host side of one query, outside the device's turn: placement and packed arrays."""
+    def prepare(self, qs, nblocks: int) -> "Job":
+        """Host side of one query, outside the device's turn: placement and its arrays packed
+        behind ``nblocks`` blocks' zeroed counters (:func:`pack`)."""
         qlen, window = len(qs.codes), int(qs.opts.window)
         nstate, local, cap = self.placement(qlen, window)
         lk = qs.lookup
@@ -136,7 +163,8 @@ class ChunkKernel:
                   else np.zeros(1, np.int32),
                   "query": np.ascontiguousarray(qs.codes, dtype=np.uint8),
                   "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel()}
-        return Job(qs, qlen, window, nstate, local, cap, arrays)
+        host, spans = pack(arrays, max(1, nblocks) * self.align, self.align)
+        return Job(qs, qlen, window, nstate, local, cap, host, spans)
 
     def _set_args(self, k, blk, job, slot, b, state):
         tasks = blk.chunk
@@ -178,21 +206,21 @@ class ChunkKernel:
                                                          (self.wg,),
                                                          wait_for=wait_for + blk.wait_list() or None))
             wait_for = []
-        return cl.enqueue_copy(queue, slot.host_counters, slot.counter_buf, is_blocking=False)
+        return cl.enqueue_copy(queue, slot.host_counters, slot.qbuf, is_blocking=False)
 
-    def rerun(self, blk, b, job, slot, need):
-        """Block ``b`` again with room for ``need`` rows (its launch found more than reserved);
-        called with the device's lock held, waits for the launch."""
-        slot.grow(b, need)
+    def rerun(self, blocks, which, job, slot):
+        """Blocks ``which`` again (their launches found more rows than the slot had room for;
+        ``Slot.grow`` made it) and the counters read back; called with the device's lock held,
+        waits for the launches."""
         queue = self.rt.queue
-        cl.enqueue_fill_buffer(queue, slot.counters[b], np.uint32(0), 0, 16)
         k = self.kernel(job.local)
-        self._set_args(k, blk, job, slot, b, self._state(job))
-        ev = cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,), (self.wg,))
-        got = np.zeros(4, dtype=np.uint32)
-        cl.enqueue_copy(queue, got, slot.counters[b], wait_for=[ev])
-        job.events.append(ev)
-        slot.host_counters[b, :4] = got
+        state = self._state(job)
+        for b in which:
+            cl.enqueue_fill_buffer(queue, slot.counters[b], np.uint32(0), 0, 16)
+            self._set_args(k, blocks[b], job, slot, b, state)
+            job.events.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,),
+                                                         (self.wg,)))
+        cl.enqueue_copy(queue, slot.host_counters, slot.qbuf)
 
 
 @dataclass
@@ -205,55 +233,94 @@ class Job:
     nstate: int
     local: bool
     cap: int
-    arrays: dict
+    host: np.ndarray   # the packed upload (``pack``): counters' zeros, then the arrays
+    spans: dict        # array name -> (byte offset, bytes) in ``host``
     events: list = None
 
 
 class Slot:
-    """Device buffers of one query in flight, reused by the next: the query's arrays, per block
-    a counters sub-buffer (four uints, at the device's sub-buffer alignment in one buffer, so one
-    fill clears them and one read brings them back) and an output buffer of ``capacity`` rows."""
+    """Device buffers of one query in flight, reused by the next: ``qbuf`` holds per block a
+    counters sub-buffer (four uints at the device's sub-buffer alignment: one read brings them
+    all back) and then the query's arrays (one upload writes both, :func:`pack`); ``out_buf``
+    holds per block ``stride`` rows (sub-buffers ``out``: one rectangular read brings all blocks'
+    rows back). ``capacity``: rows a block's launch may write (the kernel counts the rest)."""
 
     def __init__(self, rt, blocks, min_rows):
-        self.rt, mf = rt, cl.mem_flags
-        align = max(16, rt.device.mem_base_addr_align // 8)
-        self.stride = align
-        n = max(1, len(blocks))
-        self.counter_buf = cl.Buffer(rt.ctx, mf.READ_WRITE, align * n)
-        self.counters = [self.counter_buf.get_sub_region(b * align, 16) for b in range(len(blocks))]
-        self.host_counters = np.zeros((n, align // 4), dtype=np.uint32)
-        self.capacity = [max(min_rows, blk.n >> 8) for blk in blocks]
-        self.out = [cl.Buffer(rt.ctx, mf.READ_WRITE, 28 * c) for c in self.capacity]
-        self.q = {}
+        self.rt = rt
+        self.align = sub_align(rt)
+        self.nblocks = len(blocks)
+        self.host_counters = np.zeros((max(1, self.nblocks), self.align // 4), dtype=np.uint32)
+        self.qbuf = None
+        self.counters, self.q = [], {}
         self._host = None
-        self._matrix = None    # the score matrix whose copy the slot's buffer holds
+        self._layout = None
+        self._make_out(self.stride_for(blocks, min_rows, self.align))
 
     @staticmethod
-    def nbytes(blocks, min_rows) -> int:
-        """Device bytes of one slot's output buffers (the query's arrays aside)."""
-        return sum(28 * max(min_rows, blk.n >> 8) for blk in blocks)
+    def stride_for(blocks, min_rows, align) -> int:
+        """Rows per block in the output buffer: the most a block reserves (``min_rows``, or a
+        row per 256 stream positions), rounded so each block's rows start at a sub-buffer
+        boundary (28 bytes a row)."""
+        rows = max([min_rows] + [blk.n >> 8 for blk in blocks])
+        step = align // 4     # 28 * step is a multiple of align (a power of two >= 16)
+        return -(-rows // step) * step
 
-    def grow(self, b, rows):
-        self.capacity[b] = rows
-        self.out[b] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, 28 * rows)
+    @classmethod
+    def nbytes(cls, blocks, min_rows, align=16) -> int:
+        """Device bytes of one slot's output buffer (the query's arrays aside)."""
+        return 28 * max(1, len(blocks)) * cls.stride_for(blocks, min_rows, align)
+
+    def _make_out(self, stride):
+        self.stride = stride
+        n = max(1, self.nblocks)
+        self.out_buf = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, 28 * stride * n)
+        self.out = [self.out_buf.get_sub_region(28 * stride * b, 28 * stride)
+                    for b in range(self.nblocks)]
+        self.capacity = [stride] * self.nblocks
+
+    def grow(self, rows) -> bool:
+        """Room for ``rows`` rows in every block; True when the output buffer was replaced (the
+        rows every block wrote are gone: all are redone)."""
+        if rows <= self.stride:
+            self.capacity = [self.stride] * self.nblocks
+            return False
+        step = self.align // 4
+        self._make_out(-(-rows // step) * step)
+        return True
+
+    def counts(self) -> np.ndarray:
+        """int64 (blocks, 4) counters read back: next task, rows, word hits, extensions."""
+        return self.host_counters[:self.nblocks, :4].astype(np.int64)
 
     def load(self, job, queue):
-        """Upload the job's arrays (buffers grown when too small) and clear the counters, on
-        ``queue`` without waiting; returns the events."""
-        evs = []
-        for name, a in job.arrays.items():
-            if name == "matrix" and self._matrix is job.qs.matrix and "matrix" in self.q:
-                continue       # the same (read-only) matrix as this slot's last query
-            buf = self.q.get(name)
-            if buf is None or buf.size < a.nbytes:
-                buf = self.q[name] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_ONLY,
-                                               max(a.nbytes, 2 * (buf.size if buf else 0), 64))
-            evs.append(cl.enqueue_copy(queue, buf, a, is_blocking=False))
-        evs.append(cl.enqueue_fill_buffer(queue, self.counter_buf, np.uint32(0), 0,
-                                          self.counter_buf.size))
-        self._host = job.arrays      # alive until the copies are done
-        self._matrix = job.qs.matrix if not job.qs.matrix.flags.writeable else None
-        return evs
+        """Upload the job's packed arrays (one copy, which also clears the counters; the buffer
+        grown when too small) on ``queue`` without waiting; returns [its event]."""
+        host = job.host
+        layout = (host.nbytes, tuple(job.spans.items()))
+        if self.qbuf is None or self.qbuf.size < host.nbytes:
+            size = max(host.nbytes, 2 * (self.qbuf.size if self.qbuf is not None else 0))
+            self.qbuf = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, size)
+            self.counters = [self.qbuf.get_sub_region(b * self.align, 16)
+                             for b in range(self.nblocks)]
+            self._layout = None
+        if layout != self._layout:
+            self.q = {name: self.qbuf.get_sub_region(o, n) for name, (o, n) in job.spans.items()}
+            self._layout = layout
+        self._host = host      # alive until the copy is done
+        return [cl.enqueue_copy(queue, self.qbuf, host, is_blocking=False)]
+
+    def read_rows(self, queue, totals) -> np.ndarray:
+        """int32 (sum(totals), 7): the first ``totals[b]`` rows of every block, block after
+        block, in one blocking rectangular read (``max(totals)`` rows of each block)."""
+        totals = np.asarray(totals, dtype=np.int64)
+        most = int(totals.max()) if len(totals) else 0
+        if most == 0:
+            return np.zeros((0, 7), dtype=np.int32)
+        host = np.empty((self.nblocks, most, 7), dtype=np.int32)
+        cl.enqueue_copy(queue, host, self.out_buf, buffer_origin=(0, 0), host_origin=(0, 0),
+                        region=(28 * most, self.nblocks), buffer_pitches=(28 * self.stride,),
+                        host_pitches=(28 * most,), is_blocking=True)
+        return host[np.arange(most)[None, :] < totals[:, None]]
 
 
 class SlotPool:
@@ -263,7 +330,7 @@ class SlotPool:
 
     def __init__(self, rt, blocks, min_rows, limit):
         self.rt, self.blocks, self.min_rows = rt, blocks, min_rows
-        per = max(1, Slot.nbytes(blocks, min_rows))
+        per = max(1, Slot.nbytes(blocks, min_rows, sub_align(rt)))
         self.limit = max(2, min(limit, rt.device.global_mem_size // 8 // per))
         self.made = 0
         self._free = _queue.SimpleQueue()
