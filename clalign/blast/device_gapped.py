@@ -12,8 +12,12 @@ Launches: rows ordered by decreasing ungapped length (a proxy of the extension's
 warp's items take similar time and the longest start first), at most ``LAUNCH`` per launch.
 The device work has its own command queue and lock, so one query's extensions run while the
 chunk kernel (``DeviceUngapped``, its own lock) scans another query; the lock covers only the
-launches (uploads before, the read-back's wait after, ``IN_FLIGHT`` buffer slots), so the
-queries' host work overlaps the device.
+launches (the upload before, the read-back's wait after, ``IN_FLIGHT`` reused buffer slots), so
+the queries' host work overlaps the device. A query's inputs go up in one copy into its slot's
+buffer (``device_chunk.pack``: rows, restriction flags, query, matrix, launch orders) and all
+its launches' results come back in one read: no buffer is made per query (``cl.Buffer`` with a
+host copy holds the interpreter lock for the copy, and a freed device buffer may wait for the
+device), and every copy or wait is one fewer release and re-acquisition of that lock.
 
 Chosen in one place: ``BLAST_GAPPED.ENABLE`` (tuning table; off on CPU devices, where the
 numba stage is faster than PoCL's kernel: docs/perf/blastp.md), and subjects that fit in half
@@ -36,6 +40,7 @@ from ..runtime.tuning import lookup
 from .stages_nb import NPRE
 from .options import RESTRICTED_MULT
 from .params import BLAST_GAPPED
+from .device_chunk import pack, sub_align
 
 
 IN_FLIGHT = 3   # queries whose launches may be queued at once (each holds one slot's buffers)
@@ -43,8 +48,16 @@ IN_FLIGHT = 3   # queries whose launches may be queued at once (each holds one s
 
 @dataclass
 class _Slot:
-    out: object = None       # cl.Buffer, grown on demand
+    inp: object = None       # cl.Buffer of one query's packed inputs, grown on demand
+    out: object = None       # cl.Buffer of its launches' results, grown on demand
     scratch: object = None
+
+
+def _grown(ctx, buf, need, flags):
+    """``buf`` when it holds ``need`` bytes, else a new buffer of at least twice its size."""
+    if buf is not None and buf.size >= need:
+        return buf
+    return cl.Buffer(ctx, flags, max(need, 2 * (buf.size if buf is not None else 0), 64))
 
 
 def restricted_rows(qs, rows) -> np.ndarray:
@@ -102,10 +115,14 @@ class DeviceGapped:
         mf, ctx = cl.mem_flags, self.rt.ctx
         prg = self.rt.program("blast_gapped.mako", BLAST_GAPPED, self.values)
         res = self.subjects.residues
-        self._res = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                              hostbuf=np.ascontiguousarray(res) if len(res) else np.zeros(1, np.uint8))
-        self._offsets = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                                  hostbuf=np.ascontiguousarray(self.subjects.offsets, dtype=np.int64))
+        # asynchronous writes on the stage's in-order queue (its launches come after them): a
+        # buffer made with its host copy holds the interpreter lock for all 200 MB
+        host = (np.ascontiguousarray(res) if len(res) else np.zeros(1, np.uint8),
+                np.ascontiguousarray(self.subjects.offsets, dtype=np.int64))
+        self._res, self._offsets = (cl.Buffer(ctx, mf.READ_ONLY, a.nbytes) for a in host)
+        self._uploads = [cl.enqueue_copy(self.queue, buf, a, is_blocking=False)
+                         for buf, a in zip((self._res, self._offsets), host)]
+        self.queue.flush()
         self._kernel = cl.Kernel(prg, "blast_gapped")
         self.setup_seconds = time.perf_counter() - t0
 
@@ -125,43 +142,50 @@ class DeviceGapped:
         if self._kernel is None:
             with self.lock:
                 self._setup()
-        # everything but the launches happens outside the lock: uploads here, the wait for the
-        # read-back after it, so the device's turn is enqueueing (see docs/perf/blastp.md)
+        # everything but the launches happens outside the lock: the upload here, the wait for
+        # the read-back after it, so the device's turn is enqueueing (see docs/perf/blastp.md)
         mf, ctx = cl.mem_flags, self.rt.ctx
-        ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
         size = min(n, self.launch)
-        b_rows, b_restrict = ro(rows32), ro(restrict)
-        b_query = ro(qs.codes.astype(np.uint8))
-        b_matrix = ro(qs.matrix[:28, :28].astype(np.int32).ravel())
         spans = [(lo, min(size, n - lo)) for lo in range(0, n, size)]
-        b_orders = [ro(order[lo:lo + m]) for lo, m in spans]
-        got = np.empty((n, NPRE), dtype=np.int32)   # in launch order
+        align = sub_align(self.rt)
+        arrays = {"rows": rows32, "restrict": restrict, "query": qs.codes.astype(np.uint8),
+                  "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel()}
+        arrays.update((k, order[lo:lo + m]) for k, (lo, m) in enumerate(spans))
+        host, place = pack(arrays, 0, align)
+        stride = -(-32 * size // align) * align     # bytes of results per launch in ``out``
+        got = np.empty((len(spans), stride // 4), dtype=np.int32)   # in launch order
         slot = self._slots.get()
         try:
-            if slot.out is None or slot.out.size < 32 * size:
-                slot.out = cl.Buffer(ctx, mf.WRITE_ONLY, 32 * size)
+            slot.inp = _grown(ctx, slot.inp, host.nbytes, mf.READ_ONLY)
+            slot.out = _grown(ctx, slot.out, got.nbytes, mf.WRITE_ONLY)
+            sub = {name: slot.inp.get_sub_region(o, nb) for name, (o, nb) in place.items()}
+            outs = [slot.out.get_sub_region(k * stride, 32 * m) for k, (_, m) in enumerate(spans)]
             scratch = ()
             if not self.values["SCRATCH_LOCAL"]:
                 need = 8 * self.band * (-(-size // self.wg) * self.wg)
                 if slot.scratch is None or slot.scratch.size < need:
                     slot.scratch = cl.Buffer(ctx, mf.READ_WRITE, need)
                 scratch = (slot.scratch,)
-            kevs, copies = [], []
+            # the in-order queue runs this query's launches after its upload
+            upload = cl.enqueue_copy(self.queue, slot.inp, host, is_blocking=False)
+            kevs = []
             with self.lock:
-                for (lo, m), sub in zip(spans, b_orders):
-                    self._kernel.set_args(self._res, self._offsets, b_rows, sub, b_restrict,
-                                          np.int32(m), b_query, np.int32(len(qs.codes)), b_matrix,
+                for k, (lo, m) in enumerate(spans):
+                    self._kernel.set_args(self._res, self._offsets, sub["rows"], sub[k],
+                                          sub["restrict"], np.int32(m), sub["query"],
+                                          np.int32(len(qs.codes)), sub["matrix"],
                                           np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
-                                          np.int32(qs.xdrop_gapped), *scratch, slot.out)
+                                          np.int32(qs.xdrop_gapped), *scratch, outs[k])
                     gsize = -(-m // self.wg) * self.wg
-                    ev = cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,), (self.wg,))
-                    kevs.append(ev)
-                    copies.append(cl.enqueue_copy(self.queue, got[lo:lo + m], slot.out,
-                                                  wait_for=[ev], is_blocking=False))
+                    kevs.append(cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,),
+                                                           (self.wg,)))
+                read = cl.enqueue_copy(self.queue, got, slot.out, is_blocking=False)
                 self.queue.flush()
-            cl.wait_for_events(copies)
+            read.wait()
+            del upload
         finally:
             self._slots.put(slot)
+        got = np.concatenate([got[k, :8 * m] for k, (_, m) in enumerate(spans)]).reshape(n, NPRE)
         out[order] = got
         ksec = sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in kevs)
         with self.lock:
