@@ -18,7 +18,11 @@ one), to measure what its interpreter time costs the pipeline; suffix ``+switchU
 ``sys.setswitchinterval(U microseconds)`` for the run (Python's default is 5,000: a thread
 that wants the lock back waits up to that long for one running Python code); ``driversK`` --
 ``blastp.DRIVERS_EXTRA = K`` query drivers beyond ``--threads``. ``--queries FILE`` searches
-that FASTA instead of the proteome proteins (e.g. the 20 CUDASW++ queries). BLAST+ is not run
+that FASTA instead of the proteome proteins (e.g. the 20 CUDASW++ queries). A name given twice
+is run twice (results ``name``, ``name#2``). ``--blastdb`` also builds the database with
+``makeblastdb`` (as ``tools/bench_blastp`` and a user's command read it: the device fills its
+blocks from the ``.psq`` while the residues are copied); ``--label`` prefixes the outputs' names
+(two trees compared on one database). BLAST+ is not run
 (its time for the same data is in docs/perf/blastp.md). Example (H100 host)::
 
     python3 -m tools.bench_blastp_many -n 570000 --many 400 --threads 16 --device 0:0 \
@@ -34,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from tools.bench_blastp import proteome_queries, run_clalign, warmup
+from tools.bench_blastp import build_db, proteome_queries, run_clalign, warmup
 
 
 def build_fasta(n, seed, work: Path) -> Path:
@@ -129,11 +133,13 @@ def main(argv=None):
     ap.add_argument("--expect", default=None, help="a saved -outfmt 6 of the same search")
     ap.add_argument("--trace", action="store_true", help="timelines to WORK/trace_CONFIG.json")
     ap.add_argument("--out", default=None, help="results JSON (default WORK/many.json)")
+    ap.add_argument("--blastdb", action="store_true", help="also makeblastdb the database")
+    ap.add_argument("--label", default="", help="prefix of the outputs' file names")
     a = ap.parse_args(argv)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    fasta = build_fasta(a.n, a.seed, work)
+    fasta = build_db(a.n, a.seed, work)[0] if a.blastdb else build_fasta(a.n, a.seed, work)
     query = Path(a.queries) if a.queries else proteome_queries(a.many, work)
     res = {"n": a.n, "seed": a.seed, "many": a.many, "threads": a.threads, "device": a.device,
            "database_s": round(time.perf_counter() - t0, 2)}
@@ -142,26 +148,30 @@ def main(argv=None):
     first = None
     for name in a.configs.split(","):
         undo = _configure(name)
-        tsv = work / f"clalign_{name}.tsv"
+        key = name
+        while key in res:
+            key = f"{name}#{int(key.partition('#')[2] or 1) + 1}"
+        tag = a.label + key.replace("#", "_")
+        tsv = work / f"clalign_{tag}.tsv"
         try:
             with GilProbe() as probe:
                 t, times = run_clalign(query, fasta, a.threads, a.device, tsv,
-                                       trace=work / f"trace_{name}.json" if a.trace else None)
+                                       trace=work / f"trace_{tag}.json" if a.trace else None)
         finally:
             undo()
         lines = tsv.read_text().splitlines()
         first = lines if first is None else first
         r = {"clalign_s": round(t, 2), "lines": len(lines), "same_as_first": lines == first,
              "gil_wait": probe.summary()}
-        for k in ("dev_two_hit_or_scan", "dev_span", "setup_cpu", "ungapped", "dev_gapped",
+        for k in ("dev_two_hit_or_scan", "dev_span", "dev_busy", "setup_cpu", "ungapped", "dev_gapped",
                   "dev_gapped_kernel", "gapped_cpu", "traceback_cpu", "read_db", "device_setup",
                   "init_hsps"):
             if k in times:
                 r[k] = round(times[k], 3)
         if a.expect:
             r["identical_to_expect"] = lines == Path(a.expect).read_text().splitlines()
-        res[name] = r
-        print(json.dumps({name: r}), flush=True)
+        res[key] = r
+        print(json.dumps({key: r}), flush=True)
         out.write_text(json.dumps(res, indent=1))
     return res
 
