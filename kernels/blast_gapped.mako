@@ -170,8 +170,9 @@ __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Subjects.residues) */
                   __global const long *offsets,   /* subject k: res[offsets[k] .. offsets[k+1]) */
                   __global const int *rows,       /* initial HSPs, 7 ints each (device rows) */
-                  __global const int *order,      /* launch item -> row index */
+                  __global const int *order,      /* item -> row index (the query's items) */
                   __global const uchar *restrict_row, /* per row: 1 = restricted DP */
+                  const int first,                /* this launch's items: first .. first + n - 1 */
                   const int n,
                   __global const uchar *q, const int qlen,
                   __global const int *matrix,     /* 28 x 28 */
@@ -179,7 +180,7 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
 % if not SCRATCH_LOCAL:
                   __global int2 *scratch,         /* BAND int2 per work-item of the launch */
 % endif
-                  __global int *out)              /* 8 ints per launch item */
+                  __global int *out)              /* 8 ints per item */
 {
     __local int mat[28 * 28];
     const int lid = get_local_id(0);
@@ -195,7 +196,8 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
     const int gid = get_global_id(0);
     if (gid >= n)
         return;
-    __global const int *r = rows + 7 * (long)order[gid];
+    const int item = first + gid;
+    __global const int *r = rows + 7 * (long)order[item];
     const int oid = r[0], q0 = r[2], s0 = r[3], length = r[4];
     const long s_base = offsets[oid];
     const int slen = (int)(offsets[oid + 1] - s_base);
@@ -219,7 +221,7 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
         q_off = max_score > 0 ? max_offset - ${WINDOW // 2} : q0;
     }
     const int s_off = r[6] + q_off - r[5];
-    const bool restricted = restrict_row[order[gid]] != 0;
+    const bool restricted = restrict_row[order[item]] != 0;
 
     /* s_BlastProtGappedAlignment with AdjustSubjectRange */
     const int q_length = q_off + 1;
@@ -240,7 +242,7 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
                            gap_open, gap_extend, x_dropoff, ring, &ra, &rb, &ovf)
         : xdrop_full(mat, q, q_length, -1, q_length, s, shift + s_length - 1, -1, s_length,
                      gap_open, gap_extend, x_dropoff, ring, &ra, &rb, &ovf);
-    __global int *o = out + 8 * (long)gid;
+    __global int *o = out + 8 * (long)item;
     const int q_start = q_length - ra, s_start = s_length - rb + shift;
     int q_end = q_off, s_end = s_off, score_right = 0;
     if (!ovf && q_length < qlen && s_length < subject_length) {

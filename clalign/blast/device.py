@@ -290,7 +290,7 @@ class DeviceUngapped:
         read of all blocks' rows, outside the lock."""
         t0 = time.perf_counter()
         nb = len(self.blocks)
-        job = self.chunk.prepare(qs, nb)
+        job = self.chunk.prepare(qs)
         slot = self._slots.get()
         ok = False
         try:

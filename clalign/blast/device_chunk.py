@@ -12,9 +12,9 @@ gets the room). With ``BALANCE`` the hit buffer is two buffers of CAP entries (s
 bins). ``GROUPS`` work-groups per compute unit loop over the tasks.
 
 Per query (``device.DeviceUngapped.initial_hsps``) the host work stays out of the device's turn:
-:meth:`ChunkKernel.prepare` packs the query's arrays into one host array (:func:`pack`, the
-blocks' zeroed counters first), a :class:`Slot` (one of a few reused sets of buffers, one per
-query in flight) takes it up in one copy on a copy queue, the turn only sets the kernel's
+:meth:`ChunkKernel.prepare` packs the query's arrays, a :class:`Slot` (one of a few reused sets
+of buffers, one per query in flight) lays them out behind the blocks' zeroed counters
+(:class:`Arena`) and takes them up in one copy on a copy queue, the turn only sets the kernel's
 arguments and enqueues one launch per block and the counters' read-back (nothing waits), and
 the rows of all blocks come back after the turn in one rectangular read while the device runs
 the next query's launches. Every OpenCL copy, flush and wait releases the interpreter lock and
@@ -41,20 +41,53 @@ from .params import BLAST_CHUNK, chunk_qbits
 MIN_OUT_ROWS = 1 << 14
 
 
-def pack(arrays: dict, head: int, align: int):
-    """One upload of a query's arrays: (uint8 host array, {name: (byte offset, bytes)}), ``head``
-    zero bytes first (the blocks' counters, cleared by the same copy), each array from an
-    ``align``-byte boundary (the device's sub-buffer alignment)."""
-    spans, at = {}, head
-    for name, a in arrays.items():
-        at = -(-at // align) * align
-        spans[name] = (at, a.nbytes)
-        at += a.nbytes
-    host = np.zeros(at, dtype=np.uint8)
-    for name, a in arrays.items():
-        o, n = spans[name]
-        host[o:o + n] = np.ascontiguousarray(a).view(np.uint8).ravel()
-    return host, spans
+class Arena:
+    """One device buffer of named regions at fixed offsets, filled by one copy per use
+    (:meth:`pack` lays the arrays out on the host as they lie on the device). The regions'
+    sub-buffers are made once per allocation, never per use: a sub-buffer released while a
+    kernel still names it as an argument crashed NVIDIA's driver (the H100 host, docs/perf/
+    blastp.md, run b1). An array that outgrows its region replaces the buffer (the regions it
+    outgrew doubled); the old one is kept alive with its sub-buffers. ``head`` bytes at the
+    start (zeroed by every copy) hold ``heads`` sub-buffers of ``head_size`` bytes each at
+    ``align``-byte steps (the chunk kernel's per-block counters)."""
+
+    def __init__(self, ctx, align: int, flags, heads: int = 0, head_size: int = 16):
+        self.ctx, self.align, self.flags = ctx, align, flags
+        self.heads, self.head_size = heads, head_size
+        self.caps, self.offsets, self.sub, self.head_subs = {}, {}, {}, []
+        self.buf = None
+        self._retired = []
+
+    def fit(self, sizes: dict) -> bool:
+        """Regions of at least ``sizes`` bytes (name -> bytes, in layout order); True when the
+        buffer was replaced."""
+        small = [n for n, b in sizes.items() if self.caps.get(n, -1) < b]
+        if self.buf is not None and not small:
+            return False
+        for n in small:
+            self.caps[n] = max(sizes[n], 2 * self.caps.get(n, 0), 16)
+        at, self.offsets = self.heads * self.align, {}
+        for n in self.caps:
+            at = -(-at // self.align) * self.align
+            self.offsets[n] = at
+            at += self.caps[n]
+        if self.buf is not None:
+            self._retired.append((self.buf, self.sub, self.head_subs))
+        self.buf = cl.Buffer(self.ctx, self.flags, max(at, 16))
+        self.sub = {n: self.buf.get_sub_region(o, self.caps[n]) for n, o in self.offsets.items()}
+        self.head_subs = [self.buf.get_sub_region(k * self.align, self.head_size)
+                          for k in range(self.heads)]
+        return True
+
+    def pack(self, arrays: dict) -> np.ndarray:
+        """The host image of the buffer's first bytes for one copy: zeros in the head and
+        between regions, each array at its region's offset (``fit`` first)."""
+        end = max([self.heads * self.align] + [self.offsets[n] + a.nbytes for n, a in arrays.items()])
+        host = np.zeros(end, dtype=np.uint8)
+        for n, a in arrays.items():
+            o = self.offsets[n]
+            host[o:o + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).ravel()
+        return host
 
 
 def sub_align(rt) -> int:
@@ -150,21 +183,19 @@ class ChunkKernel:
         return self.rt.prebuild([("blast_chunk.mako", BLAST_CHUNK, {**self.values, "STATE_LOCAL": s})
                                  for s in places], threads=2)
 
-    def prepare(self, qs, nblocks: int) -> "Job":
-        """Host side of one query, outside the device's turn: placement and its arrays packed
-        behind ``nblocks`` blocks' zeroed counters (:func:`pack`)."""
+    def prepare(self, qs) -> "Job":
+        """Host side of one query, outside the device's turn: placement and packed arrays."""
         qlen, window = len(qs.codes), int(qs.opts.window)
         nstate, local, cap = self.placement(qlen, window)
         lk = qs.lookup
         present = np.packbits(lk.present.astype(np.uint8), bitorder="little").view(np.uint8)
         present = np.concatenate([present, np.zeros((-len(present)) % 4, np.uint8)]).view(np.uint32)
         arrays = {"present": present, "starts": np.ascontiguousarray(lk.starts, dtype=np.int32),
-                  "qoffs": np.ascontiguousarray(lk.qoffs, dtype=np.int32) if len(lk.qoffs)
-                  else np.zeros(1, np.int32),
+                  "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel(),
                   "query": np.ascontiguousarray(qs.codes, dtype=np.uint8),
-                  "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel()}
-        host, spans = pack(arrays, max(1, nblocks) * self.align, self.align)
-        return Job(qs, qlen, window, nstate, local, cap, host, spans)
+                  "qoffs": np.ascontiguousarray(lk.qoffs, dtype=np.int32) if len(lk.qoffs)
+                  else np.zeros(1, np.int32)}
+        return Job(qs, qlen, window, nstate, local, cap, arrays)
 
     def _set_args(self, k, blk, job, slot, b, state):
         tasks = blk.chunk
@@ -206,7 +237,7 @@ class ChunkKernel:
                                                          (self.wg,),
                                                          wait_for=wait_for + blk.wait_list() or None))
             wait_for = []
-        return cl.enqueue_copy(queue, slot.host_counters, slot.qbuf, is_blocking=False)
+        return cl.enqueue_copy(queue, slot.host_counters, slot.arena.buf, is_blocking=False)
 
     def rerun(self, blocks, which, job, slot):
         """Blocks ``which`` again (their launches found more rows than the slot had room for;
@@ -220,7 +251,7 @@ class ChunkKernel:
             self._set_args(k, blocks[b], job, slot, b, state)
             job.events.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,),
                                                          (self.wg,)))
-        cl.enqueue_copy(queue, slot.host_counters, slot.qbuf)
+        cl.enqueue_copy(queue, slot.host_counters, slot.arena.buf)
 
 
 @dataclass
@@ -233,28 +264,35 @@ class Job:
     nstate: int
     local: bool
     cap: int
-    host: np.ndarray   # the packed upload (``pack``): counters' zeros, then the arrays
-    spans: dict        # array name -> (byte offset, bytes) in ``host``
+    arrays: dict     # present, starts, qoffs, query, matrix (fixed sizes first: Arena's layout)
     events: list = None
 
 
 class Slot:
-    """Device buffers of one query in flight, reused by the next: ``qbuf`` holds per block a
+    """Device buffers of one query in flight, reused by the next: ``arena`` holds per block a
     counters sub-buffer (four uints at the device's sub-buffer alignment: one read brings them
-    all back) and then the query's arrays (one upload writes both, :func:`pack`); ``out_buf``
-    holds per block ``stride`` rows (sub-buffers ``out``: one rectangular read brings all blocks'
-    rows back). ``capacity``: rows a block's launch may write (the kernel counts the rest)."""
+    all back) and then the query's arrays (one upload writes both); ``out_buf`` holds per block
+    ``stride`` rows (sub-buffers ``out``: one rectangular read brings all blocks' rows back).
+    ``capacity``: rows a block's launch may write (the kernel counts the rest)."""
 
     def __init__(self, rt, blocks, min_rows):
         self.rt = rt
         self.align = sub_align(rt)
         self.nblocks = len(blocks)
         self.host_counters = np.zeros((max(1, self.nblocks), self.align // 4), dtype=np.uint32)
-        self.qbuf = None
-        self.counters, self.q = [], {}
+        self.arena = Arena(rt.ctx, self.align, cl.mem_flags.READ_WRITE, heads=self.nblocks)
         self._host = None
-        self._layout = None
+        self._retired = []
+        self.out_buf = None
         self._make_out(self.stride_for(blocks, min_rows, self.align))
+
+    @property
+    def counters(self):
+        return self.arena.head_subs
+
+    @property
+    def q(self):
+        return self.arena.sub
 
     @staticmethod
     def stride_for(blocks, min_rows, align) -> int:
@@ -271,6 +309,9 @@ class Slot:
         return 28 * max(1, len(blocks)) * cls.stride_for(blocks, min_rows, align)
 
     def _make_out(self, stride):
+        """A new output buffer (the old one kept alive with its sub-buffers, see Arena)."""
+        if self.out_buf is not None:
+            self._retired.append((self.out_buf, self.out))
         self.stride = stride
         n = max(1, self.nblocks)
         self.out_buf = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, 28 * stride * n)
@@ -293,21 +334,11 @@ class Slot:
         return self.host_counters[:self.nblocks, :4].astype(np.int64)
 
     def load(self, job, queue):
-        """Upload the job's packed arrays (one copy, which also clears the counters; the buffer
-        grown when too small) on ``queue`` without waiting; returns [its event]."""
-        host = job.host
-        layout = (host.nbytes, tuple(job.spans.items()))
-        if self.qbuf is None or self.qbuf.size < host.nbytes:
-            size = max(host.nbytes, 2 * (self.qbuf.size if self.qbuf is not None else 0))
-            self.qbuf = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, size)
-            self.counters = [self.qbuf.get_sub_region(b * self.align, 16)
-                             for b in range(self.nblocks)]
-            self._layout = None
-        if layout != self._layout:
-            self.q = {name: self.qbuf.get_sub_region(o, n) for name, (o, n) in job.spans.items()}
-            self._layout = layout
-        self._host = host      # alive until the copy is done
-        return [cl.enqueue_copy(queue, self.qbuf, host, is_blocking=False)]
+        """Upload the job's arrays behind zeroed counters in one copy (regions grown when too
+        small) on ``queue`` without waiting; returns [its event]."""
+        self.arena.fit({name: a.nbytes for name, a in job.arrays.items()})
+        host = self._host = self.arena.pack(job.arrays)    # alive until the copy is done
+        return [cl.enqueue_copy(queue, self.arena.buf, host, is_blocking=False)]
 
     def read_rows(self, queue, totals) -> np.ndarray:
         """int32 (sum(totals), 7): the first ``totals[b]`` rows of every block, block after

@@ -14,10 +14,10 @@ The device work has its own command queue and lock, so one query's extensions ru
 chunk kernel (``DeviceUngapped``, its own lock) scans another query; the lock covers only the
 launches (the upload before, the read-back's wait after, ``IN_FLIGHT`` reused buffer slots), so
 the queries' host work overlaps the device. A query's inputs go up in one copy into its slot's
-buffer (``device_chunk.pack``: rows, restriction flags, query, matrix, launch orders) and all
-its launches' results come back in one read: no buffer is made per query (``cl.Buffer`` with a
-host copy holds the interpreter lock for the copy, and a freed device buffer may wait for the
-device), and every copy or wait is one fewer release and re-acquisition of that lock.
+buffer (``device_chunk.Arena``: matrix, query, restriction flags, rows, launch order) and all
+its launches' results come back in one read (each launch takes its items from ``first``): no
+buffer is made per query (``cl.Buffer`` with a host copy holds the interpreter lock for the
+copy), and every copy or wait is one fewer release and re-acquisition of that lock.
 
 Chosen in one place: ``BLAST_GAPPED.ENABLE`` (tuning table; off on CPU devices, where the
 numba stage is faster than PoCL's kernel: docs/perf/blastp.md), and subjects that fit in half
@@ -40,7 +40,7 @@ from ..runtime.tuning import lookup
 from .stages_nb import NPRE
 from .options import RESTRICTED_MULT
 from .params import BLAST_GAPPED
-from .device_chunk import pack, sub_align
+from .device_chunk import Arena, sub_align
 
 
 IN_FLIGHT = 3   # queries whose launches may be queued at once (each holds one slot's buffers)
@@ -48,16 +48,9 @@ IN_FLIGHT = 3   # queries whose launches may be queued at once (each holds one s
 
 @dataclass
 class _Slot:
-    inp: object = None       # cl.Buffer of one query's packed inputs, grown on demand
+    inp: object = None       # device_chunk.Arena of one query's inputs
     out: object = None       # cl.Buffer of its launches' results, grown on demand
     scratch: object = None
-
-
-def _grown(ctx, buf, need, flags):
-    """``buf`` when it holds ``need`` bytes, else a new buffer of at least twice its size."""
-    if buf is not None and buf.size >= need:
-        return buf
-    return cl.Buffer(ctx, flags, max(need, 2 * (buf.size if buf is not None else 0), 64))
 
 
 def restricted_rows(qs, rows) -> np.ndarray:
@@ -146,20 +139,18 @@ class DeviceGapped:
         # the read-back after it, so the device's turn is enqueueing (see docs/perf/blastp.md)
         mf, ctx = cl.mem_flags, self.rt.ctx
         size = min(n, self.launch)
-        spans = [(lo, min(size, n - lo)) for lo in range(0, n, size)]
-        align = sub_align(self.rt)
-        arrays = {"rows": rows32, "restrict": restrict, "query": qs.codes.astype(np.uint8),
-                  "matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel()}
-        arrays.update((k, order[lo:lo + m]) for k, (lo, m) in enumerate(spans))
-        host, place = pack(arrays, 0, align)
-        stride = -(-32 * size // align) * align     # bytes of results per launch in ``out``
-        got = np.empty((len(spans), stride // 4), dtype=np.int32)   # in launch order
+        arrays = {"matrix": np.ascontiguousarray(qs.matrix[:28, :28], dtype=np.int32).ravel(),
+                  "query": qs.codes.astype(np.uint8), "restrict": restrict, "rows": rows32,
+                  "order": order}
+        got = np.empty((n, NPRE), dtype=np.int32)   # in launch order
         slot = self._slots.get()
         try:
-            slot.inp = _grown(ctx, slot.inp, host.nbytes, mf.READ_ONLY)
-            slot.out = _grown(ctx, slot.out, got.nbytes, mf.WRITE_ONLY)
-            sub = {name: slot.inp.get_sub_region(o, nb) for name, (o, nb) in place.items()}
-            outs = [slot.out.get_sub_region(k * stride, 32 * m) for k, (_, m) in enumerate(spans)]
+            if slot.inp is None:
+                slot.inp = Arena(ctx, sub_align(self.rt), mf.READ_ONLY)
+            slot.inp.fit({name: a.nbytes for name, a in arrays.items()})
+            host = slot.inp.pack(arrays)
+            if slot.out is None or slot.out.size < got.nbytes:
+                slot.out = cl.Buffer(ctx, mf.WRITE_ONLY, max(got.nbytes, 2 * (slot.out.size if slot.out else 0)))
             scratch = ()
             if not self.values["SCRATCH_LOCAL"]:
                 need = 8 * self.band * (-(-size // self.wg) * self.wg)
@@ -167,15 +158,16 @@ class DeviceGapped:
                     slot.scratch = cl.Buffer(ctx, mf.READ_WRITE, need)
                 scratch = (slot.scratch,)
             # the in-order queue runs this query's launches after its upload
-            upload = cl.enqueue_copy(self.queue, slot.inp, host, is_blocking=False)
-            kevs = []
+            upload = cl.enqueue_copy(self.queue, slot.inp.buf, host, is_blocking=False)
+            sub, kevs = slot.inp.sub, []
             with self.lock:
-                for k, (lo, m) in enumerate(spans):
-                    self._kernel.set_args(self._res, self._offsets, sub["rows"], sub[k],
-                                          sub["restrict"], np.int32(m), sub["query"],
+                for lo in range(0, n, size):
+                    m = min(size, n - lo)
+                    self._kernel.set_args(self._res, self._offsets, sub["rows"], sub["order"],
+                                          sub["restrict"], np.int32(lo), np.int32(m), sub["query"],
                                           np.int32(len(qs.codes)), sub["matrix"],
                                           np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
-                                          np.int32(qs.xdrop_gapped), *scratch, outs[k])
+                                          np.int32(qs.xdrop_gapped), *scratch, slot.out)
                     gsize = -(-m // self.wg) * self.wg
                     kevs.append(cl.enqueue_nd_range_kernel(self.queue, self._kernel, (gsize,),
                                                            (self.wg,)))
@@ -185,7 +177,6 @@ class DeviceGapped:
             del upload
         finally:
             self._slots.put(slot)
-        got = np.concatenate([got[k, :8 * m] for k, (_, m) in enumerate(spans)]).reshape(n, NPRE)
         out[order] = got
         ksec = sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in kevs)
         with self.lock:
