@@ -302,7 +302,7 @@ class DeviceUngapped:
                 done = self.chunk.enqueue(self.blocks, job, slot, uploads)
                 self.rt.queue.flush()
             t3 = time.perf_counter()
-            done.wait()
+            cl.wait_for_events([done, *job.events])   # the launches' too: their profiling times
             counts = slot.counts()
             over = np.flatnonzero(counts[:, 1] > np.asarray(slot.capacity))
             if len(over):   # launches that found more rows than reserved, redone with room

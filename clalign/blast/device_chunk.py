@@ -246,12 +246,14 @@ class ChunkKernel:
         queue = self.rt.queue
         k = self.kernel(job.local)
         state = self._state(job)
+        evs = []
         for b in which:
             cl.enqueue_fill_buffer(queue, slot.counters[b], np.uint32(0), 0, 16)
             self._set_args(k, blocks[b], job, slot, b, state)
-            job.events.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,),
-                                                         (self.wg,)))
-        cl.enqueue_copy(queue, slot.host_counters, slot.arena.buf)
+            evs.append(cl.enqueue_nd_range_kernel(queue, k, (self.wg * self.groups,), (self.wg,)))
+        read = cl.enqueue_copy(queue, slot.host_counters, slot.arena.buf, is_blocking=False)
+        cl.wait_for_events([read, *evs])
+        job.events.extend(evs)
 
 
 @dataclass

@@ -173,7 +173,9 @@ class DeviceGapped:
                                                            (self.wg,)))
                 read = cl.enqueue_copy(self.queue, got, slot.out, is_blocking=False)
                 self.queue.flush()
-            read.wait()
+            # the launches' events too: an in-order queue's later command may complete before
+            # NVIDIA marks an earlier one complete (profiling info not available yet)
+            cl.wait_for_events([read, *kevs])
             del upload
         finally:
             self._slots.put(slot)
