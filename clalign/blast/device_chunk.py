@@ -44,12 +44,12 @@ MIN_OUT_ROWS = 1 << 14
 class Arena:
     """One device buffer of named regions at fixed offsets, filled by one copy per use
     (:meth:`pack` lays the arrays out on the host as they lie on the device). The regions'
-    sub-buffers are made once per allocation, never per use: a sub-buffer released while a
-    kernel still names it as an argument crashed NVIDIA's driver (the H100 host, docs/perf/
-    blastp.md, run b1). An array that outgrows its region replaces the buffer (the regions it
-    outgrew doubled); the old one is kept alive with its sub-buffers. ``head`` bytes at the
-    start (zeroed by every copy) hold ``heads`` sub-buffers of ``head_size`` bytes each at
-    ``align``-byte steps (the chunk kernel's per-block counters)."""
+    sub-buffers are made once per allocation, never per use (a first form that made and
+    released sub-buffers per query died with a segmentation fault on the H100 host, cause not
+    isolated: docs/perf/blastp.md, run b1). An array that outgrows its region replaces the
+    buffer (the regions it outgrew doubled); the old one is kept alive with its sub-buffers.
+    The first ``heads`` x ``align`` bytes (zeroed by every copy) hold ``heads`` sub-buffers of
+    ``head_size`` bytes (the chunk kernel's per-block counters)."""
 
     def __init__(self, ctx, align: int, flags, heads: int = 0, head_size: int = 16):
         self.ctx, self.align, self.flags = ctx, align, flags
@@ -82,7 +82,8 @@ class Arena:
     def pack(self, arrays: dict) -> np.ndarray:
         """The host image of the buffer's first bytes for one copy: zeros in the head and
         between regions, each array at its region's offset (``fit`` first)."""
-        end = max([self.heads * self.align] + [self.offsets[n] + a.nbytes for n, a in arrays.items()])
+        end = max([self.heads * self.align]
+                  + [self.offsets[n] + a.nbytes for n, a in arrays.items()])
         host = np.zeros(end, dtype=np.uint8)
         for n, a in arrays.items():
             o = self.offsets[n]
@@ -266,7 +267,7 @@ class Job:
     nstate: int
     local: bool
     cap: int
-    arrays: dict     # present, starts, qoffs, query, matrix (fixed sizes first: Arena's layout)
+    arrays: dict     # present, starts, matrix, query, qoffs (fixed sizes first: Arena's layout)
     events: list = None
 
 
@@ -290,10 +291,12 @@ class Slot:
 
     @property
     def counters(self):
+        """Per block, the sub-buffer of its four counters."""
         return self.arena.head_subs
 
     @property
     def q(self):
+        """The query's arrays by name (sub-buffers of ``arena``)."""
         return self.arena.sub
 
     @staticmethod

@@ -150,7 +150,8 @@ class DeviceGapped:
             slot.inp.fit({name: a.nbytes for name, a in arrays.items()})
             host = slot.inp.pack(arrays)
             if slot.out is None or slot.out.size < got.nbytes:
-                slot.out = cl.Buffer(ctx, mf.WRITE_ONLY, max(got.nbytes, 2 * (slot.out.size if slot.out else 0)))
+                grown = 2 * slot.out.size if slot.out is not None else 0
+                slot.out = cl.Buffer(ctx, mf.WRITE_ONLY, max(got.nbytes, grown))
             scratch = ()
             if not self.values["SCRATCH_LOCAL"]:
                 need = 8 * self.band * (-(-size // self.wg) * self.wg)
