@@ -12,10 +12,9 @@ each on the H100 host, ~1.2 s in all for one ``clalign blastp``. ``preload`` sta
 those loads when the command starts, in the order the stages need them, so they overlap the
 OpenCL platform's start, the database's opening and the queries' reading. Only entries the cache
 already holds for this machine and this source are loaded: a first run (or a stale cache)
-compiles on demand as before. While a preload runs, functions marked ``python_first`` (a few
-milliseconds of Python, e.g. the query's Karlin block) run as plain Python until their compiled
-code is loaded, instead of waiting for numba; ``ready`` tells other callers whether a function's
-compiled code is there (the lookup table has a numpy form for that case).
+compiles on demand as before. ``preloading`` and ``ready`` tell a caller that numba is still
+starting and a function's compiled code is not there yet: the query set-up's lookup table and
+Karlin block have numpy forms for that case, so a command's first queries need not wait.
 """
 from __future__ import annotations
 
@@ -28,18 +27,21 @@ import types
 _LOCK = threading.RLock()
 _PRELOADS = [0]                     # preloads running (guarded by _LOCK)
 _BY_FUNC = {}                       # plain function -> its Deferred
+_DISPATCHER_ATTRS = frozenset((
+    "signatures", "nopython_signatures", "overloads", "stats", "compile", "recompile",
+    "targetctx", "typingctx", "targetoptions", "_cache", "inspect_types", "inspect_llvm",
+    "inspect_asm", "inspect_cfg", "get_call_template", "typeof_pyval", "enable_caching",
+    "disable_compile", "parallel_diagnostics", "get_metadata", "get_annotation_info"))
 
 
 class Deferred:
     """A function numba compiles on first use (``njit``); ``py_func`` is the plain function."""
 
-    def __init__(self, func, options: dict, python_first: bool):
+    def __init__(self, func, options: dict):
         functools.update_wrapper(self, func)
         self.py_func = func
         self._options = options
-        self._python_first = python_first
         self._disp = None
-        self._loaded = threading.Event()
         _BY_FUNC[func] = self
 
     def dispatcher(self):
@@ -60,17 +62,15 @@ class Deferred:
 
     def ready(self) -> bool:
         """Whether compiled code is loaded for this function in this process."""
-        return self._loaded.is_set()
+        return self._disp is not None and bool(self._disp.overloads)
 
     def __call__(self, *args):
-        if self._python_first and not self._loaded.is_set() and _PRELOADS[0]:
-            return self.py_func(*args)
-        out = self.dispatcher()(*args)
-        self._loaded.set()
-        return out
+        return self.dispatcher()(*args)
 
-    def __getattr__(self, name):          # signatures, overloads, stats, ... of the dispatcher
-        if name.startswith("__") or name in ("_disp", "_options", "_loaded", "_python_first"):
+    def __getattr__(self, name):
+        # the dispatcher's own attributes only: a probe for anything else (pytest's collection,
+        # hasattr checks) must not start numba
+        if name not in _DISPATCHER_ATTRS:
             raise AttributeError(name)
         return getattr(self.dispatcher(), name)
 
@@ -90,12 +90,11 @@ def _bind(code, g):
             _bind(c, g)
 
 
-def njit(python_first: bool = False, **options):
-    """``numba.njit(**options)`` made on first use (the module docstring); ``python_first``: run
-    the plain function while a preload has not yet loaded its compiled code."""
+def njit(**options):
+    """``numba.njit(**options)``, made on first use (the module docstring)."""
 
     def wrap(func):
-        return Deferred(func, options, python_first)
+        return Deferred(func, options)
 
     return wrap
 
@@ -124,9 +123,8 @@ def _dispatcher(spec: str):
 def load_cached(disp) -> int:
     """Load every signature of ``disp`` (a numba dispatcher) that its cache holds for this
     machine and this version of the function's code; returns how many were loaded."""
-    deferred = disp if isinstance(disp, Deferred) else _BY_FUNC.get(getattr(disp, "py_func", None))
-    if deferred is not None:
-        disp = deferred.dispatcher()
+    if isinstance(disp, Deferred):
+        disp = disp.dispatcher()
     cache = getattr(disp, "_cache", None)
     index_file = getattr(cache, "_cache_file", None)
     if index_file is None:          # cache=False: nothing on disk
@@ -143,8 +141,6 @@ def load_cached(disp) -> int:
             continue                # never a compile here: only what loads
         disp.compile(sig)
         loaded += 1
-    if deferred is not None and disp.overloads:
-        deferred._loaded.set()
     return loaded
 
 
