@@ -241,6 +241,50 @@ def table(spans, min_ms=5.0, end=None) -> str:
     return "\n".join(lines)
 
 
+def _sampler(every_s: float, out: list):
+    """Every ``every_s``, each thread's innermost frame and innermost clalign frame (what each
+    thread is doing, including threads blocked in C: their frame is the call that blocked). The
+    sampler needs the GIL itself, so a late sample means the GIL was held elsewhere."""
+    me = threading.get_ident()
+
+    def where(f):
+        return f"{os.path.basename(f.f_code.co_filename)}:{f.f_code.co_name}:{f.f_lineno}"
+
+    def run():
+        while True:
+            due = time.perf_counter() + every_s
+            t = _now()
+            names = {th.ident: th.name for th in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                inner, ours, f = where(frame), None, frame
+                while f is not None and ours is None:
+                    if "clalign" in f.f_code.co_filename:
+                        ours = where(f)
+                    f = f.f_back
+                out.append((round(t, 4), names.get(ident, str(ident)), inner, ours))
+            time.sleep(max(0.0, due - time.perf_counter()))
+
+    threading.Thread(target=run, name="timeline-sampler", daemon=True).start()
+
+
+def sample_table(samples, window=0.25) -> str:
+    """Per thread and ``window`` seconds: the most frequent innermost frame and its share."""
+    from collections import Counter, defaultdict
+
+    cells = defaultdict(Counter)
+    for t, name, inner, ours in samples:
+        cells[(name, int(t / window))][f"{inner} <- {ours}" if ours and ours != inner else inner] += 1
+    lines = ["  window  thread                 share  frame (<- innermost clalign frame)"]
+    for (name, w), c in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        frame, k = c.most_common(1)[0]
+        if "threading.py:wait" in frame or "thread.py:_worker" in frame or "queue" in frame:
+            continue        # idle pool threads
+        lines.append(f"{w * window:7.2f}  {name[:22]:<22} {k / sum(c.values()):5.0%}  {frame[:150]}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" in argv:
@@ -252,7 +296,12 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="write the spans and the command's exit status here")
     ap.add_argument("--span", action="append", default=[], help="also time MOD:QUALNAME[@ARG]")
     ap.add_argument("--min-ms", type=float, default=5.0, help="table: leave out spans shorter than this")
+    ap.add_argument("--sample-ms", type=float, default=0.0,
+                    help="also sample every thread's stack this often; a table per thread and window")
     a = ap.parse_args(own)
+    samples = []
+    if a.sample_ms > 0:
+        _sampler(a.sample_ms / 1e3, samples)
     sys.meta_path.insert(0, _Finder(_parse_specs(list(SPANS) + a.span)))
     import atexit
 
@@ -272,12 +321,15 @@ def main(argv=None):
             spans = list(_SPANS)
         sys.stderr.flush()
         print(table(spans, a.min_ms, end), file=sys.stderr, flush=True)
+        if samples:
+            print(sample_table(list(samples)), file=sys.stderr, flush=True)
         cache = sys.modules.get("clalign.runtime.cache")
         if cache is not None:
             print(cache.summary(), file=sys.stderr, flush=True)
         if a.json:
             with open(a.json, "w") as fh:
-                json.dump({"argv": cmd, "status": status, "exit": round(end, 4), "spans": spans}, fh, indent=1)
+                json.dump({"argv": cmd, "status": status, "exit": round(end, 4), "spans": spans,
+                           "samples": list(samples)}, fh, indent=1)
 
     real_exit = os._exit
 

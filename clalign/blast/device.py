@@ -26,7 +26,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 import pyopencl as cl
 
@@ -49,7 +49,7 @@ IN_FLIGHT = 4
 FILL_THREADS = 8
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _fill_stream(stream, residues, offsets, first, last, base, sep):
     """Subjects first..last-1 into ``stream`` at ``base``, ``sep`` after each and in the tail
     (element loops: a slice assignment compiles numba's shape-error path, seconds of compile)."""

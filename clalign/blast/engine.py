@@ -31,7 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.alphabet import PROTEIN
-from ..stats import KarlinParams, SearchStatistics, karlin_cutoff, spouge_cutoff
+from ..runtime.jit import preloading, ready
+from ..stats import (KarlinParams, SearchStatistics, composition, karlin_cutoff,
+                     robinson_frequencies, spouge_cutoff, ungapped_params)
 from ..stats.karlin import ROBINSON
 from ..stats.karlin_nb import std_frequencies, ungapped_karlin
 from .hsp import EVALUE_EPSILON, HSP, evalue_key
@@ -163,6 +165,11 @@ def ungapped_karlin_query(codes: np.ndarray, matrix: np.ndarray):
     """The query's ungapped Karlin block (``Blast_ScoreBlkKbpUngappedCalc``: its composition, X
     not counted, against the standard background), or None where BLAST+ has none; one compiled
     call (``stats.karlin_nb``), tested against ``stats.ungapped_params``."""
+    if preloading() and not ready(ungapped_karlin):
+        # numba still starting (a command's first queries): the numpy form, a few ms, whose
+        # lambda, K and H agree to 1e-12 and whose derived integers are equal (tests)
+        return ungapped_params(matrix, composition(codes, 28, ambiguous=(_X,)),
+                               robinson_frequencies(PROTEIN.letters))
     counts = np.bincount(codes, minlength=28)[:28].astype(np.float64)
     counts[_X] = 0.0
     lam, K, H = ungapped_karlin(matrix, counts, _std_frequencies())

@@ -18,7 +18,7 @@ plain-Python reference, the jitted form is the CPU path.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 MININT = -(1 << 30)        # INT4_MIN / 2
@@ -28,7 +28,7 @@ MAX_SUBJECT_OFFSET = 90000
 MAX_TOTAL_GAPS = 3000
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def semi_gapped(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropoff, out):
     """Score-only X-drop extension; returns best score, sets out[0:2] = (a_offset, b_offset)."""
     out[0] = 0
@@ -100,7 +100,7 @@ def semi_gapped(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_drop
     return best_score
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def restricted(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropoff, out):
     """``s_RestrictedGappedAlign``: as ``semi_gapped`` but gaps open only every 10 offsets."""
     out[0] = 0
@@ -184,7 +184,7 @@ def restricted(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropo
     return best_score
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gapped_start(matrix, q, s, q_start, s_start, length):
     """``BlastGetStartForGappedAlignment`` for an ungapped HSP (same length on both)."""
     if length <= HSP_MAX_WINDOW:
@@ -205,7 +205,7 @@ def gapped_start(matrix, q, s, q_start, s_start, length):
     return q_start
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def adjust_subject_range(s_off, s_len, q_off, q_len):
     """``AdjustSubjectRange``: (start_shift, s_off, s_len) of the window used for long subjects."""
     if s_len < MAX_SUBJECT_OFFSET:
@@ -220,7 +220,7 @@ def adjust_subject_range(s_off, s_len, q_off, q_len):
     return shift, s_off, min(s_len, s_off + shift + right) - shift
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def prot_gapped(matrix, q, s, s_base, slen, q_off, s_off, gap_open, gap_extend, x_dropoff,
                 use_restricted, out):
     """Score-only gapped alignment through (q_off, s_off) of subject ``s[s_base:s_base+slen]``.
@@ -259,7 +259,7 @@ def prot_gapped(matrix, q, s, s_base, slen, q_off, s_off, gap_open, gap_extend, 
     return score_left + score_right
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def extend_all(matrix, q, residues, offsets, rows, restricted, gap_open, gap_extend, x_dropoff):
     """The preliminary gapped extension of every initial HSP (rows as ``two_hit_db`` gives them),
     from the centre of its best 11-residue window, restricted where ``restricted[k]``; whether an

@@ -19,14 +19,14 @@ subject trees, < ``ADD_NODES``); call it before every ``add``.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 ADD_NODES = 160
 _LEFT, _RIGHT = 0, 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def new_tree(q_end, s_end, cap):
     nodes = np.zeros((max(cap, ADD_NODES + 1), 6), dtype=np.int64)
     st = np.zeros(3, dtype=np.int64)
@@ -34,7 +34,7 @@ def new_tree(q_end, s_end, cap):
     return nodes, st
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def init(nodes, st, q_end, s_end):
     """An empty tree over query [0, q_end] and subject [0, s_end] (also ``reset``)."""
     st[0] = 1
@@ -48,7 +48,7 @@ def init(nodes, st, q_end, s_end):
     nodes[0, 5] = -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def reserve(nodes, st):
     if st[0] + ADD_NODES <= nodes.shape[0]:
         return nodes
@@ -59,7 +59,7 @@ def reserve(nodes, st):
     return bigger
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _node(nodes, st, lo, hi, hsp):
     k = st[0]
     st[0] = k + 1
@@ -72,7 +72,7 @@ def _node(nodes, st, lo, hi, hsp):
     return k
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _inside(sc, qs, qe, ss, se, H, t, ctx, sep):
     if sep >= 0 and H[t, 5] != ctx:
         return False
@@ -85,7 +85,7 @@ def _inside(sc, qs, qe, ss, se, H, t, ctx, sep):
             or abs((H[t, 2] - H[t, 4]) - (qe - se)) < sep)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _mid_contains(nodes, H, idx, sc, qs, qe, ss, se, ctx, sep):
     node = idx
     while nodes[node, 5] < 0:
@@ -107,13 +107,13 @@ def _mid_contains(nodes, H, idx, sc, qs, qe, ss, se, ctx, sep):
     return _inside(sc, qs, qe, ss, se, H, nodes[node, 5], ctx, sep)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def contains(nodes, H, sc, qs, qe, ss, se):
     """Whether a kept HSP scoring at least ``sc`` holds both end points of the box."""
     return contains_in(nodes, H, sc, qs, qe, ss, se, -1, -1)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def contains_in(nodes, H, sc, qs, qe, ss, se, ctx, sep):
     """:func:`contains` for an HSP of context ``ctx`` under the rules ``sep`` selects."""
     node = 0
@@ -133,7 +133,7 @@ def contains_in(nodes, H, sc, qs, qe, ss, se, ctx, sep):
     return _inside(sc, qs, qe, ss, se, H, nodes[node, 5], ctx, sep)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _better(H, h, t, which, sep):
     """0: no shared end point; 1: h is better; 2: t is (ties go to t)."""
     if sep >= 0 and H[h, 5] != H[t, 5]:
@@ -155,7 +155,7 @@ def _better(H, h, t, which, sep):
     return 2
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _leaf_check(nodes, H, root, k, h, which, target, midpt, sep):
     best = _better(H, h, nodes[k, 5], which, sep)
     if best == 2:
@@ -168,7 +168,7 @@ def _leaf_check(nodes, H, root, k, h, which, target, midpt, sep):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _mid_endpoint(nodes, H, idx, h, which, sep):
     target = H[h, 3] if which == _LEFT else H[h, 4]
     root = idx
@@ -198,7 +198,7 @@ def _mid_endpoint(nodes, H, idx, h, which, sep):
         root = k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _endpoint(nodes, H, h, which, sep):
     target = H[h, 1] if which == _LEFT else H[h, 2]
     root = 0
@@ -219,13 +219,13 @@ def _endpoint(nodes, H, h, which, sep):
         root = k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def add(nodes, st, H, h):
     """Add HSP row ``h`` of ``H`` (unless a kept HSP sharing an end point is better)."""
     add_in(nodes, st, H, h, -1)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def add_in(nodes, st, H, h, sep):
     """:func:`add` under the rules ``sep`` selects."""
     for which in range(2):      # _LEFT, _RIGHT: a loop variable, so one compiled _endpoint

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
+from ..runtime.jit import njit, preloading, ready
 import numpy as np
 
 CHARSIZE = 5
@@ -80,17 +80,19 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     m = matrix[:ALPHABET, :ALPHABET].astype(np.int32)
     letters = np.stack([(uniq >> (CHARSIZE * (word_size - 1 - i))) & 31 for i in range(word_size)], 1)
     word_list, uniq_index = [], []
-    for c0 in range(0, len(uniq), 256):          # neighbours of 256 distinct words at a time
-        lt = letters[c0:c0 + 256]
-        total = np.zeros((len(lt), 1), dtype=np.int32)
-        for i in range(word_size):
-            total = (total[:, :, None] + m[lt[:, i]][:, None, :]).reshape(len(lt), -1)
-        if threshold > 0:
-            k, w = np.nonzero(total >= threshold)
-        else:
-            k = w = np.zeros(0, dtype=np.int64)
-        word_list.append(dense[w])
-        uniq_index.append(k + c0)
+    for c0 in range(0, len(uniq), 1024):         # neighbours of 1024 distinct words at a time
+        lt = letters[c0:c0 + 1024]
+        if threshold <= 0:
+            break
+        # scores of every (W-1)-letter prefix, kept where the best last letter can still reach T
+        prefix = np.zeros((len(lt), 1), dtype=np.int32)
+        for i in range(word_size - 1):
+            prefix = (prefix[:, :, None] + m[lt[:, i]][:, None, :]).reshape(len(lt), -1)
+        last = m[lt[:, word_size - 1]]
+        k, p = np.nonzero(prefix + last.max(axis=1)[:, None] >= threshold)
+        kk, b = np.nonzero(prefix[k, p][:, None] + last[k] >= threshold)
+        word_list.append(dense[p[kk] * ALPHABET + b])   # (word, dense code) in row-major order
+        uniq_index.append(k[kk] + c0)
     words_u = np.concatenate(word_list) if word_list else np.zeros(0, dtype=np.int32)
     index_u = np.concatenate(uniq_index) if uniq_index else np.zeros(0, dtype=np.int64)
     # the exact word is always a hit (added by BLAST+ when its self-score is below T)
@@ -118,7 +120,7 @@ def build_lookup(query: np.ndarray, matrix: np.ndarray, threshold: int, word_siz
     return LookupTable(word_size, threshold, starts, qs, counts > 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _table_nb(q, mask, m, threshold, w):
     """(starts, qoffs, present) of ``build_lookup`` in one compiled pass: the distinct query
     words (a code -> index map), each one's neighbours (a depth-first walk over letters sorted by
@@ -223,7 +225,7 @@ def _table_nb(q, mask, m, threshold, w):
     return starts, qoffs, counts > 0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _grow(words, n):
     """``words[:n]`` in an array twice as long (a loop: numba compiles a costly error path for
     an array-to-slice assignment)."""
@@ -239,7 +241,11 @@ _NO_MASK = np.zeros(0, dtype=np.uint8)
 def build_lookup_fast(query: np.ndarray, matrix: np.ndarray, threshold: int,
                       word_size: int = 3, mask=None) -> LookupTable:
     """``build_lookup`` compiled (same table, tested equal): one call of ``_table_nb``, which
-    releases the GIL; ``mask`` as there."""
+    releases the GIL; ``mask`` as there. While a command's preload has not yet loaded
+    ``_table_nb`` (numba's start, ~1.5 s), ``build_lookup`` itself (numpy) builds the table, so
+    the first queries' device work need not wait for numba."""
+    if preloading() and not ready(_table_nb):
+        return build_lookup(query, matrix, threshold, word_size, mask)
     q = np.ascontiguousarray(query, dtype=np.int64)
     mk = _NO_MASK if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
     m = _matrix64(matrix)

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from ..data.alphabet import PROTEIN
@@ -125,7 +125,7 @@ class CompressedLookup:
         return self.qoffs[self.starts[index]:self.starts[index + 1]]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _emit(idx, qo, n, code, off):
     """Append (code, off), doubling the arrays when full; returns them and the new count."""
     if n == idx.shape[0]:
@@ -140,7 +140,7 @@ def _emit(idx, qo, n, code, off):
     return idx, qo, n + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _neighbours(q, table, cm, w, threshold, offsets, power):
     """(word index, query offset) pairs of the words at the given query offsets: every word g
     (letters in ``table``'s alphabet, columns of ``cm``) with sum_p cm[q_p, g_p] >= threshold,
@@ -258,7 +258,7 @@ def build_word_lookup(query, matrix: np.ndarray, threshold: int, word_size: int,
     return LookupTable(word_size, int(threshold), starts, qoffs, np.diff(starts) > 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _csr(idx, qo, size):
     """(index, offset) pairs into CSR by a counting sort; stable (pairs come in ascending
     offset order, and stay so within an index)."""
@@ -279,7 +279,7 @@ def _csr(idx, qo, size):
     return starts, out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def scan_db(q, matrix, starts, qoffs, table, size, first_low, residues, offsets, first, last,
             window, w, dropoff, cutoff):
     """Initial HSPs of subjects first..last-1 with words read through ``table`` (letter ->

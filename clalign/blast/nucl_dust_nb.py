@@ -7,7 +7,7 @@ insertion shifts only the entries in front of it. :func:`dust_intervals_fast` mu
 """
 from __future__ import annotations
 
-import numba as nb
+from ..runtime.jit import njit
 import numpy as np
 
 from .nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _RANDOM_STATE, check_dust_params, dust_codes
@@ -15,7 +15,7 @@ from .nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _RANDOM_STATE, chec
 _STATE0 = np.array(_RANDOM_STATE, dtype=np.uint32)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _read(codes, i, st, kj):
     c = codes[i]
     if c >= 0:
@@ -34,7 +34,7 @@ def _read(codes, i, st, kj):
     return np.int64((r >> np.uint32(1)) & np.uint32(3))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _grow(P, lo, hi):
     cap = P.shape[0]
     if hi < cap:
@@ -48,7 +48,7 @@ def _grow(P, lo, hi):
     return Q, 0, n
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _insert(P, lo, hi, at, a, b, sc, ln):
     """Insert before list index ``at`` counted from the front (array index ``hi - at``)."""
     P, lo, hi = _grow(P, lo, hi)
@@ -62,7 +62,7 @@ def _insert(P, lo, hi, at, a, b, sc, ln):
     return P, lo, hi + 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _save(res, nres, P, lo, hi, wstart, offset, linker):
     if hi > lo and P[lo, 0] < wstart:
         a = P[lo, 0] + offset
@@ -79,7 +79,7 @@ def _save(res, nres, P, lo, hi, wstart, offset, linker):
     return nres, lo
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _dust(codes, level, window, linker, state0):
     n = codes.shape[0]
     res = np.zeros((n + 1, 2), dtype=np.int64)
@@ -228,7 +228,7 @@ def dust_intervals_fast(seq, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
     return [(int(a), int(b)) for a, b in out]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _dust_many(codes, starts, level, window, linker, state0):
     """:func:`_dust` of every sequence ``codes[starts[k]:starts[k + 1]]`` in one call: (all
     intervals, in sequence order, and the number of each sequence's)."""

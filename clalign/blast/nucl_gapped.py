@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 MININT = -(1 << 30)
@@ -41,12 +41,12 @@ def gap_trigger(bits: float, lambda_ungapped: float, k_ungapped: float) -> int:
     return int((bits * LN2 + math.log(k_ungapped)) / lambda_ungapped)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sbase(s, p):
     return (s[p >> 2] >> (6 - 2 * (p & 3))) & 3
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dropoff, out):
     """``s_BlastAlignPackedNucl``: score-only X-drop DP of query cells against packed subject rows.
 
@@ -127,7 +127,7 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
     return best_score
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score, gap_open,
               gap_extend, x_dropoff):
     """``-task blastn``'s preliminary gapped extension of one ungapped HSP (``BLAST_GetGappedScore``,
@@ -170,7 +170,7 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
     return score_left + score_right, q_start, q_end, s_start, s_end, q_off, s_off
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dp_prelim_all(matrix, q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, gap_open,
                   gap_extend, x_dropoff):
     """:func:`dp_prelim` of many ungapped HSPs of one subject in one compiled call. ``q``: the

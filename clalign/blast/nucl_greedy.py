@@ -9,13 +9,13 @@ Numba-compiled (``nogil``); ``.py_func`` is the plain-Python reference.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from .nucl_greedy_core import DEL, INS, SUB, affine_greedy_align  # noqa: F401  (codes re-exported)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def greedy_gapped(q, q_len, s, s_base, s_len, q_off, s_off, packed, traceback, reward, penalty,
                   gap_open, gap_extend, xdrop):
     """``BLAST_GreedyGappedAlignment`` through the start point (q_off, s_off) of one query context
@@ -102,7 +102,7 @@ def greedy_gapped(q, q_len, s, s_base, s_len, q_off, s_off, packed, traceback, r
             q_seed, s_seed, ops, nums, nop)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def greedy_prelim(q, q_len, s_packed, s_len, u_q_start, u_s_start, u_length, reward, penalty,
                   gap_open, gap_extend, xdrop):
     """Megablast's preliminary gapped extension of one ungapped HSP (``BLAST_GetGappedScore``,
@@ -116,7 +116,7 @@ def greedy_prelim(q, q_len, s_packed, s_len, u_q_start, u_s_start, u_length, rew
     return r[0], r[1], r[2], r[3], r[4], r[5], r[6]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def greedy_prelim_all(q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, reward, penalty,
                       gap_open, gap_extend, xdrop):
     """:func:`greedy_prelim` of many ungapped HSPs of one subject in one compiled call (threads

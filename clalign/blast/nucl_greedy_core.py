@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 DEL = 0
@@ -43,7 +43,7 @@ INVALID = -2                 # kInvalidOffset
 INVALID_DIAG = 100000000     # kInvalidDiag
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def match_run(q, q0, n1, s, s0, n2, i1, i2, reverse, packed):
     """``s_FindFirstMismatch``: exact matches from offsets (i1, i2) before a mismatch or an end."""
     start = i1
@@ -64,7 +64,7 @@ def match_run(q, q0, n1, s, s0, n2, i1, i2, reverse, packed):
     return i1 - start
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _push(ops, nums, n, op, num):
     """``GapPrelimEditBlockAdd``: append ``num`` ops, merged into the last run of the same op.
     Callers pass ``n``, ``op`` and ``num`` as run-time int64 values (``_OPS[k]``, ``one``), so
@@ -85,7 +85,7 @@ def _push(ops, nums, n, op, num):
     return ops, nums, n + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _grow(a, need):
     if need <= a.shape[0]:
         return a
@@ -94,7 +94,7 @@ def _grow(a, need):
     return b
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_cost, mismatch_cost, traceback):
     """``BLAST_GreedyAlign`` (costs already even). Returns (distance, query extent, subject
     extent, seed query offset, seed subject offset, seed length, ops, nums, n_ops)."""
@@ -232,7 +232,7 @@ def greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_cost, misma
     return best_dist, a1, a2, seed_q, seed_s, longest, ops, nums, nop
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gcd(a, b):
     a = abs(a)
     b = abs(b)
@@ -241,13 +241,13 @@ def _gcd(a, b):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _in(k, lo, hi, d, pen):
     """Diagonal k inside the saved range of distance d (negative d: empty)."""
     return k >= lo[d + pen] and k <= hi[d + pen]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def affine_greedy_align(q, q0, n1, s, s0, n2, reverse, packed, xdrop, match_score, mismatch_score,
                         gap_open, gap_extend, traceback):
     """``BLAST_AffineGreedyAlign``: as :func:`greedy_align` but returns a score (in the units of

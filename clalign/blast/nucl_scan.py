@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
+from ..runtime.jit import njit
 import numpy as np
 
 from .nucl_lookup import MEGABLAST, SMALL, STANDARD, SmallTable, StandardTable
@@ -34,7 +34,7 @@ class FlatLookup:
     max_cell: int = 0        # largest number of offsets of one code
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _indexed_words_nb(seq, seg_left, seg_right, width, word_size):
     """(codes, offsets) the tables index, in insertion order (``nucl_lookup.indexed_words``)."""
     n = 0
@@ -85,7 +85,7 @@ def build_flat(batch, kind: str, width: int, word_size: int) -> FlatLookup:
     return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _flat_cells(codes, offs, cells, latest_first):
     """Counting sort of the indexed words into cells: (q_offs, cell_start, largest cell, cells
     a small table's overflow array would take: sum of count + 1 over codes of 2 or more
@@ -114,7 +114,7 @@ def _flat_cells(codes, offs, cells, latest_first):
     return q_offs, start, largest, overflow
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _code_at(s, pos, width):
     code = 0
     for i in range(pos, pos + width):
@@ -122,7 +122,7 @@ def _code_at(s, pos, width):
     return code
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def scan_subject(cell_start, q_offs, width, step, s, s_len, first, out_q, out_s):
     """Scan offsets ``first, first + step, ...`` up to ``s_len - width``; write hits into
     ``out_q``/``out_s`` until they are full. Returns (hits written, next offset to scan)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from ..data.nucleotide import blastna_matrix
@@ -168,7 +168,7 @@ def ungapped_block(codes, matrix):
     return ungapped_params(np.asarray(matrix)[:15, :15], comp / comp.sum(), p_std)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _context_counts(seq, offsets, lengths):
     """Letter counts (codes 0..15) of every context of a query batch."""
     out = np.zeros((offsets.shape[0], 16), dtype=np.int64)

@@ -14,7 +14,7 @@ context-first keys do) and context-relative in what :func:`prelim_hsps` returns.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from . import itree_nb as it
@@ -26,7 +26,7 @@ from .stages_nb import _lexorder, purge_and_order
 NCOL = 8
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix, reward,
                 penalty, gap_open, gap_extend, xdrop, sep):
     """The preliminary HSP rows of one piece (purged, in score order, query positions relative
@@ -71,7 +71,7 @@ def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matr
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _purge_in_score_order(H, m, ctx_off):
     """Rows of ``H[:m]`` (shifted query positions) left by the purging common-endpoint purge,
     in ``score_order`` on context-relative query positions. The stable sort starts from the
@@ -98,7 +98,7 @@ def prelim_hsps(st, rows, s_packed, s_len: int) -> np.ndarray:
                        st.xdrop_gap, o.min_diag_separation)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _fails_identity(ops, nums, p, n, q, s, q_start, s_start, perc):
     """``-perc_identity``: whether the script's identical pairs (codes compared as they are) are
     below ``perc`` percent of its columns."""
@@ -118,7 +118,7 @@ def _fails_identity(ops, nums, p, n, q, s, q_start, s_start, perc):
     return ident * 100.0 < length * perc
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _cut(T, h, ops, nums, q_cut, s_cut, cut_begin):
     """``s_CutOffGapEditScript`` of row ``h`` (script at ``T[h, 8]``, ``T[h, 9]`` runs), in place."""
     p, n = T[h, 8], T[h, 9]
@@ -172,7 +172,7 @@ def _cut(T, h, ops, nums, q_cut, s_cut, cut_begin):
         T[h, 4] = T[h, 3] + sid
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _end_keys(T, m, start):
     keys = np.empty((5, m), dtype=np.int64)
     a, b, c, d = (1, 3, 2, 4) if start else (2, 4, 1, 3)
@@ -185,7 +185,7 @@ def _end_keys(T, m, start):
     return keys
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _purge_cutting(T, m, ops, nums):
     """``Blast_HSPListPurgeHSPsWithCommonEndpoints`` without purging (``nucl_hsp``'s spec): the
     row order (-1 = removed) and the count of kept rows; the ones cut short follow them."""
@@ -219,7 +219,7 @@ def _purge_cutting(T, m, ops, nums):
     return arr, count
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, penalty, gap_open,
                    gap_extend, xdrop, sep, perc, cutoff):
     """``Blast_TracebackFromHSPList`` of one (query, subject) pair (``nucl_search``'s
@@ -331,7 +331,7 @@ def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, pen
     return out[:f], ops, nums
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
     """An HSP's alignment columns for its output record (``blastn._aligned``, the spec, then
     complemented and reversed for a minus-strand HSP) and the counts ``Alignment.make`` derives

@@ -25,7 +25,7 @@ Compiled with numba (``nogil``); ``.py_func`` is the plain-Python reference.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from .gapped import HSP_MAX_WINDOW, adjust_subject_range
@@ -36,7 +36,7 @@ from .traceback import gapped_traceback
 MAX_IDENT_RUN = 10
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def start_for_gapped_nucl(q, s, q_off, q_end, s_off, s_end, q_gs, s_gs):
     """``BlastGetStartForGappedAlignmentNucl``: the (query, subject) start for the final stage of
     an HSP ``[q_off, q_end) x [s_off, s_end)`` whose preliminary gapped start is (q_gs, s_gs)."""
@@ -98,7 +98,7 @@ def start_for_gapped_nucl(q, s, q_off, q_end, s_off, s_end, q_gs, s_gs):
     return q_gs, s_gs
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def offsets_for_gapped(matrix, q, s, q_off, q_end, s_off, s_end):
     """``BlastGetOffsetsForGappedAlignment``: (found, q_start, s_start) from the best 11-letter
     window, else the window at the HSP's end if it scores above 0; not found drops the HSP."""
@@ -128,7 +128,7 @@ def offsets_for_gapped(matrix, q, s, q_off, q_end, s_off, s_end):
     return False, 0, 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def final_start(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs):
     """The traceback start of a blastn HSP: (found, q_start, s_start) (step 1 of the module)."""
     if q_gs == 0 and s_gs == 0:
@@ -137,7 +137,7 @@ def final_start(matrix, q, s, q_off, q_end, s_off, s_end, q_gs, s_gs):
     return True, a, b
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def greedy_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, reward, penalty,
                      gap_open, gap_extend, x_dropoff):
     """Megablast's final alignment of one HSP (steps 1-3): ``q`` the context's codes, ``s`` the
@@ -159,7 +159,7 @@ def greedy_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs
             ops[:size].copy(), nums[:size].copy())
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dp_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, gap_open, gap_extend,
                  x_dropoff):
     """``-task blastn``'s final alignment of one HSP (steps 1-3, ``ALIGN_EX``), arguments as
@@ -176,7 +176,7 @@ def dp_traceback(matrix, q, s, s_len, q_off, q_end, s_off, s_end, q_gs, s_gs, ga
     return True, score, ext[0], ext[1], ext[2], ext[3], qs, ss, ops, nums
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def script_runs(cols):
     """Run-length ``(ops, nums)`` of one-op-per-column ``cols``."""
     n = 0
@@ -199,7 +199,7 @@ def script_columns(ops, nums) -> np.ndarray:
     return np.repeat(np.asarray(ops, dtype=np.uint8), np.asarray(nums, dtype=np.int64))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def reevaluate_gapped(matrix, q, s, s_len, q_off, s_off, ops, nums, reward, penalty, gap_open,
                       gap_extend, cutoff):
     """``Blast_HSPReevaluateWithAmbiguitiesGapped`` of the HSP starting at (q_off, s_off) with

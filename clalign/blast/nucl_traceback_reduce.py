@@ -9,12 +9,12 @@ Numba-compiled (``nogil``); ``.py_func`` is the plain-Python reference.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 
 from .nucl_greedy_core import DEL, INS, SUB
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _eq(q, i, s, j):
     """Raw code equality as BLAST+ compares bytes; outside either sequence: never equal."""
     if i < 0 or j < 0 or i >= q.shape[0] or j >= s.shape[0]:
@@ -22,7 +22,7 @@ def _eq(q, i, s, j):
     return q[i] == s[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _update_script(ops, nums, size, pos, bf, af):
     """``s_UpdateEditScript``: grow the substitution run ``pos`` by ``bf`` letters on the left
     and ``af`` on the right, taking them from the neighbouring operations."""
@@ -84,7 +84,7 @@ def _update_script(ops, nums, size, pos, bf, af):
         nums[pos + 1] = qd if qd > 0 else -qd
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rebuild_script(ops, nums, size):
     """``s_RebuildEditScript``: drop empty runs, merge equal neighbours, turn an insertion next
     to a deletion into substitutions plus the difference. Returns the new size."""
@@ -113,7 +113,7 @@ def _rebuild_script(ops, nums, size):
     return j + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def reduce_gaps(ops, nums, size, q, s, qa, sa, qf, sf):
     """``s_ReduceGaps`` (in place) on the script of an alignment starting at (qa, sa) and ending
     before (qf, sf): runs of 12 or more substitutions are grown over neighbouring exact matches

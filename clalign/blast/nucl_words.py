@@ -24,7 +24,7 @@ and :func:`word_finder_ref`, which states steps 2-4 over Python dicts.
 """
 from __future__ import annotations
 
-import numba as nb
+from ..runtime.jit import njit
 import numpy as np
 
 DIRECT, GENERIC, SMALLX, SMALL_ALIGNED = 0, 1, 2, 3
@@ -77,22 +77,22 @@ class DiagState:
             self.offset[0] += s_len
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sbase(s, i):
     return (s[i >> 2] >> (6 - 2 * (i & 3))) & 3
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sbyte(s, k):
     return s[k] if k < s.size else 0
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _q(q, i):
     return q[i] if 0 <= i < q.size else 15
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _context_of(ctx_off, pos):
     """BSearchContextInfo: the last context starting at or before ``pos``."""
     lo, hi = 0, ctx_off.size
@@ -105,7 +105,7 @@ def _context_of(ctx_off, pos):
     return lo
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _left_matches(x):
     k = 0
     while k < 4 and (x >> (2 * k)) & 3 == 0:
@@ -113,7 +113,7 @@ def _left_matches(x):
     return k
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _right_matches(x):
     k = 0
     while k < 4 and (x >> (6 - 2 * k)) & 3 == 0:
@@ -121,7 +121,7 @@ def _right_matches(x):
     return k
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _mini_extend(ext, q, cq, s, s_range, q_off, s_off, width, word, ctx_off, ctx_len):
     """Word start (q, s) or (-1, -1)."""
     if ext == DIRECT:
@@ -188,7 +188,7 @@ def _mini_extend(ext, q, cq, s, s_range, q_off, s_off, width, word, ctx_off, ctx
     return q_off - left, s_off - left
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _in_table(cell_start, q_offs, s, s_pos, width, q_pos):
     """``s_IsSeedMasked`` negated: the subject word at ``s_pos`` is indexed at ``q_pos``."""
     code = 0
@@ -200,7 +200,7 @@ def _in_table(cell_start, q_offs, s, s_pos, width, q_pos):
     return False
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _type_of_word(q_off, s_off, cell_start, q_offs, s, s_range, word, width, ctx_off, ctx_len):
     """``s_TypeOfWord`` (single word, masks on): (ok, q_off, s_off, extended)."""
     q_end = q_off + word
@@ -227,7 +227,7 @@ def _type_of_word(q_off, s_off, cell_start, q_offs, s, s_range, word, width, ctx
     return True, q_off, s_off, ext_to
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ungapped_exact(q, s, s_len, matrix, q_off, s_off, X):
     score = 0
     total = 0
@@ -264,12 +264,12 @@ def _ungapped_exact(q, s, s_len, matrix, q_off, s_off, X):
     return q_beg, s_start, q_end - q_beg, score
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _qbyte(q, i):
     return ((_q(q, i) << 6) | (_q(q, i + 1) << 4) | (_q(q, i + 2) << 2) | _q(q, i + 3)) & 0xFF
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ungapped_approx(q, s, s_len, matrix, table, q_off, s_match_end, s_off, X, reduced):
     pad = (4 - s_off % 4) % 4
     q_ext, s_ext = q_off + pad, s_off + pad
@@ -307,12 +307,12 @@ def _ungapped_approx(q, s, s_len, matrix, table, q_off, s_match_end, s_off, X, r
     return q_start, s_start, max(s_match_end - s_start, new_q - q_start + 1), score
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _hash_bucket(diag):
     return ((diag & 0xFFFFFFFF) * 0x9E370001 & 0xFFFFFFFF) % DIAGHASH_NUM_BUCKETS
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def word_finder(hq, hs, first, nhits, ext, q, cq, s, s_len, cell_start, q_offs, width, word,
                 ctx_off, ctx_len, cutoff, xdrop, reduced, exact, matrix, table,
                 use_hash, level, dlen, offset, backbone, c_diag, c_level, c_next, occ, out):

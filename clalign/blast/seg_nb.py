@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 _LN2 = 0.69314718055994530941723212145818
 _LN20 = 2.9957322735539909
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _state(comp):
     """Non-zero counts, largest first."""
     sv = np.sort(comp[comp > 0])
     return sv[::-1].copy()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _entropy(comp, log_win10):
     sv = _state(comp)
     total = 0
@@ -41,14 +41,14 @@ def _entropy(comp, log_win10):
     return abs(ent / float(total))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _lnfact(n, table):
     if n < table.shape[0]:
         return table[n]
     return (n + 0.5) * math.log(n) - n + 0.9189385332
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ln_prob(comp, length, table):
     sv = _state(comp)
     padded = np.zeros(21, dtype=np.int64)
@@ -84,7 +84,7 @@ def _ln_prob(comp, length, table):
     return ans + ans2 - float(length) * _LN20
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def entropies(cls, start, length, window, maxbogus, log_win10):
     """Entropy of the window centred at each position of cls[start:start+length] (-1: none)."""
     downset = (window + 1) // 2 - 1
@@ -114,7 +114,7 @@ def entropies(cls, start, length, window, maxbogus, log_win10):
     return h
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def trim(cls, start, length, maxtrim, table):
     """(lend, rend) of the least probable sub-window of cls[start:start+length]."""
     lend = 0

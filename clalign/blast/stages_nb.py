@@ -15,7 +15,7 @@ E-values and the hit-list order are vectorised in the engine. HSP rows here are 
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from . import itree_nb as it
@@ -31,7 +31,7 @@ NPRE = 8
 NO_PRE = np.zeros((0, NPRE), dtype=np.int32)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def grow_rows(a, n, cap):
     """A copy of int64 rows ``a[:n]`` with room for ``cap`` rows. Copies in this package's
     compiled code are loops: an array-to-slice assignment makes numba compile a costly error
@@ -43,7 +43,7 @@ def grow_rows(a, n, cap):
     return b
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def grow_bytes(a, n, cap):
     """A copy of uint8 ``a[:n]`` with room for ``cap`` (see ``grow_rows``)."""
     b = np.empty(cap, dtype=np.uint8)
@@ -52,7 +52,7 @@ def grow_bytes(a, n, cap):
     return b
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _before(keys, i, j):
     """Whether column i of ``keys`` sorts strictly before column j (row 0 most significant)."""
     for r in range(keys.shape[0]):
@@ -61,7 +61,7 @@ def _before(keys, i, j):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _lexorder(keys, idx):
     """``idx`` stably ordered by the columns of ``keys`` (row 0 most significant), as Python's
     ``sorted`` with a tuple key orders them (bottom-up merge sort)."""
@@ -95,7 +95,7 @@ def _lexorder(keys, idx):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def purge_and_order(H, n):
     """Rows of ``H[:n]`` left by ``hsp.purge_common_endpoints``, in ``hsp.score_key`` order.
     H columns: score, q_start, q_end, s_start, s_end."""
@@ -139,7 +139,7 @@ def purge_and_order(H, n):
     return _lexorder(keys, out[:k])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_restricted, cutoff, r_cut,
                  gap_open, gap_extend, xdrop, pre, H, nodes, st, ext, cpu):
     """One replay of a subject's initial HSPs rows[a:b]: (number kept in H or -1 = redo exactly,
@@ -183,7 +183,7 @@ def _prelim_pass(matrix, q, residues, offsets, rows, a, b, use_restricted, cutof
     return n, nodes
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def prelim_chunk(matrix, q, residues, offsets, rows, first, last, cutoff, r_cut, restricted_ok,
                  gap_open, gap_extend, xdrop, pre, cpu):
     """Preliminary gapped HSPs of the subjects of rows[first:last] (rows sorted by subject, then
@@ -224,7 +224,7 @@ def prelim_chunk(matrix, q, residues, offsets, rows, first, last, cutoff, r_cut,
     return out[:n_out].copy()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def offsets_for_gapped(matrix, q, s, base, qs, qe, ss, se, out):
     """``BlastGetOffsetsForGappedAlignment`` (start point when the saved one is (0, 0)) on
     subject ``s[base:]``; False when no window scores above 0."""
@@ -258,7 +258,7 @@ def offsets_for_gapped(matrix, q, s, base, qs, qe, ss, se, out):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def traceback_chunk(matrix, q, residues, offsets, P, starts, gap_open, gap_extend, xdrop):
     """Final HSPs of the subjects whose preliminary rows are P[starts[i]:starts[i+1]] (score
     order). Returns (int64 (n, 8) rows, per subject in score order; uint8 ops of all of them,

@@ -13,7 +13,7 @@ the half-open extents and one op per alignment column.
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from .gapped import MININT, adjust_subject_range
@@ -26,7 +26,7 @@ _EXT_A = 0x10
 _EXT_B = 0x40
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def align_ex(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropoff, out):
     """X-drop DP with traceback; returns (best score, ops from the far end back to the start)."""
     out[0] = 0
@@ -158,7 +158,7 @@ def align_ex(matrix, q, qb, dq, M, s, sb, ds, N, gap_open, gap_extend, x_dropoff
     return best_score, ops[:n_ops].copy()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gapped_traceback(matrix, q, s, s_base, slen, q_start, s_start, gap_open, gap_extend, x_dropoff,
                      ext):
     """Final gapped alignment through (q_start, s_start); ext = (q_start, q_end, s_start, s_end),

@@ -7,12 +7,12 @@ reset per subject through a per-subject stamp, as BLAST+'s ``diag_offset`` does.
 from __future__ import annotations
 
 import numpy as np
-import numba
+from ..runtime.jit import njit
 
 from .lookup import CHARSIZE
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _grow_rows(res, n):
     """int32 rows ``res[:n]`` in an array twice as long (a loop: numba compiles a costly error
     path for an array-to-slice assignment)."""
@@ -23,7 +23,7 @@ def _grow_rows(res, n):
     return bigger
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _extend_two_hit(matrix, q, s, s_base, slen, s_left_off, s_right_off, q_right_off, dropoff, w, out):
     qlen = q.shape[0]
     score = 0
@@ -83,7 +83,7 @@ def _extend_two_hit(matrix, q, s, s_base, slen, s_left_off, s_right_off, q_right
     out[5] = s_last_off
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def two_hit_db(q, matrix, starts, qoffs, residues, offsets, first, last, window, w, dropoff, cutoff):
     """Initial HSPs of subjects first..last-1: int32 (n, 7) rows (subject, score, q_start,
     s_start, length, q_off, s_off) in subject order, unsorted within a subject."""

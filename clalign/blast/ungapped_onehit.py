@@ -15,7 +15,7 @@ one subject; ``_extend_one_hit`` the compiled extension the scan of ``lookup_com
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 
 
 def extend_one_hit(matrix, q, s, s_off, q_off, dropoff, w):
@@ -76,7 +76,7 @@ def one_hit_reference(hits, matrix, q, s, w, dropoff, cutoff):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _extend_one_hit(matrix, q, s, s_base, slen, s_off, q_off, dropoff, w, out):
     """``extend_one_hit`` on subject s[s_base:s_base + slen]; out = score, q_start, s_start,
     length, s_last_off."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _copy_runs(src, starts, lens, out_off, out, a, b):
     for i in range(a, b):
         o, s = out_off[i], starts[i]

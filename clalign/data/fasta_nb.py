@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 #: Flag bits of a record (``bad``): any one sends the whole file to the per-record reader.
@@ -40,7 +40,7 @@ IDENTITY = np.arange(256, dtype=np.uint8)
 # Three compiled functions (numba's first call in a process costs ~0.3 s, each further load ~5 ms).
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _histogram(arr, starts, ends, out):
     """Counts of the byte values in the ranges arr[starts[i]:ends[i]], added to ``out``."""
     for i in range(starts.size):
@@ -48,7 +48,7 @@ def _histogram(arr, starts, ends, out):
             out[arr[p]] += 1
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _scan(arr, hs, r0, r1, lut, blank, star, star_inside_ok, max_head, max_stops, max_len,
           he, lens, stops, ida, idb, dsa, dsb, bad):
     """Records r0..r1-1: header end and id/description bounds; residue count, trailing stops
@@ -106,7 +106,7 @@ def _scan(arr, hs, r0, r1, lut, blank, star, star_inside_ok, max_head, max_stops
         bad[r] = flag
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _pack(arr, r0, r1, starts, lut, skip, out_off, out):
     """Records r0..r1-1: bytes from arr[starts[r]] on, through ``lut``, bytes with
     ``skip[byte]`` set left out, until out[out_off[r]:out_off[r + 1]] is full."""

@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _fill_slots(res, s0, s1, seq_off, seq_len, row0, blk, col, boff, C, rg, end, data):
     """Slots s0..s1-1: residues res[seq_off:seq_off+seq_len] then END, from row ``row0`` of
     column ``col`` of block ``blk``; row r of column c lies at
@@ -51,7 +51,7 @@ def fill_slots(res, seq_off, seq_len, row0, blk, col, boff, C, rg, end, data):
             f.result()
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def easel_codes(res, lut, off, stops, idx, star, out_off, out):
     """Targets ``idx``: their residues through ``lut``, then ``stops`` times ``star``, packed
     at ``out_off``."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from .hmmfile import HMM
@@ -67,7 +67,7 @@ def local_entry(hmm: HMM) -> np.ndarray:
     return _log32((occ[1:] / Z).astype(np.float32))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _occupancy(t, M):
     """HMMER's float occupancy recursion and its normaliser Z, in the C's precisions (float32
     sums and products; the D->M term in double); compiled: a Python loop of numpy scalars cost
@@ -157,17 +157,17 @@ def build_vit_profile(hmm: HMM) -> ViterbiProfile:
                           compo=None if hmm.compo is None else np.asarray(hmm.compo, dtype=np.float32))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sat(x):
     return max(-32768, min(32767, x))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _wrap16(x):
     return ((x + 32768) & 0xFFFF) - 32768
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _vit_xc(codes, rw, tw, e_loop, e_move, move):
     """Final xC word of one sequence (codes: row indices of ``rw``), or 32767 on overflow."""
     M = rw.shape[1] - 1

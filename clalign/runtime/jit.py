@@ -1,18 +1,115 @@
-"""numba's on-disk cache loaded ahead of need, on a background thread.
+"""numba, on demand: functions compiled on first use, numba imported only then, and numba's
+on-disk cache loaded ahead of need on a background thread.
 
-A compiled stage's first call in a process loads its machine code from numba's cache (and the
-very first one initialises numba's LLVM target): 0.1-0.7 s each on the H100 host, ~1.2 s in
-all for one ``clalign blastp``, each on the critical path of the stage that needs it while the
-others wait for numba's lock. ``preload`` starts those loads when the command starts, in the
-order the stages need them, so they overlap the OpenCL platform's start, the database's
-opening and the queries' reading. Only entries the cache already holds for this machine and
-this source are loaded: a first run (or a stale cache) compiles on demand as before.
+``njit`` replaces ``numba.njit`` in clalign's modules: importing them does not import numba
+(0.3-0.8 s, then ~0.6 s of numba's own start in the first compiled call, on the H100 host), so a
+command's device work can begin while numba starts. A function's first call (or ``preload``)
+makes the real dispatcher; its module global and the deferred functions it calls are replaced by
+dispatchers then, so compiled code calls compiled code as with ``numba.njit`` (inlining included).
+
+A compiled stage's first call in a process loads its machine code from numba's cache: 0.1-0.7 s
+each on the H100 host, ~1.2 s in all for one ``clalign blastp``. ``preload`` starts numba and
+those loads when the command starts, in the order the stages need them, so they overlap the
+OpenCL platform's start, the database's opening and the queries' reading. Only entries the cache
+already holds for this machine and this source are loaded: a first run (or a stale cache)
+compiles on demand as before. ``preloading`` and ``ready`` tell a caller that numba is still
+starting and a function's compiled code is not there yet: the query set-up's lookup table and
+Karlin block have numpy forms for that case, so a command's first queries need not wait.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import threading
+import types
+
+_LOCK = threading.RLock()
+_PRELOADS = [0]                     # preloads running (guarded by _LOCK)
+_BY_FUNC = {}                       # plain function -> its Deferred
+_DISPATCHER_ATTRS = frozenset((
+    "signatures", "nopython_signatures", "overloads", "stats", "compile", "recompile",
+    "targetctx", "typingctx", "targetoptions", "_cache", "inspect_types", "inspect_llvm",
+    "inspect_asm", "inspect_cfg", "get_call_template", "typeof_pyval", "enable_caching",
+    "disable_compile", "parallel_diagnostics", "get_metadata", "get_annotation_info"))
+
+
+class Deferred:
+    """A function numba compiles on first use (``njit``); ``py_func`` is the plain function."""
+
+    def __init__(self, func, options: dict):
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self._options = options
+        self._disp = None
+        _BY_FUNC[func] = self
+
+    def dispatcher(self):
+        """The numba dispatcher (made, and numba imported, on the first request)."""
+        disp = self._disp
+        if disp is None:
+            with _LOCK:
+                if self._disp is None:
+                    import numba
+
+                    self._disp = numba.njit(**self._options)(self.py_func)
+                    g = self.py_func.__globals__
+                    if g.get(self.__name__) is self:
+                        g[self.__name__] = self._disp
+                    _bind(self.py_func.__code__, g)
+                disp = self._disp
+        return disp
+
+    def ready(self) -> bool:
+        """Whether compiled code is loaded for this function in this process."""
+        return self._disp is not None and bool(self._disp.overloads)
+
+    def __call__(self, *args):
+        return self.dispatcher()(*args)
+
+    def __getattr__(self, name):
+        # the dispatcher's own attributes only: a probe for anything else (pytest's collection,
+        # hasattr checks) must not start numba
+        if name not in _DISPATCHER_ATTRS:
+            raise AttributeError(name)
+        return getattr(self.dispatcher(), name)
+
+    def __repr__(self):
+        return f"<deferred njit {self.__module__}.{self.__qualname__}>"
+
+
+def _bind(code, g):
+    """Replace the deferred functions that ``code`` (and the code nested in it) names in the
+    globals ``g`` by their dispatchers, which numba can type and inline."""
+    for name in code.co_names:
+        v = g.get(name)
+        if isinstance(v, Deferred):
+            g[name] = v.dispatcher()
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _bind(c, g)
+
+
+def njit(**options):
+    """``numba.njit(**options)``, made on first use (the module docstring)."""
+
+    def wrap(func):
+        return Deferred(func, options)
+
+    return wrap
+
+
+def preloading() -> bool:
+    """Whether a ``preload`` is still running in this process."""
+    return _PRELOADS[0] > 0
+
+
+def ready(func) -> bool:
+    """Whether ``func`` (deferred or a numba dispatcher) has compiled code loaded here."""
+    deferred = func if isinstance(func, Deferred) else _BY_FUNC.get(getattr(func, "py_func", None))
+    if deferred is not None:
+        return deferred.ready()
+    return bool(getattr(func, "overloads", None))
 
 
 def _dispatcher(spec: str):
@@ -26,6 +123,8 @@ def _dispatcher(spec: str):
 def load_cached(disp) -> int:
     """Load every signature of ``disp`` (a numba dispatcher) that its cache holds for this
     machine and this version of the function's code; returns how many were loaded."""
+    if isinstance(disp, Deferred):
+        disp = disp.dispatcher()
     cache = getattr(disp, "_cache", None)
     index_file = getattr(cache, "_cache_file", None)
     if index_file is None:          # cache=False: nothing on disk
@@ -51,12 +150,18 @@ def preload(specs) -> threading.Thread:
     calls to raise."""
 
     def run():
-        for spec in specs:
-            try:
-                load_cached(_dispatcher(spec))
-            except Exception:    # noqa: BLE001 - an optimisation only: the call itself reports
-                pass
+        try:
+            for spec in specs:
+                try:
+                    load_cached(_dispatcher(spec))
+                except Exception:    # noqa: BLE001 - an optimisation only: the call reports
+                    pass
+        finally:
+            with _LOCK:
+                _PRELOADS[0] -= 1
 
+    with _LOCK:
+        _PRELOADS[0] += 1
     t = threading.Thread(target=run, name="clalign-jit-preload", daemon=True)
     t.start()
     return t

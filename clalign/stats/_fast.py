@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 _INV_SQRT_2PI = 0.39894228040143267793994605993438
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def spouge_evalues(scores, slens, qlen, lam, k, glam, a, b, alpha, beta, sigma, tau, db_length):
     """E-values of ``scores[i]`` against subjects of length ``slens[i]`` for one query."""
     n = scores.shape[0]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 SCORE_MIN = -32768
@@ -25,7 +25,7 @@ K_SUMLIMIT = 1.0e-4         # BLAST_KARLIN_K_SUMLIMIT_DEFAULT
 K_ITER_MAX = 100            # BLAST_KARLIN_K_ITER_MAX
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _powi(x, n):
     """``BLAST_Powi``: x**n by repeated squaring."""
     if n == 0:
@@ -44,7 +44,7 @@ def _powi(x, n):
     return y
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _expm1(x):
     """``BLAST_Expm1``."""
     ax = abs(x)
@@ -57,7 +57,7 @@ def _expm1(x):
             1. / 3628800. + x * (1. / 39916800. + x * (1. / 479001600. + x / 6227020800.))))))))))))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gcd(a, b):
     a, b = abs(a), abs(b)
     while b:
@@ -65,7 +65,7 @@ def _gcd(a, b):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def std_frequencies(raw):
     """``Blast_ResFreqNormalize`` of the background counts per code (sequential sum)."""
     s = 0.0
@@ -79,7 +79,7 @@ def std_frequencies(raw):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _lambda_nr(sp, low, high, d):
     """``NlmKarlinLambdaNR`` (itmax 20, maxNewton 37); ``sp[s - low]`` is P(score s)."""
     x0 = math.exp(-LAMBDA_START)
@@ -126,7 +126,7 @@ def _lambda_nr(sp, low, high, d):
     return -math.log(x) / d
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_from(sp, low, high, lam, H, avg):
     """``BlastKarlinLHtoK``: closed forms, else the in-place convolution series."""
     rng = high - low
@@ -196,7 +196,7 @@ def _k_from(sp, low, high, lam, H, avg):
     return -math.exp(-2.0 * outer) / (first_term * _expm1(-lam))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def ungapped_karlin(scores, counts, p_subject):
     """(lambda, K, H) of ``scores`` (codes x codes) for a query with residue ``counts`` (ambiguous
     codes already zeroed) against the distribution ``p_subject``; (-1, -1, -1) where BLAST+ fails

@@ -23,7 +23,7 @@ Operations: 0 = pair (M), 1 = query residue against a gap (I), 2 = subject resid
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 NEG = -(1 << 60)            # minus infinity for int64 DP values (no overflow for any real pair)
@@ -31,7 +31,7 @@ CELL_BUDGET = 1 << 24       # direction bytes per traceback block
 OP_M, OP_I, OP_D = 0, 1, 2
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _first_row_major(a, b, M, goe, ext, target):
     """(r, c), 1-based, of the first cell in row-major order (rows = ``a``, columns = ``b``) whose
     local score is ``target``; M[a_code, b_code]. Row by row: a vectorisable pass for the
@@ -72,7 +72,7 @@ def find_end(q, s, M, goe, ext, target):
 LANES = 16      # subjects per lane kernel call: 16 x int32 = one AVX-512 register, two AVX2 ones
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
     """Ends of LANES pairs at once (one query, LANES subjects), same rule as :func:`find_end`.
 
@@ -138,7 +138,7 @@ def find_ends_lanes(q, subs, lens, M32, goe, ext, targets, out):
                 ndone += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def find_start(q, s, M, goe, ext, iend, jend, target):
     """(i, j), 1-based, where an alignment ending at (iend, jend) with score ``target`` starts:
     an anchored pass (no restarts) over the reversed prefixes, rows = query positions from
@@ -169,7 +169,7 @@ def find_start(q, s, M, goe, ext, iend, jend, target):
     return -1, -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _block(q, s, M, goe, ext, r0, r1, Hc, Fc, D):
     """Recompute rows r0+1..r1 of the global DP from checkpoint row r0 (H, F), writing the
     direction byte of every cell into D[i - r0 - 1, j]; leaves row r1 in Hc/Fc."""
@@ -215,7 +215,7 @@ def _block(q, s, M, goe, ext, r0, r1, Hc, Fc, D):
             d[j] = flags | src
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def global_path(q, s, M, goe, ext, budget):
     """(score, ops reversed) of an optimal global alignment of q and s (checkpointed traceback)."""
     m, n = q.shape[0], s.shape[0]
@@ -314,7 +314,7 @@ def align_pair(q, s, M, gap_open, gap_extend, score, budget=CELL_BUDGET):
     return i0, j0, ops[a:b].copy()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def count_ops(q, s, qstart, sstart, ops, M):
     """(nident, positive, gaps, gapopen, score) of an alignment given by its ops (positives: pairs
     scoring > 0; gap openings counted per run of one kind, as BLAST+ counts them)."""

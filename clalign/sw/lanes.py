@@ -9,7 +9,7 @@ the group is at most NARROW_MAX (no value can leave the 16-bit range then: every
 """
 from __future__ import annotations
 
-import numba
+from ..runtime.jit import njit
 import numpy as np
 
 from .align import LANES, find_ends_lanes, find_start, global_path
@@ -19,7 +19,7 @@ NARROW_MAX = 32000    # highest score the 16-bit lane kernel takes
 NARROW_GAP = 16000    # highest gap_open + gap_extend it takes
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def find_ends_lanes16(q, subs, lens, M16, goe, ext, targets, out):
     """:func:`clalign.sw.align.find_ends_lanes` with GROUP signed 16-bit lanes (same rule,
     same results when every target <= NARROW_MAX and goe + ext <= NARROW_GAP)."""
@@ -77,7 +77,7 @@ def find_ends_lanes16(q, subs, lens, M16, goe, ext, targets, out):
                 ndone += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, narrow=True):
     """Alignments of one query against up to GROUP subjects (rows of ``subs``, lengths ``lens``,
     SW scores ``targets``), all compiled: ends by a lane kernel (16-bit lanes when every score
