@@ -79,20 +79,3 @@ def test_setup_falls_back_to_numpy_forms_while_preloading(monkeypatch):
             assert getattr(got, name) == getattr(w, name), name
         for name in ("starts", "qoffs", "present"):
             assert np.array_equal(getattr(got.lookup, name), getattr(w.lookup, name)), name
-
-
-def test_numpy_copy_of_runs_equals_the_compiled_one(monkeypatch):
-    from clalign.data import blastdb_nb
-
-    rng = np.random.default_rng(5)
-    src = rng.integers(0, 256, 5000).astype(np.uint8)
-    lens = rng.integers(0, 40, 120)
-    lens[[0, 7, 8, 119]] = 0                              # empty runs, first and last too
-    gaps = rng.integers(0, 3, 120)
-    gaps[10:14] = 0                                      # adjacent runs
-    starts = np.cumsum(gaps + np.r_[0, lens[:-1]])
-    want = blastdb_nb.copy_runs(src, starts, lens)
-    assert np.array_equal(want, np.concatenate([src[a:a + n] for a, n in zip(starts, lens)]))
-    monkeypatch.setattr(blastdb_nb, "preloading", lambda: True)
-    monkeypatch.setattr(blastdb_nb, "ready", lambda f: False)
-    assert np.array_equal(blastdb_nb.copy_runs(src, starts, lens), want)

@@ -128,27 +128,14 @@ def _prepare_gapped(dev):
 
 
 #: compiled stages whose cached code ``run_blastp`` loads ahead of need, in the order of need
-#: (``runtime.jit.preload``). While numba starts (~1.5 s on the H100 host) the query set-up
-#: (lookup table, Karlin block) and the database copy use their numpy forms, so the first
-#: compiled calls waited for are the workers' preliminary gapped passes and the tracebacks;
-#: then the statistics, the output, the set-up's compiled forms for the later queries, the
-#: device's block streams (a FASTA database) and the CPU word finder.
-PRELOAD = ("clalign.blast.stages_nb:prelim_chunk", "clalign.blast.stages_nb:traceback_chunk",
-           "clalign.stats._fast:spouge_evalues", "clalign.output.record:counts_dispatcher()",
-           "clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_frequencies",
+#: (``runtime.jit.preload``): the query set-up (lookup table, Karlin block), the database copy
+#: (off the critical path when the device reads a BLAST database's stream), the device's block
+#: streams, the CPU word finder, the gapped and traceback passes, the statistics, the output
+PRELOAD = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_frequencies",
            "clalign.stats.karlin_nb:ungapped_karlin", "clalign.data.blastdb_nb:_copy_runs",
-           "clalign.blast.device:_fill_stream", "clalign.blast.ungapped_nb:two_hit_db")
-_PRELOADED = {}
-
-
-def start_preload(device: bool):
-    """Start ``PRELOAD``'s loads for a search on a device or not (once per process and kind:
-    ``clalign blastp`` starts it before its other imports, ``run_blastp`` again)."""
-    skip = ("clalign.blast.ungapped_nb:two_hit_db",) if device else ("clalign.blast.device:_fill_stream",)
-    key = bool(device)
-    if key not in _PRELOADED or not _PRELOADED[key].is_alive():
-        _PRELOADED[key] = preload([p for p in PRELOAD if p not in skip])
-    return _PRELOADED[key]
+           "clalign.blast.device:_fill_stream", "clalign.blast.ungapped_nb:two_hit_db",
+           "clalign.blast.stages_nb:prelim_chunk", "clalign.stats._fast:spouge_evalues",
+           "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:counts_dispatcher()")
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
@@ -166,7 +153,9 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    loader = start_preload(device is not None)
+    skip = (("clalign.blast.ungapped_nb:two_hit_db",) if device is not None
+            else ("clalign.blast.device:_fill_stream",))
+    loader = preload([p for p in PRELOAD if p not in skip])
     if device is not None:
         # the device object in the background: runtime and programs while the database is
         # read, then the subjects' upload while the queries are set up

@@ -36,11 +36,6 @@ def _start_runtime(device):
     threading.Thread(target=make, name="clalign-runtime", daemon=True).start()
 
 
-#: start numba and its cached stages (``blastp.start_preload``) before the command's other
-#: imports rather than when the search starts: numba's ~1.5 s start then overlaps them
-EARLY_PRELOAD = True
-
-
 def _boolean(option, value) -> bool:
     """A BLAST+ Boolean argument (true/false, t/f, yes/no, 1/0)."""
     v = str(value).strip().lower()
@@ -110,10 +105,6 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
            window_size, dbsize, searchsp, device, task):
     if device is not None:
         _start_runtime(device)
-    if EARLY_PRELOAD:
-        from .blastp import start_preload
-
-        start_preload(device is not None)
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from .blastp import run_blastp, tabular_lines
