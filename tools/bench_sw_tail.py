@@ -123,7 +123,8 @@ def main():
     ap.add_argument("--cli", action="store_true")
     ap.add_argument("--no-old", action="store_true", help="skip the inter-task-only run")
     ap.add_argument("--multi", action="store_true",
-                    help="also split the database over the GPU and a CPU device (or the GPU listed twice)")
+                    help="also split the database over the GPU and a CPU device (or the GPU listed twice), "
+                         "and over every GPU of the host when it has several")
     ap.add_argument("--device", default=None)
     ap.add_argument("--split-variants", default="",
                     help="';'-separated engine overrides K=V[,K=V] (e.g. 'WG=128;pipeline=1'): the split search "
@@ -218,10 +219,14 @@ def main():
         import pyopencl as cl
 
         devs = all_devices()
-        gpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.GPU][:1]
+        gpus = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.GPU]
+        gpu = gpus[:1]
         cpu = [f"{p}:{d}" for p, d, x in devs if x.type & cl.device_type.CPU][:1]
         out["multi"] = []
-        for spec in dict.fromkeys([",".join(gpu + (cpu or gpu)), ",".join(gpu + gpu)]):
+        specs = [",".join(gpu + (cpu or gpu)), ",".join(gpu + gpu)]
+        if len(gpus) > 1:               # every GPU of the host, then with the CPU device too
+            specs = [",".join(gpus), ",".join(gpus + cpu)] + specs
+        for spec in dict.fromkeys(specs):
             me = SWEngine("BLOSUM62", 11, 1, spec)
             rep = []
             r, m = timed(me, queries, db, verbose=rep.append)
