@@ -225,7 +225,7 @@ def main():
         out["multi"] = []
         specs = [",".join(gpu + (cpu or gpu)), ",".join(gpu + gpu)]
         if len(gpus) > 1:               # every GPU of the host, then with the CPU device too
-            specs = [",".join(gpus), ",".join(gpus + cpu)] + specs
+            specs = [",".join(gpus), ",".join(gpus + cpu)] + specs + [gpu[0]]
         for spec in dict.fromkeys(specs):
             me = SWEngine("BLOSUM62", 11, 1, spec)
             rep = []
