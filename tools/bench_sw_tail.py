@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--multi", action="store_true",
                     help="also split the database over the GPU and a CPU device (or the GPU listed twice), "
                          "and over every GPU of the host when it has several")
+    ap.add_argument("--multi-specs", default="",
+                    help="with --multi: these device lists instead (';' between lists, e.g. '0:0,0:1;0:0')")
     ap.add_argument("--device", default=None)
     ap.add_argument("--split-variants", default="",
                     help="';'-separated engine overrides K=V[,K=V] (e.g. 'WG=128;pipeline=1'): the split search "
@@ -225,8 +227,11 @@ def main():
         out["multi"] = []
         specs = [",".join(gpu + (cpu or gpu)), ",".join(gpu + gpu)]
         if len(gpus) > 1:               # every GPU of the host, then with the CPU device too
-            specs = [",".join(gpus), ",".join(gpus + cpu)] + specs + [gpu[0]]
-        for spec in dict.fromkeys(specs):
+            specs = [",".join(gpus), ",".join(gpus + cpu)] + specs
+        specs = list(dict.fromkeys(specs)) + gpu[:len(gpus) > 1]   # one GPU again, last
+        if a.multi_specs:
+            specs = a.multi_specs.split(";")
+        for spec in specs:
             me = SWEngine("BLOSUM62", 11, 1, spec)
             rep = []
             r, m = timed(me, queries, db, verbose=rep.append)
