@@ -3,10 +3,15 @@
 One device: the database goes through in batches (the next uploaded on a copy queue while the
 current one is searched); a database that fits in one batch stays on the device between calls.
 Several devices (``--device 0:0,0:1``; the same device may be listed twice): each worker first
-takes a contiguous range of the database proportional to its measured first-pass rate (80 % of
-the residues in all), then ever smaller ranges of what is left (guided self-scheduling, still
+takes a contiguous range of the database proportional to its measured first-pass rate (90 % of
+the work in all), then ever smaller ranges of what is left (guided self-scheduling, still
 weighted by rate) until none is left, so a device that runs slower than its rate said is
-compensated at the end and a slow one only gets pieces it finishes in time. A device whose
+compensated at the end and a slow one only gets pieces it finishes in time. Work is counted in
+estimated seconds, not residues: a subject above the intra-task threshold costs its residues at
+the intra-task rate (about half the first pass's). Pieces stay large (at least 1/16 of a worker's
+share): each piece runs every query, and a small one gives the intra-task kernel too few long
+subjects per launch to fill the device (on two H200s the 1/64 pieces of the first version ran
+the intra-task kernel ten times slower than one device did, docs/perf/sw.md). A device whose
 measured rate is below ``MIN_RATE`` of the fastest one's is left out (a 16-core PoCL CPU beside
 an H100 made the search slower: the range it took held long subjects it ran far below its rate
 on uniform sequences), so adding a device never makes a search slower by design. Scores land in database
@@ -23,9 +28,9 @@ import numpy as np
 from .threshold import device_rates
 
 MIN_RATE = 0.1          # a device below this fraction of the fastest one's rate is left out
-FIRST_SHARE = 0.8       # fraction of the residues handed out by rate up front
+FIRST_SHARE = 0.9       # fraction of the work handed out by rate up front
 TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times the rate share
-MIN_PIECES = 64         # a piece holds at least 1/64 of the worker's rate share of the residues
+MIN_PIECES = 16         # a piece holds at least 1/16 of the worker's rate share of the work
 
 
 def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None):
@@ -81,8 +86,12 @@ class _Dealer:
     ``FIRST_SHARE`` on its first request and ``TAIL_SHARE`` later, so the ranges shrink towards
     the end and a slow device is never handed more than it can finish while the others work."""
 
-    def __init__(self, db, rates):
-        self.cum = np.asarray(db.offsets, dtype=np.int64) - int(db.offsets[0])
+    def __init__(self, db, rates, cost=None):
+        """``cost``: estimated work per subject (default: its residues)."""
+        if cost is None:
+            cost = np.diff(np.asarray(db.offsets, dtype=np.int64))
+        self.cum = np.zeros(len(db) + 1, dtype=np.float64)
+        np.cumsum(cost, out=self.cum[1:])
         self.n = len(db)
         self.cursor = 0
         self.share = np.asarray(rates, dtype=np.float64) / float(np.sum(rates))
@@ -93,12 +102,20 @@ class _Dealer:
             a = self.cursor
             if a >= self.n:
                 return None
-            left = int(self.cum[-1] - self.cum[a])
+            left = float(self.cum[-1] - self.cum[a])
             share = self.share[k]
             want = max((FIRST_SHARE if first else TAIL_SHARE) * left * share, self.cum[-1] * share / MIN_PIECES)
             b = int(np.searchsorted(self.cum, self.cum[a] + want, side="left"))
             self.cursor = b = min(self.n, max(a + 1, b))
             return a, b
+
+
+def subject_costs(worker, db, rates) -> np.ndarray:
+    """Estimated seconds per subject (to a common factor): residues over the first-pass rate, or
+    over the intra-task rate above the threshold ``worker`` would choose for the whole database."""
+    lengths = np.asarray(db.lengths, dtype=np.float64)
+    thr = worker.threshold_for(np.asarray(db.lengths))
+    return np.where(lengths > thr, lengths / rates["intra"], lengths / rates["inter"])
 
 
 def search_devices(workers, queries, db, bar, on_query=None):
@@ -114,7 +131,8 @@ def search_devices(workers, queries, db, bar, on_query=None):
         _run_range(w, queries, db, 0, n, results, seconds, bar, lock, on_query)
         w.subjects = n
         return results, seconds, [(w.rt.label, n, w.cells, w.busy_seconds)]
-    dealer = _Dealer(db, [device_rates(w)["inter"] for w in workers])
+    rates = [device_rates(w) for w in workers]
+    dealer = _Dealer(db, [r["inter"] for r in rates], subject_costs(workers[0], db, rates[0]))
     errors = []
     t0 = time.perf_counter()
 

@@ -1,0 +1,29 @@
+"""sw.multi's dealer: ranges by estimated work, large pieces, every subject dealt once."""
+import numpy as np
+
+from clalign.data.database import Database
+from clalign.sw import multi
+
+
+def test_dealer_splits_estimated_work_not_residues():
+    rng = np.random.default_rng(4)
+    lengths = rng.integers(50, 400, 3000)
+    lengths[rng.choice(3000, 60, replace=False)] = 20000        # a tail of long subjects
+    db = Database.from_sequences([np.ones(int(n), dtype=np.uint8) for n in lengths])
+    cost = np.where(lengths > 5000, lengths / 1.6, lengths / 3.3)
+    d = multi._Dealer(db, [3.3, 3.3], cost)
+    total = cost.sum()
+    a, b = d.next(0, True)
+    assert a == 0 and abs(cost[a:b].sum() / total - multi.FIRST_SHARE / 2) < 0.02
+    seen, pieces = [(a, b)], []
+    first = {1: True, 0: False}
+    while True:
+        k = len(seen) % 2
+        got = d.next(k, first[k])
+        first[k] = False
+        if got is None:
+            break
+        seen.append(got)
+        pieces.append(cost[got[0]:got[1]].sum() / total)
+    assert [x[0] for x in seen[1:]] == [x[1] for x in seen[:-1]] and seen[-1][1] == len(db)
+    assert len(seen) <= 12 and min(pieces[:-1]) >= 0.5 / multi.MIN_PIECES - 0.01
