@@ -33,16 +33,9 @@ TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times t
 MIN_PIECES = 16         # a piece holds at least 1/16 of the worker's rate share of the work
 
 
-#: the intra-task threshold of a range on several devices: "database" = what the worker chooses
-#: for the whole database (the split one device would make), "range" = chosen from each batch's
-#: own lengths (which sends more subjects to the slower intra-task kernel on small ranges)
-RANGE_THRESHOLD = "database"
-
-
-def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None,
-               threshold=None):
-    """Every query against subjects ``start:stop`` on one worker (batched; ``threshold``: the
-    intra-task threshold, else each batch's kernel split chosen from its own lengths)."""
+def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None):
+    """Every query against subjects ``start:stop`` on one worker (batched; each batch's kernel
+    split chosen from its own lengths, so a range never keeps a tail of long lanes)."""
     batches = worker.plan_batches(db, start, stop)
     whole = start == 0 and stop == len(db) and len(batches) == 1
     res = worker.resident
@@ -50,7 +43,7 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
             and res[1].threshold == worker.threshold_for(np.asarray(db.lengths))):
         worker.resident = None
         res = None
-    nxt = res[1] if res is not None else (worker.upload(db, *batches[0], threshold) if batches else None)
+    nxt = res[1] if res is not None else (worker.upload(db, *batches[0]) if batches else None)
     if whole and res is None and nxt is not None:
         worker.resident = (db, nxt)
     ids = getattr(db, "ids", None)
@@ -58,7 +51,7 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
     for bi in range(len(batches)):
         cur = nxt
         # The next batch goes up on the copy queue while this one is searched.
-        nxt = worker.upload(db, *batches[bi + 1], threshold) if bi + 1 < len(batches) else None
+        nxt = worker.upload(db, *batches[bi + 1]) if bi + 1 < len(batches) else None
         residues = int(cur.lengths.sum(dtype=np.int64))
         depth = worker.pipeline_depth()
         flight = deque()            # (query index, job): up to ``depth`` queries queued on the device
@@ -145,7 +138,6 @@ def search_devices(workers, queries, db, bar, on_query=None):
 
     def work(k):
         w = workers[k]
-        thr = w.threshold_for(np.asarray(db.lengths)) if RANGE_THRESHOLD == "database" else None
         try:
             first = True
             while not errors:
@@ -153,7 +145,7 @@ def search_devices(workers, queries, db, bar, on_query=None):
                 if got is None:
                     break
                 first = False
-                _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock, threshold=thr)
+                _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock)
                 w.subjects += got[1] - got[0]
         except BaseException as exc:       # re-raised in the caller's thread
             with lock:
