@@ -9,9 +9,8 @@ weighted by rate) until none is left, so a device that runs slower than its rate
 compensated at the end and a slow one only gets pieces it finishes in time. Work is counted in
 estimated seconds, not residues: a subject above the intra-task threshold costs its residues at
 the intra-task rate (about half the first pass's). Pieces stay large (at least 1/16 of a worker's
-share): each piece runs every query, and a small one gives the intra-task kernel too few long
-subjects per launch to fill the device (on two H200s the 1/64 pieces of the first version ran
-the intra-task kernel ten times slower than one device did, docs/perf/sw.md). A device whose
+share): each piece runs every query with its own launches (two H200s: 1/64 pieces 2.67 s, these
+2.32 s, one H200 2.87 s; docs/perf/sw.md). A device whose
 measured rate is below ``MIN_RATE`` of the fastest one's is left out (a 16-core PoCL CPU beside
 an H100 made the search slower: the range it took held long subjects it ran far below its rate
 on uniform sequences), so adding a device never makes a search slower by design. Scores land in database
