@@ -200,8 +200,9 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     # start-up work: with its import moved to the reporting threads the H100 runs 15-16 saw the
     # first cache loads of the traceback code take 2-3 s during the search (0.5 s otherwise) and
     # every query's reporting wait behind them (docs/perf/sw.md). Costs ~0.3-0.5 s of start-up
-    # on a repeated run; on a fresh one it overlaps the kernel builds.
-    from . import align, lanes  # noqa: F401
+    # on a repeated run; on a fresh one it overlaps the kernel builds. (clalign's modules defer
+    # numba's import to a function's first call, runtime.jit: so it is imported by name.)
+    import numba  # noqa: F401
     rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
                    threads)
     pending = {}
