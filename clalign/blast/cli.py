@@ -21,8 +21,8 @@ def _not_yet(option, value, note=""):
 
 def _start_runtime(device):
     """The device's Runtime made on a thread: the OpenCL platform and context (~0.3 s on the
-    H100 host, mostly inside the driver) overlap the import of the compiled stages (numba,
-    ~0.7 s). Errors are left to the search, which asks for the same Runtime and reports them."""
+    H100 host, mostly inside the driver) overlap the command's imports and numba's start on the
+    search's preload thread (``runtime.jit``). Errors are left to the search, which asks for the same Runtime and reports them."""
     import threading
 
     def make():
