@@ -307,7 +307,9 @@ def run_cases(args, bases, ncontigs):
                              phases={k: round(v, 4) for k, v in phases.items()}))
         table.append((task, q, bl, cl, cpu, warm, same, phases, counts, serial))
         ser = "-" if serial is None else f"{serial:.2f} s"
-        print(f"{task} {q}: in-process {warm:.2f} s (pipeline off {ser})", flush=True)
+        print(f"{task} {q}: in-process {warm:.2f} s (pipeline off {ser}); phases "
+              + ", ".join(f"{k} {v:.3f}" for k, v in phases.items()) + "; "
+              + ", ".join(f"{k} {v:,}" for k, v in counts.items()), flush=True)
     print("\n| task | queries | blastn s | clalign --device s | speed-up | in-process s | "
           "in-process, pipeline off s | CPU path s | identical |")
     print("|---|---|---|---|---|---|---|---|---|")
