@@ -165,12 +165,14 @@ def timed_rss(cmd, cwd, out):
         return wall, round(int(fh.read().split()[-1]) / 1024, 1)
 
 
-def warm_start(work, cases, device):
+def warm_start(work, cases, device, real=None):
     """Start the warm-up in a child process on a 20 Mb data set of its own (``work``), so that
     numba's compilation (about a minute on a fresh machine) overlaps the generation of a large
     data set; returns the child (wait for it before timing anything)."""
     cmd = [sys.executable, "-m", "tools.bench_blastn", "--warm-only", "--work", work, "--genome-mb",
            "20", "--reads", "8", "--genes", "8", "--device", device, "--cases", cases]
+    if real is not None:
+        cmd += ["--real", os.path.abspath(real)]
     path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
     return subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=path))
 
@@ -245,7 +247,7 @@ def main():
         warm_up(args.work, args.cases, args.device)
         return
     t = time.perf_counter()
-    child = warm_start(os.path.join(args.work, "warm"), args.cases, args.device)
+    child = warm_start(os.path.join(args.work, "warm"), args.cases, args.device, args.real)
     bases, ncontigs = write_data(args.work, args.genome_mb, args.reads, args.genes, real=args.real)
     print(f"data: {bases:,} bases in {ncontigs} contigs, {args.reads} reads, {args.genes} genes, "
           f"makeblastdb included {time.perf_counter() - t:.1f} s", flush=True)
