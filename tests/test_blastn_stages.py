@@ -119,3 +119,24 @@ def test_records_equal_alignment_make():
             assert got == want
             seen += minus
     assert seen > 5
+
+
+def test_subject_blastna_equals_ncbi4na_codes(tmp_path):
+    """The traceback's one-pass subject codes (nucl_stages_nb.subject_blastna) equal the 2-bit
+    bases with the ambiguity runs restored (NucleotideDatabase.ncbi4na), lengths 0-9 mod 4 and
+    runs at both ends and across byte boundaries."""
+    from clalign.blast.nucl_stages_nb import subject_blastna
+
+    rng = np.random.default_rng(3)
+    letters = np.array(list("ACGTACGTACGTNRYKMSWBDHV"))
+    with open(tmp_path / "s.fa", "w") as fh:
+        for i, n in enumerate([1, 2, 3, 4, 5, 7, 8, 9, 33, 1000]):
+            s = "".join(rng.choice(letters, n))
+            fh.write(f">s{i}\n{'N' + s[1:] if i % 3 == 0 else s}\n")
+    nt = open_nucleotide(str(tmp_path / "s.fa"))
+    assert len(nt.runs)
+    for oid in range(len(nt)):
+        runs = np.ascontiguousarray(nt.ambiguities(oid), dtype=np.int64).reshape(-1, 3)
+        got = subject_blastna(subject_array(nt.packed(oid)), int(nt.lengths[oid]), runs,
+                              NCBI4NA_TO_BLASTNA)
+        assert np.array_equal(got, np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15)))

@@ -286,7 +286,9 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
 
 class _SubjectCodes:
     """Each subject's BLASTNA codes with their ambiguities restored (plus a sentinel), made once
-    for the work units that need it and dropped after the last one."""
+    for the work units that need it and dropped after the last one. The codes are made outside
+    the lock (one compiled pass, :func:`nucl_stages_nb.subject_blastna`) by the first worker
+    that asks; others asking for the same subject wait for it, other subjects go on."""
 
     def __init__(self, nt, oids):
         self.nt, self.lock, self.codes, self.users = nt, threading.Lock(), {}, {}
@@ -294,11 +296,25 @@ class _SubjectCodes:
             self.users[oid] = self.users.get(oid, 0) + 1
 
     def get(self, oid):
+        from .nucl_stages_nb import subject_blastna
+
         with self.lock:
-            c = self.codes.get(oid)
-            if c is None:
-                c = self.codes[oid] = np.append(NCBI4NA_TO_BLASTNA[self.nt.ncbi4na(oid)], np.uint8(15))
-            return c
+            got = self.codes.get(oid)
+            mine = got is None
+            if mine:
+                got = self.codes[oid] = [threading.Event(), None]
+        if mine:
+            try:
+                runs = np.ascontiguousarray(self.nt.ambiguities(oid), dtype=np.int64).reshape(-1, 3)
+                got[1] = subject_blastna(subject_array(self.nt.packed(oid)), int(self.nt.lengths[oid]),
+                                         runs, NCBI4NA_TO_BLASTNA)
+            finally:
+                got[0].set()
+        else:
+            got[0].wait()
+        if got[1] is None:
+            raise RuntimeError(f"subject {oid}: its codes could not be made")
+        return got[1]
 
     def release(self, oid):
         with self.lock:

@@ -377,3 +377,27 @@ def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
         gs_n += gs
         prev_q, prev_s = gq, gs
     return qa, sa, ident, gaps, opens, total - gq_n, total - gs_n
+
+
+@numba.njit(cache=True, nogil=True)
+def subject_blastna(packed, length, runs, ncbi4na_to_blastna):
+    """Subject codes for traceback in one pass: the ``length`` 2-bit bases of ``packed`` as
+    BLASTNA codes (A C G T = 0..3), the ambiguity runs (rows start, length, NCBI4NA code)
+    written over them, plus the sentinel 15 (the compiled form of
+    ``NCBI4NA_TO_BLASTNA[nt.ncbi4na(i)]`` with 15 appended)."""
+    out = np.empty(length + 1, dtype=np.uint8)
+    full = length >> 2
+    for b in range(full):
+        x = packed[b]
+        out[4 * b] = (x >> 6) & 3
+        out[4 * b + 1] = (x >> 4) & 3
+        out[4 * b + 2] = (x >> 2) & 3
+        out[4 * b + 3] = x & 3
+    for i in range(4 * full, length):
+        out[i] = (packed[i >> 2] >> (6 - 2 * (i & 3))) & 3
+    for r in range(runs.shape[0]):
+        code = ncbi4na_to_blastna[runs[r, 2]]
+        for i in range(runs[r, 0], runs[r, 0] + runs[r, 1]):
+            out[i] = code
+    out[length] = 15
+    return out
