@@ -110,7 +110,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     t0 = clock()
     queries = read_queries(query_path)
     nt = open_nucleotide(db)
-    st = setup_search(queries, opts, nt.total_bases, len(nt))
+    st = setup_search(queries, opts, nt.total_bases, len(nt), threads=num_threads)
     if opts.ungapped:   # no gapped stage, sum statistics (nucl_ungapped_search)
         from .nucl_ungapped_search import run_ungapped
         return run_ungapped(queries, nt, st, progress, warn, times, device)
