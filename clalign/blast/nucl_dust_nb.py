@@ -259,7 +259,7 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
     starts = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     codes = dust_codes(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
-                                for s in seqs)).astype(np.int64)
+                                for s in seqs))   # made int64 group by group, on the threads
     groups = min(max(1, threads), len(seqs))
     cuts = np.searchsorted(starts, np.linspace(0, starts[-1], groups + 1), side="left")
     cuts[0], cuts[-1] = 0, len(seqs)
@@ -267,8 +267,8 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
 
     def run(k):
         a, e = int(cuts[k]), int(cuts[k + 1])
-        return _dust_many(codes[starts[a]:starts[e]], starts[a:e + 1] - starts[a], level, window,
-                          linker, _STATE0)
+        return _dust_many(codes[starts[a]:starts[e]].astype(np.int64), starts[a:e + 1] - starts[a],
+                          level, window, linker, _STATE0)
 
     if len(cuts) > 2:
         from concurrent.futures import ThreadPoolExecutor

@@ -166,6 +166,55 @@ def _bad_letter(data: bytes, path):
             raise InputError(f"not a nucleotide letter: {chr(s[int(bad[0])])!r}", path, n)
 
 
+@numba.njit(cache=True, nogil=True)
+def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement):
+    """Every context's codes into ``seq`` (sentinels already there): the query, or its
+    reverse complement."""
+    for c in range(offsets.shape[0]):
+        a, n, o = qstart[query_of[c]], lengths[c], offsets[c]
+        if minus[c]:
+            for i in range(n):
+                seq[o + i] = complement[allq[a + n - 1 - i]]
+        else:
+            for i in range(n):
+                seq[o + i] = allq[a + i]
+
+
+def build_batch(queries, masks=None, strand="both"):
+    """:meth:`QueryBatch.build` (the spec) with the sequence filled in one compiled pass and
+    the per-context arrays made at once; contexts without masks get their one segment
+    directly (100,000 reads: ~2 s in the per-query loop before)."""
+    from .nucl_lookup import _COMPLEMENT, context_segments
+
+    if strand not in ("both", "plus", "minus"):
+        raise ValueError(f"strand must be both, plus or minus, got {strand!r}")
+    qs = [np.asarray(q, dtype=np.uint8) for q in queries]
+    sides = {"both": [False, True], "plus": [False], "minus": [True]}[strand]
+    ns, nq = len(sides), len(qs)
+    qlen = np.array([q.size for q in qs], dtype=np.int64)
+    lengths = np.repeat(qlen, ns)
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), ns)
+    minus = np.tile(np.array(sides, dtype=bool), nq)
+    offsets = np.zeros(lengths.size, dtype=np.int64)
+    if lengths.size > 1:
+        np.cumsum(lengths[:-1] + 1, out=offsets[1:])
+    total = int(offsets[-1] + lengths[-1]) if lengths.size else 0
+    seq = np.full(total, 15, dtype=np.uint8)
+    qstart = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(qlen, out=qstart[1:])
+    allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
+    _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, _COMPLEMENT)
+    segments = []
+    for c, (o, n, qi, mi) in enumerate(zip(offsets.tolist(), lengths.tolist(), query_of.tolist(),
+                                           minus.tolist())):
+        m = masks[qi] if masks is not None else None
+        if m:
+            segments += context_segments(o, n, sorted(m), mi)
+        elif n > 0:
+            segments.append((o, o + n - 1))
+    return QueryBatch(seq, offsets, lengths, query_of, minus, segments)
+
+
 def ungapped_block(codes, matrix):
     """A context's ungapped Karlin block as ``Blast_ScoreBlkKbpUngappedCalc``: the context's
     letter frequencies (every BLASTNA code but N counted) against BLAST's uniform A/C/G/T,
@@ -265,13 +314,14 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
     search space per context index, used instead of the computed ones (a query chunk's search,
     :mod:`nucl_split`). ``threads``: DUST runs on that many threads (same masks)."""
-    from .nucl_extend import choose_extend, compress_query
+    from .nucl_extend import choose_extend
+    from .nucl_words import compress_query_nb
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
     masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking,
                         threads=threads)
-    batch = QueryBatch.build([q.codes for q in queries], masks, strand=opts.strand)
+    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
@@ -308,5 +358,5 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
-                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_nb(np.asarray(batch.seq, dtype=np.uint8)),
                  strand_offsets(batch.offsets, batch.minus), stat_key)
