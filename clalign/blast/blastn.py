@@ -239,10 +239,13 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
             jobs.setdefault(oid, []).append((qi, hs))
     ids = subject_ids(nt)
     names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
-    units = []   # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces for the workers
+    # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces of at most a 4 * threads-th of
+    # all pairs (about 4 units a worker; many subjects: one unit each, a unit costing one
+    # compiled call and its set-up in Python)
+    units = []
+    step = max(1, -(-sum(len(p) for p in jobs.values()) // (4 * threads)))
     for oid in sorted(jobs):
         pairs = jobs[oid]
-        step = max(1, -(-len(pairs) // (4 * threads)))
         units += [(oid, pairs[i:i + step]) for i in range(0, len(pairs), step)]
     codes = _SubjectCodes(nt, [oid for oid, _ in units])
 
