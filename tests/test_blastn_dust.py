@@ -109,3 +109,6 @@ def test_query_masks_batched_equal_per_query():
         for dust in (False, True):
             assert query_masks(texts, dust=dust, lcase=lcase) == [
                 query_mask_intervals(t, dust=dust, lcase=lcase) for t in texts]
+    for threads in (2, 3, 40):   # groups of queries on threads: the same masks, in order
+        assert query_masks(texts, threads=threads) == query_masks(texts)
+    assert query_masks([], threads=4) == []

@@ -116,3 +116,13 @@ def test_choose_extend():
     assert choose_extend("small", 8, 11, 4) == "small_aligned"
     assert choose_extend("small", 8, 28, 21) == "small"
     assert choose_extend("small", 11, 11, 1) == "direct"
+
+
+def test_compiled_compress_query_equals_spec():
+    """nucl_words.compress_query_nb (the set-up's) equals compress_query for lengths 0-9 and 1000."""
+    from clalign.blast.nucl_words import compress_query_nb
+
+    rng = np.random.default_rng(2)
+    for n in list(range(10)) + [1000]:
+        q = rng.integers(0, 16, n).astype(np.uint8)
+        assert np.array_equal(compress_query_nb(q), compress_query(q))

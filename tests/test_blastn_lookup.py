@@ -94,3 +94,23 @@ def test_tables_match_brute_force(n, lens, word, kind):
 def test_megablast_pv_compression():
     assert megablast_pv_bts(11, 100000) == 7 and megablast_pv_bts(11, 1000) == 8
     assert megablast_pv_bts(9, 100000) == 5 and megablast_pv_bts(12, 900000) == 10
+
+
+@pytest.mark.parametrize("strand", ["both", "plus", "minus"])
+def test_build_batch_equals_query_batch_build(strand):
+    """nucl_setup.build_batch (the set-up's) gives QueryBatch.build's batch: sequence with
+    sentinels and reverse complements, per-context arrays and segments, with and without masks,
+    queries of length 1 and with ambiguity codes."""
+    from clalign.blast.nucl_setup import build_batch
+
+    rng = np.random.default_rng(9)
+    queries = [rng.integers(0, 15, int(n)).astype(np.uint8) for n in [1, 5, 40, 300, 2, 77]]
+    masks = [[], [(0, 2)], [(5, 9), (1, 3)], [(0, 299)], [], [(70, 76)]]
+    for m in (None, masks):
+        want = QueryBatch.build(queries, m, strand=strand)
+        got = build_batch(queries, m, strand=strand)
+        for name in ("seq", "offsets", "lengths", "query_of", "minus"):
+            a, b = getattr(got, name), getattr(want, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert got.segments == want.segments
+    assert build_batch([], None).seq.size == 0

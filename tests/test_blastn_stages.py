@@ -119,3 +119,56 @@ def test_records_equal_alignment_make():
             assert got == want
             seen += minus
     assert seen > 5
+
+
+def test_subject_blastna_equals_ncbi4na_codes(tmp_path):
+    """The traceback's one-pass subject codes (nucl_stages_nb.subject_blastna) equal the 2-bit
+    bases with the ambiguity runs restored (NucleotideDatabase.ncbi4na), lengths 0-9 mod 4 and
+    runs at both ends and across byte boundaries."""
+    from clalign.blast.nucl_stages_nb import subject_blastna
+
+    rng = np.random.default_rng(3)
+    letters = np.array(list("ACGTACGTACGTNRYKMSWBDHV"))
+    with open(tmp_path / "s.fa", "w") as fh:
+        for i, n in enumerate([1, 2, 3, 4, 5, 7, 8, 9, 33, 1000]):
+            s = "".join(rng.choice(letters, n))
+            fh.write(f">s{i}\n{'N' + s[1:] if i % 3 == 0 else s}\n")
+    nt = open_nucleotide(str(tmp_path / "s.fa"))
+    assert len(nt.runs)
+    for oid in range(len(nt)):
+        runs = np.ascontiguousarray(nt.ambiguities(oid), dtype=np.int64).reshape(-1, 3)
+        got = subject_blastna(subject_array(nt.packed(oid)), int(nt.lengths[oid]), runs,
+                              NCBI4NA_TO_BLASTNA)
+        assert np.array_equal(got, np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15)))
+
+
+@pytest.mark.parametrize("task,perc", [("megablast", 0.0), ("blastn", 95.0)])
+def test_unit_records_equal_pair_by_pair(task, perc):
+    """The traceback of a whole work unit in one compiled call (blastn.traceback_unit_records)
+    gives, pair by pair, the records of traceback_subject + the per-HSP records (best E-value,
+    best score and every field of every record, in order)."""
+    from clalign.blast.blastn import _records, traceback_unit_records
+
+    queries = read_queries(os.path.join(HERE, "reads.fa"))
+    nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
+    st = setup_search(queries, BlastnOptions(task=task, perc_identity=perc), nt.total_bases, len(nt))
+    diag = DiagState(len(st.batch.seq))
+    seen = 0
+    for oid in range(len(nt)):
+        n = int(nt.lengths[oid])
+        hsps = prelim_subject(st, diag, nt.packed(oid), n)
+        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
+        by_query = {}
+        for h in hsps:
+            by_query.setdefault(int(st.batch.query_of[h.context]), []).append(h)
+        pairs = sorted(by_query.items())
+        want = []
+        for qi, hs in pairs:
+            out = traceback_subject(st, copy.deepcopy(hs), s_codes, n)
+            if out:
+                want.append((qi, min(h.evalue for h in out), max(h.score for h in out),
+                             _records(st, queries[qi], nt, oid, ("s", "t"), out, s_codes)))
+        got, _ = traceback_unit_records(st, queries, oid, ("s", "t"), pairs, s_codes, n)
+        assert got == want
+        seen += sum(len(r) for *_, r in want)
+    assert seen > 20

@@ -8,13 +8,15 @@ database of all; ``reads.fa`` (``--reads`` reads of 150-1,000 bases) and ``genes
 (``--genes`` stretches of 1-5 kb) sampled from every contig in proportion to its length, 1-5 %
 substitutions and 0.2 %/0.2 % 1-base indels, every other one reverse complemented.
 
-Per case (``--cases``, task:queries) one round: blastn's whole process, clalign's whole process
-with ``--device`` (start-up, numba cache loading and kernel builds or cache loads included),
-optionally clalign's CPU path (``--cpu``), then clalign in-process twice (pipeline on, with the
-phase breakdown, and off): device kernels (scan, lookup, mini-extension, run placement;
-profiling events), copies, and the CPU phases (words = diagonals + ungapped on the device's
-word starts). A warm-up first compiles (or loads) the numba stages and kernels on four queries
-per case.
+Per case (``--cases``, task:queries[:N], N: only the first N records) one round: blastn's
+whole process, clalign's whole process with ``--device`` (start-up, numba cache loading and
+kernel builds or cache loads included), each with its peak resident memory (GNU time, when
+installed), optionally clalign's CPU path (``--cpu``), then clalign in-process (pipeline on,
+with the phase breakdown) and, for the cases ``--pipeline-off`` names, again with the pipeline
+off: device kernels (scan, lookup, mini-extension, run placement; profiling events), copies,
+and the CPU phases (words = diagonals + ungapped on the device's word starts). The warm-up
+(numba compiling or loading the stages, kernel builds) runs in a child process on a 20 Mb data
+set of its own while the main data set is generated.
 Last, the device kernels alone over the whole database, ``--kernel-rounds`` times after a
 warm-up pass (medians of profiling events), with the scan throughput.
 
@@ -129,21 +131,67 @@ def write_data(work, genome_mb, n_reads, n_genes, seed=7, real=None):
     return total, len(contigs)
 
 
+def parse_cases(cases):
+    """[(task, query file stem, record count or None)] of ``task:queries[:N]`` items; with N the
+    case searches the first N records of ``queries.fa`` (written as ``queriesN.fa``)."""
+    out = []
+    for case in cases.split(","):
+        task, q, *n = case.split(":")
+        out.append((task, q, int(n[0]) if n else None))
+    return out
+
+
+def case_queries(work, q, n):
+    """The query file stem of a case: ``q``, or ``q{n}`` holding the first ``n`` records of ``q.fa``."""
+    if n is None:
+        return q
+    with open(os.path.join(work, f"{q}.fa")) as fh:
+        lines = fh.readlines()      # the benches write one sequence line per record
+    with open(os.path.join(work, f"{q}{n}.fa"), "w") as fh:
+        fh.writelines(lines[:2 * n])
+    return f"{q}{n}"
+
+
+def timed_rss(cmd, cwd, out):
+    """(wall seconds, peak resident MiB or None) of ``cmd`` as :func:`timed` runs it; the peak
+    from GNU time when installed (``os.wait4`` of a child forked from this process would count
+    this process's memory before the exec as the child's)."""
+    gnu = "/usr/bin/time"
+    if not os.path.exists(gnu):
+        return timed(cmd, cwd, out), None
+    rss = out + ".rss"
+    wall = timed([gnu, "-o", rss, "-f", "%M"] + cmd, cwd, out)
+    with open(rss) as fh:
+        return wall, round(int(fh.read().split()[-1]) / 1024, 1)
+
+
+def warm_start(work, cases, device, real=None):
+    """Start the warm-up in a child process on a 20 Mb data set of its own (``work``), so that
+    numba's compilation (about a minute on a fresh machine) overlaps the generation of a large
+    data set; returns the child (wait for it before timing anything)."""
+    cmd = [sys.executable, "-m", "tools.bench_blastn", "--warm-only", "--work", work, "--genome-mb",
+           "20", "--reads", "8", "--genes", "8", "--device", device, "--cases", cases]
+    if real is not None:
+        cmd += ["--real", os.path.abspath(real)]
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=path))
+
+
 def warm_up(work, cases, device):
     """Compile (or load from the caches) the numba stages and kernels every case needs, on the
     first four queries of its file, so that no timed process pays for compilation."""
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
 
-    for case in cases.split(","):
-        task, q = case.split(":")
+    for task, q, _ in parse_cases(cases):
         with open(os.path.join(work, f"{q}.fa")) as fh:
             head = "".join(fh.readlines()[:8])
         path = os.path.join(work, f"warm_{q}.fa")
         with open(path, "w") as fh:
             fh.write(head)
-        for dev in (None, device):
-            run_blastn(path, os.path.join(work, "gdb"), BlastnOptions(task=task), device=dev)
+        for dev, threads in ((None, 1), (device, 2)):
+            run_blastn(path, os.path.join(work, "gdb"), BlastnOptions(task=task), device=dev,
+                       num_threads=threads)
 
 
 def kernel_medians(work, task, q, device, rounds):
@@ -178,72 +226,99 @@ def main():
     ap.add_argument("--reads", type=int, default=2000)
     ap.add_argument("--genes", type=int, default=50)
     ap.add_argument("--cases", default="megablast:reads,megablast:genes,blastn:genes",
-                    help="comma-separated task:queries (queries: reads or genes)")
+                    help="comma-separated task:queries[:N] (queries: reads or genes; N: only the "
+                         "first N records of the file)")
     ap.add_argument("--threads", type=int, default=16, help="-num_threads of blastn and clalign")
     ap.add_argument("--device", default="0:0", help="OpenCL device P:D of clalign --device")
     ap.add_argument("--real", default=None, help="real genome FASTA (.gz ok; default pyrodigal's "
                     "bundled GCF_001457455.1)")
     ap.add_argument("--cpu", action="store_true", help="also time clalign's CPU path (no --device)")
+    ap.add_argument("--pipeline-off", default="all",
+                    help="cases (task:queries[:N], comma-separated) also run in-process with the "
+                         "pipeline off; 'all' or 'none'")
     ap.add_argument("--kernel-rounds", type=int, default=5,
                     help="rounds of the device kernels alone per case (medians; 0: skip)")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="write the data and warm the caches only (the child of the warm-up)")
     ap.add_argument("--results", default=None, help="results JSON (default WORK/bench_blastn.json)")
     args = ap.parse_args()
+    if args.warm_only:
+        write_data(args.work, args.genome_mb, args.reads, args.genes, real=args.real)
+        warm_up(args.work, args.cases, args.device)
+        return
     t = time.perf_counter()
+    child = warm_start(os.path.join(args.work, "warm"), args.cases, args.device, args.real)
     bases, ncontigs = write_data(args.work, args.genome_mb, args.reads, args.genes, real=args.real)
     print(f"data: {bases:,} bases in {ncontigs} contigs, {args.reads} reads, {args.genes} genes, "
           f"makeblastdb included {time.perf_counter() - t:.1f} s", flush=True)
+    if child.wait():
+        sys.exit(f"bench_blastn: the warm-up failed (exit {child.returncode})")
+    print(f"warm-up (numba compilation or cache loads, kernel builds, in a child process on 20 Mb, "
+          f"beside the data generation): {time.perf_counter() - t:.1f} s since the start", flush=True)
+    run_cases(args, bases, ncontigs)
+
+
+def run_cases(args, bases, ncontigs):
+    """Every case: the two whole processes, the in-process runs, the phase tables."""
     from clalign.blast.blastn import run_blastn
     from clalign.blast.nucl_setup import BlastnOptions
     from clalign.runtime import Runtime
     from clalign.runtime.tuning import trial
 
     print(f"device: {Runtime.get(args.device).label}; blastn -num_threads {args.threads}")
-    t = time.perf_counter()
-    warm_up(args.work, args.cases, args.device)
-    print(f"warm-up (numba compilation or cache loads, kernel builds): {time.perf_counter() - t:.1f} s",
-          flush=True)
+    off = args.pipeline_off
     rows, table = [], []
-    for case in args.cases.split(","):
-        task, q = case.split(":")
+    for task, q0, n in parse_cases(args.cases):
+        q = case_queries(args.work, q0, n)
         base = ["-task", task, "-query", f"{q}.fa", "-db", "gdb", "-outfmt", "6"]
         a = os.path.join(args.work, f"bl_{task}_{q}.tsv")
         b = os.path.join(args.work, f"cl_{task}_{q}.tsv")
-        bl = timed([shutil.which("blastn")] + base + ["-num_threads", str(args.threads)], args.work, a)
+        bl, bl_rss = timed_rss([shutil.which("blastn")] + base + ["-num_threads", str(args.threads)],
+                               args.work, a)
         threads = ["-num_threads", str(args.threads)]
-        cl = timed([sys.executable, "-m", "clalign", "blastn"] + base + threads + ["--device", args.device],
-                   args.work, b)
+        cl, cl_rss = timed_rss([sys.executable, "-m", "clalign", "blastn"] + base + threads
+                               + ["--device", args.device], args.work, b)
         same = open(a).read() == open(b).read()
+        with open(a) as fh:
+            lines = sum(1 for _ in fh)
         cpu = None
         if args.cpu:
             c = os.path.join(args.work, f"cpu_{task}_{q}.tsv")
             cpu = timed([sys.executable, "-m", "clalign", "blastn"] + base + threads, args.work, c)
             same &= open(a).read() == open(c).read()
+        print(f"{task} {q}: blastn {bl:.2f} s ({bl_rss} MiB), clalign --device {cl:.2f} s "
+              f"({cl_rss} MiB) ({bl / cl:.2f}x), {lines:,} lines, identical {same}", flush=True)
         phases = {}
         t = time.perf_counter()
         run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
                    BlastnOptions(task=task), device=args.device, times=phases, num_threads=args.threads)
         warm = time.perf_counter() - t
         counts = phases.pop("device_counts", {})
-        t = time.perf_counter()
-        with trial("blastn_scan", {"PIPELINE": False}):
-            run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
-                       BlastnOptions(task=task), device=args.device, num_threads=args.threads)
-        serial = time.perf_counter() - t
+        serial = None
+        if off == "all" or f"{task}:{q0}" + (f":{n}" if n else "") in off.split(","):
+            t = time.perf_counter()
+            with trial("blastn_scan", {"PIPELINE": False}):
+                run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
+                           BlastnOptions(task=task), device=args.device, num_threads=args.threads)
+            serial = time.perf_counter() - t
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same,
                              in_process_seconds=round(warm, 3), cpu_path_seconds=cpu,
-                             no_pipeline_seconds=round(serial, 3),
+                             no_pipeline_seconds=None if serial is None else round(serial, 3),
+                             peak_rss_mib=cl_rss, peer_peak_rss_mib=bl_rss, lines=lines,
                              threads=args.threads, device=args.device, counts=counts,
                              phases={k: round(v, 4) for k, v in phases.items()}))
         table.append((task, q, bl, cl, cpu, warm, same, phases, counts, serial))
-        print(f"{task} {q}: blastn {bl:.2f} s, clalign --device {cl:.2f} s "
-              f"({bl / cl:.2f}x), in-process {warm:.2f} s (pipeline off {serial:.2f} s), "
-              f"identical {same}", flush=True)
+        ser = "-" if serial is None else f"{serial:.2f} s"
+        print(f"{task} {q}: in-process {warm:.2f} s (pipeline off {ser}); phases "
+              + ", ".join(f"{k} {v:.3f}" for k, v in phases.items()) + "; "
+              + ", ".join(f"{k} {v:,}" for k, v in counts.items()), flush=True)
     print("\n| task | queries | blastn s | clalign --device s | speed-up | in-process s | "
           "in-process, pipeline off s | CPU path s | identical |")
     print("|---|---|---|---|---|---|---|---|---|")
     for task, q, bl, cl, cpu, warm, same, _, _, serial in table:
         cps = f"{cpu:.2f}" if cpu is not None else "-"
-        print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {serial:.2f} "
+        sers = f"{serial:.2f}" if serial is not None else "-"
+        print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {sers} "
               f"| {cps} | {same} |")
     names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
              "device_order", "device_copies", "device_split", "setup", "prelim", "traceback", "words", "records")
@@ -270,8 +345,8 @@ def main():
         print("| task | queries | table | scan s | lookup s | extend s | order s | scan M positions/s "
               "| scan M bases/s | matched | pairs | words |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for case in args.cases.split(","):
-            task, q = case.split(":")
+        for task, q0, n in parse_cases(args.cases):
+            q = q0 if n is None else f"{q0}{n}"
             med, cnt, flat = kernel_medians(args.work, task, q, args.device, args.kernel_rounds)
             sc = med["device_scan"] or float("nan")
             print(f"| {task} | {q} | {flat.kind} w{flat.width} stride {flat.scan_step} | "

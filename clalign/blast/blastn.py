@@ -25,9 +25,9 @@ import numpy as np
 from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from .hsp import hitlist_key
-from .nucl_hsp import DEL, INS, add_subject_hits, evalue_order
+from .nucl_hsp import DEL, EVALUE_EPSILON, INS, add_subject_hits, evalue_order
 from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
-                          subject_chunks, traceback_subject)
+                          subject_chunks)
 from .nucl_setup import BlastnOptions, read_queries, setup_search
 from .nucl_words import DiagState
 
@@ -110,7 +110,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     t0 = clock()
     queries = read_queries(query_path)
     nt = open_nucleotide(db)
-    st = setup_search(queries, opts, nt.total_bases, len(nt))
+    st = setup_search(queries, opts, nt.total_bases, len(nt), threads=num_threads)
     if opts.ungapped:   # no gapped stage, sum statistics (nucl_ungapped_search)
         from .nucl_ungapped_search import run_ungapped
         return run_ungapped(queries, nt, st, progress, warn, times, device)
@@ -239,36 +239,32 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
             jobs.setdefault(oid, []).append((qi, hs))
     ids = subject_ids(nt)
     names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
-    units = []   # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces for the workers
+    # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces of at most a 4 * threads-th of
+    # all pairs (about 4 units a worker; many subjects: one unit each, a unit costing one
+    # compiled call and its set-up in Python)
+    units = []
+    step = max(1, -(-sum(len(p) for p in jobs.values()) // (4 * threads)))
     for oid in sorted(jobs):
         pairs = jobs[oid]
-        step = max(1, -(-len(pairs) // (4 * threads)))
         units += [(oid, pairs[i:i + step]) for i in range(0, len(pairs), step)]
     codes = _SubjectCodes(nt, [oid for oid, _ in units])
 
     def work(unit):
         oid, pairs = unit
         s_codes = codes.get(oid)
-        s_len = int(nt.lengths[oid])
-        done = []
-        rec_s = 0.0   # summed here and added by the caller: no shared dict updated from threads
-        for qi, hs in pairs:
-            out = traceback_subject(st, hs, s_codes, s_len)
-            if out:
-                t1 = clock()
-                recs = _records(st, queries[qi], nt, oid, names[oid], out, s_codes)
-                rec_s += clock() - t1
-                done.append((qi, out, recs))
-        codes.release(oid)
-        return oid, done, rec_s
+        try:
+            done, rec_s = traceback_unit_records(st, queries, oid, names[oid], pairs, s_codes,
+                                                 int(nt.lengths[oid]))
+        finally:
+            codes.release(oid)
+        return oid, done, rec_s   # rec_s summed here, added by the caller (no shared dict)
 
     final = [[] for _ in queries]
     records = {}
     for oid, done, rec_s in (pool.map if pool is not None else map)(work, units):
         times["records"] = times.get("records", 0.0) + rec_s
-        for qi, out, recs in done:
-            best = min(h.evalue for h in out)
-            final[qi].append((hitlist_key(best, max(h.score for h in out), oid), oid, out))
+        for qi, best_e, best_s, recs in done:
+            final[qi].append((hitlist_key(best_e, best_s, oid), oid, None))
             records[qi, oid] = recs
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
     results = []
@@ -286,7 +282,9 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
 
 class _SubjectCodes:
     """Each subject's BLASTNA codes with their ambiguities restored (plus a sentinel), made once
-    for the work units that need it and dropped after the last one."""
+    for the work units that need it and dropped after the last one. The codes are made outside
+    the lock (one compiled pass, :func:`nucl_stages_nb.subject_blastna`) by the first worker
+    that asks; others asking for the same subject wait for it, other subjects go on."""
 
     def __init__(self, nt, oids):
         self.nt, self.lock, self.codes, self.users = nt, threading.Lock(), {}, {}
@@ -294,17 +292,86 @@ class _SubjectCodes:
             self.users[oid] = self.users.get(oid, 0) + 1
 
     def get(self, oid):
+        from .nucl_stages_nb import subject_blastna
+
         with self.lock:
-            c = self.codes.get(oid)
-            if c is None:
-                c = self.codes[oid] = np.append(NCBI4NA_TO_BLASTNA[self.nt.ncbi4na(oid)], np.uint8(15))
-            return c
+            got = self.codes.get(oid)
+            mine = got is None
+            if mine:
+                got = self.codes[oid] = [threading.Event(), None]
+        if mine:
+            try:
+                runs = np.ascontiguousarray(self.nt.ambiguities(oid), dtype=np.int64).reshape(-1, 3)
+                got[1] = subject_blastna(subject_array(self.nt.packed(oid)), int(self.nt.lengths[oid]),
+                                         runs, NCBI4NA_TO_BLASTNA)
+            finally:
+                got[0].set()
+        else:
+            got[0].wait()
+        if got[1] is None:
+            raise RuntimeError(f"subject {oid}: its codes could not be made")
+        return got[1]
 
     def release(self, oid):
         with self.lock:
             self.users[oid] -= 1
             if not self.users[oid]:
                 del self.codes[oid]
+
+
+def traceback_unit_records(st, queries, oid, name, pairs, s_codes, s_len):
+    """The traceback stage of a work unit (one subject ``oid``, its ``(query, preliminary
+    HSPs)`` pairs): ([(query, best E-value, best score, output records best first)] of the pairs
+    that keep an HSP, seconds of the records' Python). One compiled call does every pair's
+    traceback and the records' columns (:func:`nucl_stages_nb.traceback_unit`); E-values, the
+    E-value cut, the order and the records are made here, as ``nucl_search.traceback_subject``
+    and :func:`alignment_record` make them pair by pair (their specs)."""
+    from .nucl_stages_nb import traceback_unit
+
+    o, b = st.opts, st.batch
+    P = np.array([(h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.context, h.q_gstart, h.s_gstart)
+                  for _, hs in pairs for h in hs], dtype=np.int64).reshape(-1, 8)
+    first = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum([len(hs) for _, hs in pairs], out=first[1:])
+    R, QA, SA = traceback_unit(P, first, b.seq, b.offsets, b.lengths,
+                               np.ascontiguousarray(b.minus, dtype=np.bool_), s_codes, s_len, o.greedy,
+                               st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
+                               st.xdrop_final, o.min_diag_separation, float(o.perc_identity),
+                               st.cutoff_gapped, COMPLEMENT)
+    t0 = time.perf_counter()
+    qtext, stext = LETTERS[QA].tobytes().decode(), LETTERS[SA].tobytes().decode()
+    sid, title = name
+    rows = R.tolist()
+    out, i = [], 0
+    while i < len(rows):
+        k, kept = rows[i][8], []
+        while i < len(rows) and rows[i][8] == k:
+            r = rows[i]
+            e, bits = st.evalue_bits(r[0], r[5])
+            if e <= o.evalue:
+                kept.append((0.0 if e < EVALUE_EPSILON else e, -r[0], r[3], -r[4], r[1], -r[2], e, bits, r))
+            i += 1
+        if not kept:
+            continue
+        qi = pairs[k][0]
+        query = queries[qi]
+        qlen = len(query.codes)
+        best_e, best_s = min(t[6] for t in kept), max(t[8][0] for t in kept)
+        kept.sort(key=lambda t: t[:6])   # s_EvalueCompareHSPs (nucl_hsp.evalue_order); stable
+        recs = []
+        for *_, e, bits, r in kept:
+            sc, qs, qe, ss, se, c = r[:6]
+            col, n, ident, gaps, opens, qres, sres = r[9:16]
+            minus = bool(b.minus[c])
+            qstart = qlen - qe + 1 if minus else qs + 1
+            sstart, send = (se, ss + 1) if minus else (ss + 1, ss + sres)
+            recs.append(Alignment(str(query.qid), str(sid), int(qlen), int(s_len), int(sc), float(bits),
+                                  float(e), qstart, qstart + qres - 1, sstart, send, qtext[col:col + n],
+                                  stext[col:col + n], ident, ident, gaps, opens, subject_index=oid,
+                                  subject_title=title, query_title=query.title,
+                                  sstrand="minus" if minus else "plus"))
+        out.append((qi, best_e, best_s, recs))
+    return out, time.perf_counter() - t0
 
 
 def _records(st, query, nt, oid, name, hsps, s_codes):

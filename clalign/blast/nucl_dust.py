@@ -307,10 +307,11 @@ def query_mask_intervals(seq, dust: bool = True, lcase: bool = False, level: int
     return merge_intervals(ivs)
 
 
-def query_masks(texts, dust: bool = True, lcase: bool = False):
-    """:func:`query_mask_intervals` of every query text, the DUST of all in one compiled call."""
+def query_masks(texts, dust: bool = True, lcase: bool = False, threads: int = 1):
+    """:func:`query_mask_intervals` of every query text, the DUST of all in one compiled call
+    (one per group of queries on ``threads`` threads)."""
     from .nucl_dust_nb import dust_intervals_many
 
-    dusts = dust_intervals_many(texts) if dust else [[] for _ in texts]
+    dusts = dust_intervals_many(texts, threads=threads) if dust else [[] for _ in texts]
     return [merge_intervals((lowercase_intervals(t) if lcase else []) + d)
             for t, d in zip(texts, dusts)]

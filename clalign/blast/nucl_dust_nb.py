@@ -228,7 +228,7 @@ def dust_intervals_fast(seq, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
     return [(int(a), int(b)) for a, b in out]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dust_many(codes, starts, level, window, linker, state0):
     """:func:`_dust` of every sequence ``codes[starts[k]:starts[k + 1]]`` in one call: (all
     intervals, in sequence order, and the number of each sequence's)."""
@@ -250,18 +250,38 @@ def _dust_many(codes, starts, level, window, linker, state0):
 
 
 def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
-                        linker: int = DUST_LINKER):
-    """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes), one compiled call."""
+                        linker: int = DUST_LINKER, threads: int = 1):
+    """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes), one compiled
+    call, or one per group of consecutive sequences on ``threads`` threads (about equal bases
+    each; the sequences are independent, so the result is the same)."""
     check_dust_params(level, window, linker)
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)
     starts = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     codes = dust_codes(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
-                                for s in seqs)).astype(np.int64)
-    out, counts = _dust_many(codes, starts, level, window, linker, _STATE0)
-    ivs = out.tolist()
-    res, m = [], 0
-    for c in counts.tolist():
-        res.append([(a, b) for a, b in ivs[m:m + c]])
-        m += c
+                                for s in seqs))   # made int64 group by group, on the threads
+    groups = min(max(1, threads), len(seqs))
+    cuts = np.searchsorted(starts, np.linspace(0, starts[-1], groups + 1), side="left")
+    cuts[0], cuts[-1] = 0, len(seqs)
+    cuts = np.unique(cuts)
+
+    def run(k):
+        a, e = int(cuts[k]), int(cuts[k + 1])
+        return _dust_many(codes[starts[a]:starts[e]].astype(np.int64), starts[a:e + 1] - starts[a],
+                          level, window, linker, _STATE0)
+
+    if len(cuts) > 2:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(cuts) - 1) as pool:
+            parts = list(pool.map(run, range(len(cuts) - 1)))
+    else:
+        parts = [run(0)] if len(seqs) else []
+    res = []
+    for out, counts in parts:
+        ivs = out.tolist()
+        m = 0
+        for c in counts.tolist():
+            res.append([(a, b) for a, b in ivs[m:m + c]])
+            m += c
     return res

@@ -134,14 +134,13 @@ def read_queries(path):
         elif line.strip():
             if head is None:
                 raise InputError("sequence data before the first '>' header", path, n)
-            s = line.strip().replace(b" ", b"")
-            bad = np.flatnonzero(BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)] == 255)
-            if bad.size:
-                ch = chr(s[int(bad[0])])
-                raise InputError(f"not a nucleotide letter: {ch!r}", path, n)
-            seq.append(s)
+            seq.append(line.strip().replace(b" ", b""))
     if head is not None:
         out.append((head, b"".join(seq), head_line))
+    # every letter checked at once (a numpy check per line cost ~10 us a line: ~2 s for
+    # 100,000 reads); the line of a bad one is looked for only when there is one
+    if (BLASTNA_OF[np.frombuffer(b"".join(s for _, s, _ in out), dtype=np.uint8)] == 255).any():
+        _bad_letter(data, path)
     queries = []
     for head, s, line in out:
         if not s:
@@ -152,6 +151,68 @@ def read_queries(path):
     if not queries:
         raise InputError("no query sequences", path)
     return queries
+
+
+def _bad_letter(data: bytes, path):
+    """Raise the one-line error of the first sequence line of ``data`` with a letter that is
+    not a nucleotide code (file and line)."""
+    for n, line in enumerate(data.split(b"\n"), 1):
+        line = line.rstrip(b"\r")
+        if line.startswith(b">") or not line.strip():
+            continue
+        s = line.strip().replace(b" ", b"")
+        bad = np.flatnonzero(BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)] == 255)
+        if bad.size:
+            raise InputError(f"not a nucleotide letter: {chr(s[int(bad[0])])!r}", path, n)
+
+
+@njit(cache=True, nogil=True)
+def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement):
+    """Every context's codes into ``seq`` (sentinels already there): the query, or its
+    reverse complement."""
+    for c in range(offsets.shape[0]):
+        a, n, o = qstart[query_of[c]], lengths[c], offsets[c]
+        if minus[c]:
+            for i in range(n):
+                seq[o + i] = complement[allq[a + n - 1 - i]]
+        else:
+            for i in range(n):
+                seq[o + i] = allq[a + i]
+
+
+def build_batch(queries, masks=None, strand="both"):
+    """:meth:`QueryBatch.build` (the spec) with the sequence filled in one compiled pass and
+    the per-context arrays made at once; contexts without masks get their one segment
+    directly (100,000 reads: ~2 s in the per-query loop before)."""
+    from .nucl_lookup import _COMPLEMENT, context_segments
+
+    if strand not in ("both", "plus", "minus"):
+        raise ValueError(f"strand must be both, plus or minus, got {strand!r}")
+    qs = [np.asarray(q, dtype=np.uint8) for q in queries]
+    sides = {"both": [False, True], "plus": [False], "minus": [True]}[strand]
+    ns, nq = len(sides), len(qs)
+    qlen = np.array([q.size for q in qs], dtype=np.int64)
+    lengths = np.repeat(qlen, ns)
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), ns)
+    minus = np.tile(np.array(sides, dtype=bool), nq)
+    offsets = np.zeros(lengths.size, dtype=np.int64)
+    if lengths.size > 1:
+        np.cumsum(lengths[:-1] + 1, out=offsets[1:])
+    total = int(offsets[-1] + lengths[-1]) if lengths.size else 0
+    seq = np.full(total, 15, dtype=np.uint8)
+    qstart = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(qlen, out=qstart[1:])
+    allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
+    _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, _COMPLEMENT)
+    segments = []
+    for c, (o, n, qi, mi) in enumerate(zip(offsets.tolist(), lengths.tolist(), query_of.tolist(),
+                                           minus.tolist())):
+        m = masks[qi] if masks is not None else None
+        if m:
+            segments += context_segments(o, n, sorted(m), mi)
+        elif n > 0:
+            segments.append((o, o + n - 1))
+    return QueryBatch(seq, offsets, lengths, query_of, minus, segments)
 
 
 def ungapped_block(codes, matrix):
@@ -249,16 +310,18 @@ class Setup:
 
 
 def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
-                 context_searchsp=None) -> Setup:
+                 context_searchsp=None, threads: int = 1) -> Setup:
     """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
     search space per context index, used instead of the computed ones (a query chunk's search,
-    :mod:`nucl_split`)."""
-    from .nucl_extend import choose_extend, compress_query
+    :mod:`nucl_split`). ``threads``: DUST runs on that many threads (same masks)."""
+    from .nucl_extend import choose_extend
+    from .nucl_words import compress_query_nb
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
-    masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking)
-    batch = QueryBatch.build([q.codes for q in queries], masks, strand=opts.strand)
+    masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking,
+                        threads=threads)
+    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
@@ -273,27 +336,35 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
     xu = np.zeros(nctx, dtype=np.int64)
     kus = ungapped_blocks(batch, matrix)
-    memo = {}   # (ungapped block, context length) -> the context's values: the same for equal keys
+    # (ungapped block, context length, given search space) -> (the context's values, statistics
+    # key): the same for equal keys. ungapped_blocks hands one object per distinct block, so
+    # the memo is keyed by the object's id (no dataclass hashed per context: ~1.5 s for 200,000
+    # contexts); value-equal blocks that are distinct objects get equal values and, through
+    # stat_ids (keyed by value, first context first), the same statistics key.
+    memo = {}
     stat_key, stat_ids = [-1] * nctx, {}
+    lengths = batch.lengths.tolist()
     for c in range(nctx):
         ku = kus[c]
         if ku is None:
             continue
-        key = (ku, int(batch.lengths[c]), None if context_searchsp is None else context_searchsp[c])
-        if key not in memo:
+        key = (id(ku), lengths[c], None if context_searchsp is None else context_searchsp[c])
+        got = memo.get(key)
+        if got is None:
             gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
             sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1]
                             if key[2] is None else key[2])
             g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
             trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-            memo[key] = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
-        stat_key[c] = stat_ids.setdefault(memo[key][:2], len(stat_ids))
+            vals = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
+            got = memo[key] = (vals, stat_ids.setdefault(vals[:2], len(stat_ids)))
+        stat_key[c] = got[1]
         valid[c] = True
-        gps[c], ssp[c], cg[c], cu[c], xu[c] = memo[key]
+        gps[c], ssp[c], cg[c], cu[c], xu[c] = got[0]
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
-                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query(batch.seq),
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_nb(np.asarray(batch.seq, dtype=np.uint8)),
                  strand_offsets(batch.offsets, batch.minus), stat_key)

@@ -377,3 +377,84 @@ def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
         gs_n += gs
         prev_q, prev_s = gq, gs
     return qa, sa, ident, gaps, opens, total - gq_n, total - gs_n
+
+
+@njit(cache=True, nogil=True)
+def subject_blastna(packed, length, runs, ncbi4na_to_blastna):
+    """Subject codes for traceback in one pass: the ``length`` 2-bit bases of ``packed`` as
+    BLASTNA codes (A C G T = 0..3), the ambiguity runs (rows start, length, NCBI4NA code)
+    written over them, plus the sentinel 15 (the compiled form of
+    ``NCBI4NA_TO_BLASTNA[nt.ncbi4na(i)]`` with 15 appended)."""
+    out = np.empty(length + 1, dtype=np.uint8)
+    full = length >> 2
+    for b in range(full):
+        x = packed[b]
+        out[4 * b] = (x >> 6) & 3
+        out[4 * b + 1] = (x >> 4) & 3
+        out[4 * b + 2] = (x >> 2) & 3
+        out[4 * b + 3] = x & 3
+    for i in range(4 * full, length):
+        out[i] = (packed[i >> 2] >> (6 - 2 * (i & 3))) & 3
+    for r in range(runs.shape[0]):
+        code = ncbi4na_to_blastna[runs[r, 2]]
+        for i in range(runs[r, 0], runs[r, 0] + runs[r, 1]):
+            out[i] = code
+    out[length] = 15
+    return out
+
+
+@njit(cache=True, nogil=True)
+def traceback_unit(P, first, q, ctx_off, ctx_len, minus, s, s_len, greedy, matrix, reward,
+                   penalty, gap_open, gap_extend, xdrop, sep, perc, cutoff, complement):
+    """:func:`traceback_rows` and :func:`record_columns` of every (query, subject) pair of a
+    work unit in one call (one subject ``s``; pair ``k``'s preliminary rows are
+    ``P[first[k]:first[k + 1]]``), so that no Python runs per pair or HSP but the records'.
+    Returns (R, QA, SA): R int64 rows of the final HSPs, pair by pair, each pair's in score order:
+    columns 0-7 as ``traceback_rows`` (context-relative), 8 the pair, 9/10 the start and number
+    of the HSP's alignment columns in QA/SA (codes, 15 = gap, as ``record_columns``: minus-strand
+    HSPs complemented and reversed), 11-15 identities, gap columns, gap openings, query and
+    subject residues."""
+    npairs = first.shape[0] - 1
+    R = np.zeros((max(npairs, 1), 16), dtype=np.int64)
+    QA = np.zeros(1024, dtype=np.uint8)
+    SA = np.zeros(1024, dtype=np.uint8)
+    m = 0
+    col = 0
+    for k in range(npairs):
+        rows, ops, nums = traceback_rows(P[first[k]:first[k + 1]], q, ctx_off, ctx_len, s, s_len,
+                                         greedy, matrix, reward, penalty, gap_open, gap_extend,
+                                         xdrop, sep, perc, cutoff)
+        for i in range(rows.shape[0]):
+            c = rows[i, 5]
+            a = ctx_off[c]
+            p, r = rows[i, 8], rows[i, 9]
+            qa, sa, ident, gaps, opens, qres, sres = record_columns(
+                q[a:a + ctx_len[c]], s, rows[i, 1], rows[i, 3], ops[p:p + r], nums[p:p + r],
+                minus[c], complement)
+            n = qa.shape[0]
+            if col + n > QA.shape[0]:
+                cap = 2 * (col + n)
+                QA2 = np.zeros(cap, dtype=np.uint8)
+                SA2 = np.zeros(cap, dtype=np.uint8)
+                QA2[:col] = QA[:col]
+                SA2[:col] = SA[:col]
+                QA, SA = QA2, SA2
+            QA[col:col + n] = qa
+            SA[col:col + n] = sa
+            if m >= R.shape[0]:
+                R2 = np.zeros((2 * R.shape[0], 16), dtype=np.int64)
+                R2[:m] = R[:m]
+                R = R2
+            for j in range(8):
+                R[m, j] = rows[i, j]
+            R[m, 8] = k
+            R[m, 9] = col
+            R[m, 10] = n
+            R[m, 11] = ident
+            R[m, 12] = gaps
+            R[m, 13] = opens
+            R[m, 14] = qres
+            R[m, 15] = sres
+            col += n
+            m += 1
+    return R[:m], QA[:col], SA[:col]

@@ -391,3 +391,19 @@ def word_finder(hq, hs, first, nhits, ext, q, cq, s, s_len, cell_start, q_offs, 
         else:
             level[(so + dlen - qo) & (dlen - 1)] = s_end_pos
     return n, -1
+
+
+@njit(cache=True, nogil=True)
+def compress_query_nb(q):
+    """:func:`nucl_extend.compress_query` (its spec) in one compiled pass: byte ``3 - m + i``
+    (m = min(3, n)) packs bases i-3..i (``code & 3``, 0 outside the query); a query batch of
+    100,000 reads took ~2 s in numpy temporaries."""
+    n = q.shape[0]
+    m = min(3, n)
+    out = np.zeros(n + 3, dtype=np.uint8)
+    x = 0
+    for i in range(n + m):
+        b = q[i] & 3 if i < n else 0
+        x = ((x << 2) | b) & 0xFF
+        out[3 - m + i] = x
+    return out
