@@ -1,5 +1,6 @@
 """runtime.jit.njit: numba imported on first use, callees bound, and the query set-up's numpy
 forms (used while a command's preload has not loaded the compiled ones) equal to the compiled."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_importing_the_engines_does_not_import_numba():
     code = ("import sys, clalign.blast.blastp, clalign.blast.blastn, clalign.sw.engine, "
             "clalign.blast.cli; print('numba' in sys.modules)")
+    path = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                       env={**os.environ, "PYTHONPATH": path})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
 
