@@ -20,6 +20,7 @@ import numpy as np
 from . import itree_nb as it
 from .nucl_gapped import dp_prelim
 from .nucl_greedy import DEL, INS, SUB, greedy_prelim
+from .nucl_greedy_core import _grow
 from .nucl_traceback import dp_traceback, greedy_traceback, reevaluate_gapped
 from .stages_nb import _lexorder, purge_and_order
 
@@ -255,13 +256,7 @@ def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, pen
         r = o.shape[0]
         if not greedy and _fails_identity(o, u, 0, r, qc, s, qs, ss, perc):
             continue
-        if pos + r > ops.shape[0]:
-            cap = 2 * (pos + r)
-            ops2 = np.zeros(cap, dtype=np.int8)
-            nums2 = np.zeros(cap, dtype=np.int64)
-            ops2[:pos] = ops[:pos]
-            nums2[:pos] = nums[:pos]
-            ops, nums = ops2, nums2
+        ops, nums = _grow(ops, pos + r), _grow(nums, pos + r)
         ops[pos:pos + r] = o
         nums[pos:pos + r] = u
         T[m, 0] = sc
@@ -432,13 +427,7 @@ def traceback_unit(P, first, q, ctx_off, ctx_len, minus, s, s_len, greedy, matri
                 q[a:a + ctx_len[c]], s, rows[i, 1], rows[i, 3], ops[p:p + r], nums[p:p + r],
                 minus[c], complement)
             n = qa.shape[0]
-            if col + n > QA.shape[0]:
-                cap = 2 * (col + n)
-                QA2 = np.zeros(cap, dtype=np.uint8)
-                SA2 = np.zeros(cap, dtype=np.uint8)
-                QA2[:col] = QA[:col]
-                SA2[:col] = SA[:col]
-                QA, SA = QA2, SA2
+            QA, SA = _grow(QA, col + n), _grow(SA, col + n)
             QA[col:col + n] = qa
             SA[col:col + n] = sa
             if m >= R.shape[0]:
