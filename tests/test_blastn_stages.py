@@ -40,21 +40,25 @@ def test_compiled_prelim_equals_reference(task, strand):
     assert seen > 20
 
 
+def _subjects_by_query(st, nt):
+    """(oid, length, traceback codes, {query: its preliminary HSPs}) of every subject."""
+    diag = DiagState(len(st.batch.seq))
+    for oid in range(len(nt)):
+        n = int(nt.lengths[oid])
+        by_query = {}
+        for h in prelim_subject(st, diag, nt.packed(oid), n):
+            by_query.setdefault(int(st.batch.query_of[h.context]), []).append(h)
+        yield oid, n, np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15)), by_query
+
+
 @pytest.mark.parametrize("task,perc", [("megablast", 0.0), ("megablast", 97.0), ("blastn", 0.0),
                                        ("blastn", 95.0)])
 def test_compiled_traceback_equals_reference(task, perc):
     queries = read_queries(os.path.join(HERE, "reads.fa"))
     nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
     st = setup_search(queries, BlastnOptions(task=task, perc_identity=perc), nt.total_bases, len(nt))
-    diag = DiagState(len(st.batch.seq))
     seen = 0
-    for oid in range(len(nt)):
-        n = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), n)
-        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
-        by_query = {}
-        for h in hsps:
-            by_query.setdefault(int(st.batch.query_of[h.context]), []).append(h)
+    for oid, n, s_codes, by_query in _subjects_by_query(st, nt):
         for hs in by_query.values():
             want = traceback_subject_ref(st, copy.deepcopy(hs), s_codes, n)
             got = traceback_subject(st, hs, s_codes, n)
@@ -152,15 +156,8 @@ def test_unit_records_equal_pair_by_pair(task, perc):
     queries = read_queries(os.path.join(HERE, "reads.fa"))
     nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
     st = setup_search(queries, BlastnOptions(task=task, perc_identity=perc), nt.total_bases, len(nt))
-    diag = DiagState(len(st.batch.seq))
     seen = 0
-    for oid in range(len(nt)):
-        n = int(nt.lengths[oid])
-        hsps = prelim_subject(st, diag, nt.packed(oid), n)
-        s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
-        by_query = {}
-        for h in hsps:
-            by_query.setdefault(int(st.batch.query_of[h.context]), []).append(h)
+    for oid, n, s_codes, by_query in _subjects_by_query(st, nt):
         pairs = sorted(by_query.items())
         want = []
         for qi, hs in pairs:
