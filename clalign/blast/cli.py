@@ -25,6 +25,10 @@ def _start_runtime(device):
     search's preload thread (``runtime.jit``). Errors are left to the search, which asks for the same Runtime and reports them."""
     import threading
 
+    from .. import cl_early as early
+
+    early.start(device)     # the driver's platforms and context, while pyopencl is imported
+
     def make():
         try:
             from ..runtime import Runtime

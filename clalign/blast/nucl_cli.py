@@ -62,6 +62,10 @@ def _yes_no(name, value):
 def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapopen, gapextend,
            dust, lcase_masking, strand, max_target_seqs, max_hsps, outfmt, num_threads, dbsize,
            searchsp, perc_identity, ungapped, device):
+    from .. import cl_early
+
+    if device is not None:
+        cl_early.start(device)   # the device's context while the engine is imported
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from .blastn import run_blastn, tabular_lines

@@ -55,6 +55,10 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     `clalign makedb`. The MSV filter runs on the OpenCL device; the sequences that pass it go
     through HMMER's remaining stages (pyhmmer), so hits, scores and E-values are hmmsearch's.
     """
+    from .. import cl_early
+
+    if engine != "pyhmmer":
+        cl_early.start(device)   # the device's context while the engine is imported
     import time
 
     from .hmmtext import RAW

@@ -20,6 +20,7 @@ import pyopencl as cl
 
 from ..errors import KernelBuildError
 from . import cache as _cache
+from .. import cl_early as early
 from .device import all_devices, device_label, select_devices
 from .params import Param, ParamSet, SIMD_PARAMS, choose, simd_values
 from .probe import Capabilities, probe
@@ -62,7 +63,7 @@ class Runtime:
 
     def __init__(self, device):
         self.device = device
-        self.ctx = cl.Context([device])
+        self.ctx = early.take(device) or cl.Context([device])   # early: made during the imports
         self.caps: Capabilities = probe(device, self.ctx)      # its compile probes use this context
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._programs: dict = {}

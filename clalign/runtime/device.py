@@ -11,10 +11,12 @@ import os
 
 import pyopencl as cl
 
+from .. import cl_early as early
 from ..errors import DeviceError
 
 
 def platforms():
+    early.wait()    # a context being made early initialises the ICD loader first
     try:
         return cl.get_platforms()
     except cl.Error as exc:  # e.g. PLATFORM_NOT_FOUND_KHR when no ICD is installed

@@ -72,6 +72,9 @@ def format_results(results, outfmt: str, database: str = "") -> str:
 def sw(query, db, matrix, gapopen, gapextend, max_target_seqs, evalue, dbsize, searchsp, outfmt, out, force, device,
        verbose):
     """Smith-Waterman search of protein queries against a database (exact scores)."""
+    from .. import cl_early
+
+    cl_early.start(device)   # the device's context while the engines are imported
     from ..data import as_database
     from .report import sw_search
 

@@ -1,0 +1,139 @@
+"""A command's OpenCL contexts made while pyopencl is still being imported.
+
+On the H100 host, importing pyopencl takes ~0.17-0.24 s of a command's start, and only then
+do the driver's platform list (~0.12 s) and context (~0.12 s) begin: the device's first launch
+waits for all three (docs/perf/blastp.md, run L4). :func:`start` makes the contexts of a
+``P:D[,P:D...]`` spec on a thread at once, through ctypes and the very ICD loader library that
+pyopencl's extension links (found on disk, not imported), so the driver's work overlaps the
+import. :func:`take` hands a context to :class:`~clalign.runtime.Runtime` for a pyopencl device
+only when it was made for that same device (same ``cl_device_id``); in every other case (no
+spec, another loader, an error, a device chosen otherwise) nothing is taken and the runtime
+makes its context as before, so errors are still reported by the usual path.
+
+This module imports neither pyopencl nor numpy.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.util
+import os
+import threading
+
+_CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
+_LOCK = threading.Lock()
+_THREAD = None
+_MADE: dict = {}        # cl_device_id (int) -> cl_context (int), not yet taken
+
+
+def loader_path():
+    """The ICD loader pyopencl's extension links: the copy a pyopencl wheel carries in
+    ``pyopencl/.libs``, else the system's ``libOpenCL.so.1``; None when pyopencl is absent."""
+    try:
+        spec = importlib.util.find_spec("pyopencl")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for where in spec.submodule_search_locations:
+        found = sorted(glob.glob(os.path.join(where, ".libs", "libOpenCL*.so*")))
+        if found:
+            # the wheel's loader reads this (set by pyopencl's import too) to find the ICDs
+            # shipped beside it, and crashes on its first call without it
+            os.environ.setdefault("PYOPENCL_HOME", os.path.dirname(os.path.abspath(
+                os.path.join(where, "__init__.py"))))
+            return found[0]
+    return "libOpenCL.so.1"
+
+
+def _indices(spec: str):
+    out = []
+    for item in str(spec).split(","):
+        parts = item.strip().split(":")
+        if not 1 <= len(parts) <= 2 or not all(p.strip().isdigit() for p in parts):
+            return []
+        out.append((int(parts[0]), int(parts[1]) if len(parts) == 2 else 0))
+    return out
+
+
+def _make(path: str, wanted):
+    lib = ctypes.CDLL(path)
+    vp, u32 = ctypes.c_void_p, ctypes.c_uint32
+    lib.clGetPlatformIDs.argtypes = [u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
+    lib.clGetDeviceIDs.argtypes = [vp, ctypes.c_uint64, u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
+    lib.clCreateContext.restype = vp
+    lib.clCreateContext.argtypes = [vp, u32, ctypes.POINTER(vp), vp, vp, ctypes.POINTER(ctypes.c_int32)]
+    n = u32(0)
+    if lib.clGetPlatformIDs(0, None, ctypes.byref(n)) != 0 or n.value == 0:
+        return
+    plats = (vp * n.value)()
+    if lib.clGetPlatformIDs(n.value, plats, None) != 0:
+        return
+    for pi, di in wanted:
+        if pi >= n.value:
+            continue
+        m = u32(0)
+        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(m)) != 0 or di >= m.value:
+            continue
+        devs = (vp * m.value)()
+        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, m.value, devs, None) != 0:
+            continue
+        err = ctypes.c_int32(0)
+        one = (vp * 1)(devs[di])
+        ctx = lib.clCreateContext(None, 1, one, None, None, ctypes.byref(err))
+        if err.value == 0 and ctx:
+            with _LOCK:
+                _MADE[int(devs[di])] = int(ctx)
+
+
+def start(spec) -> bool:
+    """Begin making the contexts of ``spec`` ("P:D[,P:D...]"; None: ``CLALIGN_DEVICE``, then
+    ``PYOPENCL_CTX``) on a daemon thread; False (and nothing started) for anything else, or
+    when a start already happened in this process."""
+    global _THREAD
+    if spec is None or not str(spec).strip():   # the same order as runtime.device.select_devices
+        spec = os.environ.get("CLALIGN_DEVICE", "").strip() or os.environ.get("PYOPENCL_CTX", "").strip()
+    wanted = _indices(spec) if spec else []
+    path = loader_path() if wanted else None
+    if not path:
+        return False
+    with _LOCK:
+        if _THREAD is not None:
+            return False
+
+        def run():
+            try:
+                _make(path, wanted)
+            except (OSError, AttributeError, ValueError):   # no such library or symbol: the usual path
+                pass
+
+        _THREAD = threading.Thread(target=run, name="clalign-early-context", daemon=True)
+        _THREAD.start()
+    return True
+
+
+def wait():
+    """Wait for the thread of :func:`start`, if any: the ICD loader initialises itself on its
+    first call, and two threads making that first call at once crash some loaders (ocl-icd), so
+    pyopencl's first platform query comes after ours."""
+    thread = _THREAD
+    if thread is not None:
+        thread.join()
+
+
+def take(device):
+    """A ``pyopencl.Context`` made early for ``device`` (a pyopencl Device), or None. Waits for
+    the thread of :func:`start`; each context is taken once."""
+    if _THREAD is None:
+        return None
+    wait()
+    with _LOCK:
+        handle = _MADE.pop(int(device.int_ptr), None)
+    if handle is None:
+        return None
+    import pyopencl as cl
+
+    ctx = cl.Context.from_int_ptr(handle, retain=False)
+    if [d.int_ptr for d in ctx.devices] != [device.int_ptr]:   # not ours after all: let it go
+        return None
+    return ctx
