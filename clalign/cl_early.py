@@ -21,6 +21,8 @@ import os
 import threading
 
 _CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
+_CL_DEVICE_TYPE_CPU, _CL_DEVICE_TYPE_GPU = 2, 4
+_CL_DEVICE_TYPE, _CL_DEVICE_MAX_COMPUTE_UNITS = 0x1000, 0x1002
 _LOCK = threading.Lock()
 _THREAD = None
 _MADE: dict = {}        # cl_device_id (int) -> cl_context (int), not yet taken
@@ -63,38 +65,64 @@ def _make(path: str, wanted):
     lib.clGetDeviceIDs.argtypes = [vp, ctypes.c_uint64, u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
     lib.clCreateContext.restype = vp
     lib.clCreateContext.argtypes = [vp, u32, ctypes.POINTER(vp), vp, vp, ctypes.POINTER(ctypes.c_int32)]
+    lib.clGetDeviceInfo.argtypes = [vp, u32, ctypes.c_size_t, vp, vp]
     n = u32(0)
     if lib.clGetPlatformIDs(0, None, ctypes.byref(n)) != 0 or n.value == 0:
         return
     plats = (vp * n.value)()
     if lib.clGetPlatformIDs(n.value, plats, None) != 0:
         return
-    for pi, di in wanted:
-        if pi >= n.value:
-            continue
+    table = {}                  # (platform, device) index -> cl_device_id, in pyopencl's order
+    for pi in range(n.value):
         m = u32(0)
-        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(m)) != 0 or di >= m.value:
+        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(m)) != 0:
             continue
         devs = (vp * m.value)()
-        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, m.value, devs, None) != 0:
+        if lib.clGetDeviceIDs(plats[pi], _CL_DEVICE_TYPE_ALL, m.value, devs, None) == 0:
+            table.update({(pi, di): devs[di] for di in range(m.value)})
+    if wanted is None:          # the device runtime.device.default_device picks
+        wanted = _default(lib, table)
+    for key in wanted:
+        dev = table.get(key)
+        if dev is None:
             continue
         err = ctypes.c_int32(0)
-        one = (vp * 1)(devs[di])
-        ctx = lib.clCreateContext(None, 1, one, None, None, ctypes.byref(err))
+        ctx = lib.clCreateContext(None, 1, (vp * 1)(dev), None, None, ctypes.byref(err))
         if err.value == 0 and ctx:
             with _LOCK:
-                _MADE[int(devs[di])] = int(ctx)
+                _MADE[int(dev)] = int(ctx)
+
+
+def _default(lib, table):
+    """[the key of] ``default_device``'s choice: the GPU with the most compute units (the
+    first of equals), else the first CPU, else the first device."""
+    kind, units = ctypes.c_uint64(0), ctypes.c_uint32(0)
+    gpus, cpus = [], []
+    for key, dev in table.items():
+        if lib.clGetDeviceInfo(dev, _CL_DEVICE_TYPE, 8, ctypes.byref(kind), None) != 0:
+            return []
+        if kind.value & _CL_DEVICE_TYPE_GPU:
+            if lib.clGetDeviceInfo(dev, _CL_DEVICE_MAX_COMPUTE_UNITS, 4, ctypes.byref(units), None) != 0:
+                return []
+            gpus.append((units.value, key))
+        elif kind.value & _CL_DEVICE_TYPE_CPU:
+            cpus.append(key)
+    if gpus:
+        best = max(u for u, _ in gpus)
+        return [next(k for u, k in gpus if u == best)]
+    return cpus[:1] or list(table)[:1]
 
 
 def start(spec) -> bool:
-    """Begin making the contexts of ``spec`` ("P:D[,P:D...]"; None: ``CLALIGN_DEVICE``, then
-    ``PYOPENCL_CTX``) on a daemon thread; False (and nothing started) for anything else, or
-    when a start already happened in this process."""
+    """Begin making the contexts of ``spec`` ("P:D[,P:D...]"; None or empty: ``CLALIGN_DEVICE``,
+    then ``PYOPENCL_CTX``, then the device ``default_device`` picks) on a daemon thread; False
+    (and nothing started) for a malformed spec, or when a start already happened in this
+    process."""
     global _THREAD
     if spec is None or not str(spec).strip():   # the same order as runtime.device.select_devices
         spec = os.environ.get("CLALIGN_DEVICE", "").strip() or os.environ.get("PYOPENCL_CTX", "").strip()
-    wanted = _indices(spec) if spec else []
-    path = loader_path() if wanted else None
+    wanted = _indices(spec) if spec else None   # None: the default device
+    path = loader_path() if wanted != [] else None
     if not path:
         return False
     with _LOCK:

@@ -44,7 +44,7 @@ print("ok")
     assert out.strip() == "ok"
 
 
-@pytest.mark.parametrize("spec,started", [("x", False), ("0:0:0", False), ("", False), ("7:0", True), ("0:99", True)])
+@pytest.mark.parametrize("spec,started", [("x", False), ("0:0:0", False), ("7:0", True), ("0:99", True)])
 def test_other_specs_leave_the_usual_path(spec, started):
     out = _run(f"""
 from clalign import cl_early
@@ -72,6 +72,23 @@ assert len(cl_early._MADE) == 1
 class Other:            # a device that is not the one the context was made for
     int_ptr = 12345
 assert cl_early.take(Other()) is None and len(cl_early._MADE) == 1
+print("ok")
+""")
+    assert out.strip() == "ok"
+
+
+def test_default_device_context_is_taken():
+    """No spec and no environment variable: the context of the device ``default_device`` picks."""
+    out = _run("""
+from clalign import cl_early
+assert cl_early.start(None)
+from clalign.runtime import Runtime
+from clalign.runtime.device import default_device
+cl_early.wait()
+made = dict(cl_early._MADE)
+assert list(made) == [default_device().int_ptr]
+rt = Runtime.get(None)
+assert rt.ctx.int_ptr == made[rt.device.int_ptr] and not cl_early._MADE
 print("ok")
 """)
     assert out.strip() == "ok"
