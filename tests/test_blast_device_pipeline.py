@@ -228,20 +228,3 @@ def test_psq_block_equals_block_stream(tmp_path):
         for g, w in zip(got, want):
             assert np.array_equal(g, w)
     assert protein_stream(fa.with_suffix(".missing")) is None
-
-
-@pytest.mark.parametrize("pinned", [True, False])
-def test_pinned_and_pageable_uploads_same_blocks_and_rows(subjects, setups, monkeypatch, pinned):
-    """Blocks filled into host-allocated staging buffers (``PINNED_UPLOAD``) or uploaded from
-    pageable arrays hold the same streams on the device and give the CPU path's rows."""
-    monkeypatch.setattr(dmod, "PINNED_UPLOAD", pinned)
-    dev = dmod.DeviceUngapped(subjects, override=CHUNK, block_residues=50_000)
-    assert len(dev.blocks) > 2
-    for blk in dev.blocks:
-        want = dmod.block_stream(subjects, blk.first, blk.last, dev.word)[3]
-        assert blk.res.size == want.nbytes == dmod.stream_size(np.diff(subjects.offsets), blk.first, blk.last, dev.word)
-        got = np.empty_like(want)
-        cl.enqueue_copy(dev.copy_queue, got, blk.res)
-        assert np.array_equal(got, want)
-    for qs in setups[:3]:
-        assert np.array_equal(dev.initial_hsps(qs), initial_hsps(qs, subjects))

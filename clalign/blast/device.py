@@ -47,10 +47,6 @@ BLOCK_RESIDUES = 1 << 25
 IN_FLIGHT = 4
 #: Most threads filling the subject blocks' streams at start-up (one block each)
 FILL_THREADS = 8
-#: fill the blocks into host-allocated buffers (pinned on NVIDIA) and upload them by DMA, rather
-#: than copying from pageable arrays (the driver stages those synchronously: ~1.1 GB/s, 0.19 s
-#: of the H100 command's start for 205 M residues, docs/perf/blastp.md run L4)
-PINNED_UPLOAD = True
 
 
 @njit(cache=True, nogil=True)
@@ -69,37 +65,31 @@ def _fill_stream(stream, residues, offsets, first, last, base, sep):
         stream[i] = sep
 
 
-def block_stream(subjects, first: int, last: int, pad: int, out=None):
+def block_stream(subjects, first: int, last: int, pad: int):
     """(lengths int32, starts int64, stream length, stream) of subjects first..last-1 as the
-    kernels read them: residues, a SEPARATOR after each, ``pad`` more at the end (written into
-    ``out`` when given: ``stream_size`` bytes). Releases the GIL (blocks are filled on several
-    threads)."""
+    kernels read them: residues, a SEPARATOR after each, ``pad`` more at the end. Releases the
+    GIL (blocks are filled on several threads)."""
     lens = np.diff(subjects.offsets[first:last + 1]).astype(np.int32)
     base = np.zeros(len(lens), dtype=np.int64)
     base[1:] = np.cumsum(lens[:-1] + 1)
     n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
-    stream = np.empty(n + pad, dtype=np.uint8) if out is None else out
+    stream = np.empty(n + pad, dtype=np.uint8)
     _fill_stream(stream, subjects.residues, subjects.offsets, first, last, base, SEPARATOR)
     return lens, base, n, stream
 
 
-def psq_block(psq, starts, first: int, last: int, pad: int, out=None):
+def psq_block(psq, starts, first: int, last: int, pad: int):
     """``block_stream``'s tuple for subjects first..last-1 of a BLAST database's ``.psq``
     (:func:`clalign.data.blastdb.protein_stream`): a copy of the slice with each sequence's NUL
     made a SEPARATOR (only those: a code inside a sequence is left as it is)."""
     a, b = int(starts[first]), int(starts[last])
     lens = (np.diff(starts[first:last + 1]) - 1).astype(np.int32)
     base = starts[first:last] - a
-    stream = np.empty(b - a + pad, dtype=np.uint8) if out is None else out
+    stream = np.empty(b - a + pad, dtype=np.uint8)
     stream[:b - a] = psq[a:b]
     stream[starts[first + 1:last + 1] - 1 - a] = SEPARATOR
     stream[b - a:] = SEPARATOR
     return lens, base, b - a, stream
-
-
-def stream_size(lengths: np.ndarray, first: int, last: int, pad: int) -> int:
-    """Bytes of the stream of subjects first..last-1 (``lengths``: all subjects')."""
-    return int(np.asarray(lengths[first:last], dtype=np.int64).sum()) + (last - first) + pad
 
 
 def block_bounds(lengths: np.ndarray, block_residues: int) -> list:
@@ -221,10 +211,10 @@ class DeviceUngapped:
         if stream is not None:
             psq, starts = stream
             lengths = np.diff(starts) - 1
-            fill = lambda ab, out=None: psq_block(psq, starts, ab[0], ab[1], self.word, out)
+            fill = lambda ab: psq_block(psq, starts, ab[0], ab[1], self.word)
         else:
             lengths = np.diff(subjects.offsets)
-            fill = lambda ab, out=None: block_stream(subjects, ab[0], ab[1], self.word, out)
+            fill = lambda ab: block_stream(subjects, ab[0], ab[1], self.word)
         if len(lengths) and lengths.max() >= (1 << KEY_POS_BITS):
             raise InputError(f"subjects longer than {(1 << KEY_POS_BITS) - 1} residues are not "
                              "supported on the device path")
@@ -233,16 +223,12 @@ class DeviceUngapped:
         # the blocks' streams are filled on several threads and uploaded in order as they come
         self.copy_queue = self.rt.new_queue()
         bounds = block_bounds(lengths, block_residues)
-        staging = self._staging(lengths, bounds) if PINNED_UPLOAD else None
-        fill_at = (lambda k: fill(bounds[k], staging[k][1])) if staging else (lambda k: fill(bounds[k]))
         workers = max(1, min(len(bounds), os.cpu_count() or 1, FILL_THREADS))
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                self.blocks = [self._upload(ab, f, staging[k][0] if staging else None)
-                               for k, (ab, f) in enumerate(zip(bounds, pool.map(fill_at, range(len(bounds)))))]
+                self.blocks = [self._upload(ab, f) for ab, f in zip(bounds, pool.map(fill, bounds))]
         else:
-            self.blocks = [self._upload(ab, fill_at(k), staging[k][0] if staging else None)
-                           for k, ab in enumerate(bounds)]
+            self.blocks = [self._upload(ab, fill(ab)) for ab in bounds]
         self.copy_queue.flush()
         self.setup_times["fill"] = time.perf_counter() - t2
         # from a stream, the residues may still be being read: ``subjects`` waits for them when
@@ -262,34 +248,14 @@ class DeviceUngapped:
             self._subjects = self._subjects.result()
         return self._subjects
 
-    def _staging(self, lengths, bounds):
-        """[(buffer, mapped array)] of host-allocated (pinned, on NVIDIA) buffers the blocks are
-        filled into, so their uploads are DMA copies that return at once; None when a block
-        would be empty."""
-        sizes = [stream_size(lengths, a, b, self.word) for a, b in bounds]
-        if not sizes or min(sizes) == 0:
-            return None
-        mf, out = cl.mem_flags, []
-        for size in sizes:
-            buf = cl.Buffer(self.rt.ctx, mf.READ_ONLY | mf.ALLOC_HOST_PTR, size)
-            arr, _ = cl.enqueue_map_buffer(self.copy_queue, buf, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                           0, (size,), np.uint8, is_blocking=True)
-            out.append((buf, arr))
-        return out
-
-    def _upload(self, bounds, filled, staging=None):
+    def _upload(self, bounds, filled):
         first, last = bounds
         lens, base, n, stream = filled
         mf = cl.mem_flags
         ctx = self.rt.ctx
         buf = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         res = cl.Buffer(ctx, mf.READ_ONLY, stream.nbytes)
-        if staging is not None:   # ``stream`` is the staging buffer's mapping: unmap, then copy
-            stream.base.release(self.copy_queue)
-            ready = cl.enqueue_copy(self.copy_queue, res, staging)
-            stream = staging
-        else:
-            ready = cl.enqueue_copy(self.copy_queue, res, stream, is_blocking=False)
+        ready = cl.enqueue_copy(self.copy_queue, res, stream, is_blocking=False)
         blk = _Block(first, last, n, int(lens.max()) if len(lens) else 0, res, buf(base),
                      buf(lens), lens, ready=ready, host=stream)
         if self.kernel == "chunk":
