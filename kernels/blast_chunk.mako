@@ -34,13 +34,58 @@ Counters: [0] next task, [1] HSPs written, [2] word hits, [3] two-hit extensions
 atomic each per task).
 
 Parameters (clalign/blast/params.py, BLAST_CHUNK): WG, WORD, CHARSIZE, SEPARATOR, QBITS,
-STATE_LOCAL, PV_LOCAL, BALANCE.
+STATE_LOCAL, PV_LOCAL, BALANCE, DEFER.
 </%doc>
 <%
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
 QMASK = (1 << QBITS) - 1
 %>
-/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} */
+<%def name="extension()">\
+__global const uchar *s = res + base;
+const int slen = pos_len[sl];
+const int s_off = pa - base, last_hit = last - base;
+int score = 0, left_score = 0, right_d = 0;
+for (int w = 0; w < ${WORD}; ++w) {
+    score += matrix[query[q_off + w] * 28 + s[s_off + w]];
+    if (score > left_score) { left_score = score; right_d = w + 1; }
+}
+const int qr = q_off + right_d, sr = s_off + right_d;
+int s_last = sr;
+const int qo = qr - 1, so = sr - 1;
+const int nl = min(so, qo);
+int best_i = nl + 1, sc = 0, mx = 0;
+for (int x = nl; x >= 0; --x) {
+    sc += matrix[query[qo - nl + x] * 28 + s[so - nl + x]];
+    if (sc > mx) { mx = sc; best_i = x; }
+    if (mx - sc >= dropoff) break;
+}
+const int left_d = nl - best_i + 1;
+left_score = mx;
+int right_score = 0, right_len = 0;
+const int right = left_d >= sr - (last_hit + ${WORD});
+if (right) {
+    const int nr = min(slen - sr, qlen - qr);
+    int bi = -1, x = 0;
+    sc = left_score; mx = left_score;
+    for (; x < nr; ++x) {
+        sc += matrix[query[qr + x] * 28 + s[sr + x]];
+        if (sc > mx) { mx = sc; bi = x; }
+        if (sc <= 0 || mx - sc >= dropoff) break;
+    }
+    right_score = mx; right_len = bi + 1; s_last = sr + x;
+}
+const int best = max(left_score, right_score);
+if (best >= cutoff) {
+    const uint at = atomic_inc(&counters[1]);
+    if (at < capacity) {
+        __global int *o = out + 7 * (long)at;
+        o[0] = pos_subj[sl]; o[1] = best; o[2] = qr - left_d; o[3] = sr - left_d;
+        o[4] = left_d + right_len; o[5] = q_off; o[6] = s_off;
+    }
+}
+state[slot] = right ? (((base + s_last - (${WORD} - 1)) << 1) | 1) : (pa << 1);
+</%def>
+/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} DEFER=${int(DEFER)} */
 #define EMPTY (-2147483647 - 1)
 % if STATE_LOCAL:
 #define STATE_SPACE __local
@@ -97,7 +142,15 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
               pos_subj[${WG}];
     __local int task;
     __local uint group_hits, group_ext;
+% if DEFER:
+    __local int4 extq[${WG}];
+    __local int npend[2];
+    int cur = 0;
+% endif
     const int lid = get_local_id(0);
+% if DEFER:
+    if (lid == 0) { npend[0] = 0; npend[1] = 0; }   /* read after the task loop's first barrier */
+% endif
     for (int i = lid; i < 28 * 28; i += ${WG}) matrix[i] = matrix_g[i];
 % if PV_LOCAL:
     __local uint present[${PV_WORDS}];
@@ -121,6 +174,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
         int subj = task_subj[t];
         uint my_hits = 0, my_ext = 0;
         for (int c0 = task_start[t]; c0 < p_end; c0 += ${WG}) {
+            const int kbase = (big - c0) % nstate;      /* one modulo per chunk, not per hit */
             /* 1. hit detection */
             const int p = c0 + lid;
             int first = 0, cnt = 0, sep = 0;
@@ -189,13 +243,62 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                     while (j >= n0 && hitbuf[j] > v) { hitbuf[j + 1] = hitbuf[j]; --j; }
                     hitbuf[j + 1] = v;
                 }
+% if DEFER:
+                /* the extensions wait for the work-group: an owner walks its bin up to its next hit
+                   that extends, queues it and stops; all queued extensions then run at once, one
+                   per work-item, each writing its diagonal's state; the owners resume after it */
+                int i = n0;
+                for (;;) {
+                    for (; i < n1; ++i) {
+                        const uint v = hitbuf[i];
+                        const int sl = (int)(v >> ${QBITS});
+                        const int q_off = (int)(v & ${QMASK}u);
+                        const int pa = c0 + sl;
+                        const int base = pos_base[sl];
+                        int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
+                        if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
+                        const int st = state[slot];
+                        const int last = st >> 1;               /* absolute; EMPTY reads below any base */
+                        if (last < base) { state[slot] = pa << 1; continue; }
+                        if (st & 1) {
+                            if (pa < last) continue;
+                            state[slot] = pa << 1;
+                            continue;
+                        }
+                        const int diff = pa - last;
+                        if (diff >= window) { state[slot] = pa << 1; continue; }
+                        if (diff < ${WORD}) continue;
+                        extq[atomic_inc(&npend[cur])] = (int4)(as_int(v), slot, last, 0);
+                        ++i;
+                        break;
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    const int n = npend[cur];
+                    if (lid == 0) npend[cur ^ 1] = 0;
+                    cur ^= 1;
+                    if (n == 0) break;
+                    if (lid < n) {
+                        const int4 e = extq[lid];
+                        const uint v = as_uint(e.x);
+                        const int sl = (int)(v >> ${QBITS});
+                        const int q_off = (int)(v & ${QMASK}u);
+                        const int pa = c0 + sl;
+                        const int base = pos_base[sl];
+                        const int slot = e.y, last = e.z;
+                        ++my_ext;
+                        ${extension()}
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+                }
+% else:
                 for (int i = n0; i < n1; ++i) {
                     const uint v = hitbuf[i];
                     const int sl = (int)(v >> ${QBITS});
                     const int q_off = (int)(v & ${QMASK}u);
                     const int pa = c0 + sl;
                     const int base = pos_base[sl];
-                    const int slot = (q_off - pa + big) % nstate;
+                    int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
+                    if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
                     const int st = state[slot];
                     const int last = st >> 1;               /* absolute; EMPTY reads below any base */
                     if (last < base) { state[slot] = pa << 1; continue; }
@@ -209,50 +312,9 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                     if (diff < ${WORD}) continue;
                     /* 4. s_BlastAaExtendTwoHit */
                     ++my_ext;
-                    __global const uchar *s = res + base;
-                    const int slen = pos_len[sl];
-                    const int s_off = pa - base, last_hit = last - base;
-                    int score = 0, left_score = 0, right_d = 0;
-                    for (int w = 0; w < ${WORD}; ++w) {
-                        score += matrix[query[q_off + w] * 28 + s[s_off + w]];
-                        if (score > left_score) { left_score = score; right_d = w + 1; }
-                    }
-                    const int qr = q_off + right_d, sr = s_off + right_d;
-                    int s_last = sr;
-                    const int qo = qr - 1, so = sr - 1;
-                    const int nl = min(so, qo);
-                    int best_i = nl + 1, sc = 0, mx = 0;
-                    for (int x = nl; x >= 0; --x) {
-                        sc += matrix[query[qo - nl + x] * 28 + s[so - nl + x]];
-                        if (sc > mx) { mx = sc; best_i = x; }
-                        if (mx - sc >= dropoff) break;
-                    }
-                    const int left_d = nl - best_i + 1;
-                    left_score = mx;
-                    int right_score = 0, right_len = 0;
-                    const int right = left_d >= sr - (last_hit + ${WORD});
-                    if (right) {
-                        const int nr = min(slen - sr, qlen - qr);
-                        int bi = -1, x = 0;
-                        sc = left_score; mx = left_score;
-                        for (; x < nr; ++x) {
-                            sc += matrix[query[qr + x] * 28 + s[sr + x]];
-                            if (sc > mx) { mx = sc; bi = x; }
-                            if (sc <= 0 || mx - sc >= dropoff) break;
-                        }
-                        right_score = mx; right_len = bi + 1; s_last = sr + x;
-                    }
-                    const int best = max(left_score, right_score);
-                    if (best >= cutoff) {
-                        const uint at = atomic_inc(&counters[1]);
-                        if (at < capacity) {
-                            __global int *o = out + 7 * (long)at;
-                            o[0] = pos_subj[sl]; o[1] = best; o[2] = qr - left_d; o[3] = sr - left_d;
-                            o[4] = left_d + right_len; o[5] = q_off; o[6] = s_off;
-                        }
-                    }
-                    state[slot] = right ? (((base + s_last - (${WORD} - 1)) << 1) | 1) : (pa << 1);
+                    ${extension()}
                 }
+% endif
                 barrier(CLK_LOCAL_MEM_FENCE);
             }
         }

@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHUNK_LOCAL = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 64, "PV_LOCAL": True}
 CHUNK_GLOBAL = {"KERNEL": "chunk", "WG": 32, "STATE": "global", "PV_LOCAL": False, "CAP_MAX": 32,
                 "TASK": 256, "BALANCE": False}
+#: each bin's owner extends its own hits in turn (the queued, work-group-wide extensions are the
+#: default: DEFER)
+CHUNK_OWNER = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "DEFER": False}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +71,7 @@ def _counts(qs, subjects):
     return hits, ext
 
 
-@pytest.mark.parametrize("override", [{"KERNEL": "chunk"}, CHUNK_GLOBAL,
+@pytest.mark.parametrize("override", [{"KERNEL": "chunk"}, CHUNK_GLOBAL, CHUNK_OWNER,
                                       {"KERNEL": "sorted", "WG": 128, "MATRIX_LOCAL": True},
                                       {"KERNEL": "subject", "WG": 32, "MATRIX_LOCAL": False,
                                        "SPLIT": 100}])

@@ -74,6 +74,9 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
     Param.bool("BALANCE", "stage each round's hits in position order and bin them WG at a time "
                           "(a second hit buffer; else every work-item bins its own position's "
                           "hits)", default=True),
+    Param.bool("DEFER", "two-hit extensions queued by the bins' owners and run together, one "
+                        "per work-item (else each owner extends its own hits in turn, and a "
+                        "warp waits for its longest extension)", default=True),
     Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
                           "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
                           "'global'", ("auto", "local", "global"), default="auto"),
