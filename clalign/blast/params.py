@@ -102,6 +102,13 @@ register(BLAST_UNGAPPED.family, [
 ])
 
 
+register(BLAST_CHUNK.family, [
+    # H100 (2026-11-23, tools/bench_blast_device.py -n 570000, 20 CUDASW++ queries, run K3 in
+    # docs/perf/blastp.md): with the queued extensions (DEFER) rounds of at most 2,048 hits ran
+    # the 20 queries in 0.780 s, 4,096 and 8,192 in 0.865 s (rows identical)
+    ({"is_nvidia": True}, {"CAP_MAX": 2048}),
+])
+
 #: Rows of a gapped-extension launch above which the host splits it (scratch is per launch row).
 GAPPED_LAUNCH_MAX = 1 << 22
 
