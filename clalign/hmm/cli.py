@@ -57,8 +57,10 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     """
     from .. import cl_early
 
-    if engine != "pyhmmer":
-        cl_early.start(device)   # the device's context while the engine is imported
+    if engine == "opencl" or (device is not None and engine != "pyhmmer"):
+        # the device's context while the engine is imported (not for 'auto' without a device,
+        # which may well choose pyhmmer's filter: no OpenCL work for it on a CPU-only machine)
+        cl_early.start(device)
     import time
 
     from .hmmtext import RAW
