@@ -243,16 +243,16 @@ def test_3f_model_without_consensus_refused(tmp_path, edit):
 
 def test_expf_equals_libm_near_and_far_from_midpoints():
     """c_expf asks libm only near float32 rounding midpoints; every value equals libm's expf."""
-    from clalign.hmm import hmmfile
+    from clalign.hmm import hmmprob
 
-    if hmmfile._LIBM is None:
+    if hmmprob._LIBM is None:
         pytest.skip("no loadable libm: the correctly rounded value is the documented fallback")
     rng = np.random.default_rng(7)
     x = -(rng.integers(0, 2_000_000, 200_000) / 1e5).astype(np.float32)       # HMM files' 5 decimals
     x = np.concatenate([x, np.float32([-np.inf, 0.0, -0.0, -88.0, -104.0])])
-    f = hmmfile._LIBM.expf
+    f = hmmprob._LIBM.expf
     want = np.array([f(float(v)) for v in x.tolist()], dtype=np.float32)
-    got = hmmfile.c_expf(x)
+    got = hmmprob.c_expf(x)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     rounded = np.exp(x.astype(np.float64)).astype(np.float32)
     assert (rounded.view(np.uint32) != want.view(np.uint32)).any()     # the case the midpoint test is for
