@@ -14,6 +14,7 @@ This module imports neither pyopencl nor numpy.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import importlib.util
@@ -48,14 +49,31 @@ def loader_path():
     return "libOpenCL.so.1"
 
 
+def parse_index(item: str):
+    """``(platform, device)`` of one item of a device spec, "P:D" or "P" (device 0), or None when
+    it is not one. The one reading of the syntax: ``runtime.device.parse_spec`` reports the
+    None items as errors."""
+    parts = item.strip().split(":")
+    if not 1 <= len(parts) <= 2 or not all(p.strip().isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
+
+
+def pick_default(devices):
+    """The key ``runtime.device.default_device`` picks among ``devices`` -- ``(key, device type
+    bits, compute units)`` in listing order: the GPU with the most compute units (the first of
+    equals), else the first CPU, else the first device; None when there is none."""
+    gpus = [(units, key) for key, kind, units in devices if kind & _CL_DEVICE_TYPE_GPU]
+    if gpus:
+        best = max(u for u, _ in gpus)
+        return next(k for u, k in gpus if u == best)
+    cpus = [key for key, kind, _ in devices if kind & _CL_DEVICE_TYPE_CPU]
+    return (cpus or [key for key, _, _ in devices] or [None])[0]
+
+
 def _indices(spec: str):
-    out = []
-    for item in str(spec).split(","):
-        parts = item.strip().split(":")
-        if not 1 <= len(parts) <= 2 or not all(p.strip().isdigit() for p in parts):
-            return []
-        out.append((int(parts[0]), int(parts[1]) if len(parts) == 2 else 0))
-    return out
+    keys = [parse_index(x) for x in str(spec).split(",") if x.strip()]
+    return [] if not keys or None in keys else keys
 
 
 def _make(path: str, wanted):
@@ -94,23 +112,19 @@ def _make(path: str, wanted):
 
 
 def _default(lib, table):
-    """[the key of] ``default_device``'s choice: the GPU with the most compute units (the
-    first of equals), else the first CPU, else the first device."""
+    """[the key of] ``default_device``'s choice (:func:`pick_default`), [] if a query fails."""
     kind, units = ctypes.c_uint64(0), ctypes.c_uint32(0)
-    gpus, cpus = [], []
+    devices = []
     for key, dev in table.items():
         if lib.clGetDeviceInfo(dev, _CL_DEVICE_TYPE, 8, ctypes.byref(kind), None) != 0:
             return []
-        if kind.value & _CL_DEVICE_TYPE_GPU:
-            if lib.clGetDeviceInfo(dev, _CL_DEVICE_MAX_COMPUTE_UNITS, 4, ctypes.byref(units), None) != 0:
-                return []
-            gpus.append((units.value, key))
-        elif kind.value & _CL_DEVICE_TYPE_CPU:
-            cpus.append(key)
-    if gpus:
-        best = max(u for u, _ in gpus)
-        return [next(k for u, k in gpus if u == best)]
-    return cpus[:1] or list(table)[:1]
+        units.value = 0
+        if kind.value & _CL_DEVICE_TYPE_GPU and lib.clGetDeviceInfo(
+                dev, _CL_DEVICE_MAX_COMPUTE_UNITS, 4, ctypes.byref(units), None) != 0:
+            return []
+        devices.append((key, kind.value, units.value))
+    key = pick_default(devices)
+    return [] if key is None else [key]
 
 
 def start(spec) -> bool:
@@ -130,10 +144,9 @@ def start(spec) -> bool:
             return False
 
         def run():
-            try:
+            # no such library or symbol: nothing is made, and the runtime takes the usual path
+            with contextlib.suppress(OSError, AttributeError, ValueError):
                 _make(path, wanted)
-            except (OSError, AttributeError, ValueError):   # no such library or symbol: the usual path
-                pass
 
         _THREAD = threading.Thread(target=run, name="clalign-early-context", daemon=True)
         _THREAD.start()

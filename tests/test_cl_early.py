@@ -92,3 +92,16 @@ assert rt.ctx.int_ptr == made[rt.device.int_ptr] and not cl_early._MADE
 print("ok")
 """)
     assert out.strip() == "ok"
+
+
+def test_spec_items_and_default_choice():
+    """The one reading of a device spec item and of the default choice (used by the runtime's
+    ``parse_spec``/``default_device`` and by the early thread)."""
+    from clalign.cl_early import parse_index, pick_default
+
+    assert parse_index(" 1:2 ") == (1, 2) and parse_index("3") == (3, 0)
+    assert parse_index("x") is None and parse_index("0:0:0") is None and parse_index("") is None
+    gpu, cpu, acc = 4, 2, 8
+    assert pick_default([("a", cpu, 0), ("b", gpu, 66), ("c", gpu, 132), ("d", gpu, 132)]) == "c"
+    assert pick_default([("a", acc, 0), ("b", cpu, 0), ("c", cpu, 0)]) == "b"
+    assert pick_default([("a", acc, 0)]) == "a" and pick_default([]) is None

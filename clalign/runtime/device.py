@@ -50,12 +50,11 @@ def all_devices():
 
 def _parse_one(item: str, table, source: str):
     item = item.strip()
-    parts = item.split(":")
-    if not 1 <= len(parts) <= 2 or not all(x.strip().isdigit() for x in parts):
+    key = early.parse_index(item)
+    if key is None:
         raise DeviceError(f"bad device {item!r} in {source}: expected P:D (platform and device "
                           f"indices, see `clalign devices`)")
-    pi = int(parts[0])
-    di = int(parts[1]) if len(parts) == 2 else 0
+    pi, di = key
     for p, d, dev in table:
         if p == pi and d == di:
             return dev
@@ -74,11 +73,8 @@ def default_device():
     table = all_devices()
     if not table:
         raise DeviceError("no OpenCL device found; install a driver, e.g. Debian's pocl-opencl-icd")
-    gpus = [d for _, _, d in table if d.type & cl.device_type.GPU]
-    if gpus:
-        return max(gpus, key=lambda d: d.max_compute_units)
-    cpus = [d for _, _, d in table if d.type & cl.device_type.CPU]
-    return (cpus or [table[0][2]])[0]
+    return early.pick_default([(d, d.type, d.max_compute_units if d.type & cl.device_type.GPU else 0)
+                               for _, _, d in table])
 
 
 def select_devices(device=None):
