@@ -40,6 +40,28 @@ STATE_LOCAL, PV_LOCAL, BALANCE, DEFER.
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
 QMASK = (1 << QBITS) - 1
 %>
+<%def name="two_hit_rule()">\
+/* s_BlastAaWordFinder_TwoHit for hit i of this owner's bin, against its diagonal's state; falls
+   through only for a hit that extends, with v, sl, q_off, pa, base, slot and last declared */
+const uint v = hitbuf[i];
+const int sl = (int)(v >> ${QBITS});
+const int q_off = (int)(v & ${QMASK}u);
+const int pa = c0 + sl;
+const int base = pos_base[sl];
+int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
+if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
+const int st = state[slot];
+const int last = st >> 1;               /* absolute; EMPTY reads below any base */
+if (last < base) { state[slot] = pa << 1; continue; }
+if (st & 1) {
+    if (pa < last) continue;
+    state[slot] = pa << 1;
+    continue;
+}
+const int diff = pa - last;
+if (diff >= window) { state[slot] = pa << 1; continue; }
+if (diff < ${WORD}) continue;
+</%def>
 <%def name="extension()">\
 __global const uchar *s = res + base;
 const int slen = pos_len[sl];
@@ -250,24 +272,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                 int i = n0;
                 for (;;) {
                     for (; i < n1; ++i) {
-                        const uint v = hitbuf[i];
-                        const int sl = (int)(v >> ${QBITS});
-                        const int q_off = (int)(v & ${QMASK}u);
-                        const int pa = c0 + sl;
-                        const int base = pos_base[sl];
-                        int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
-                        if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
-                        const int st = state[slot];
-                        const int last = st >> 1;               /* absolute; EMPTY reads below any base */
-                        if (last < base) { state[slot] = pa << 1; continue; }
-                        if (st & 1) {
-                            if (pa < last) continue;
-                            state[slot] = pa << 1;
-                            continue;
-                        }
-                        const int diff = pa - last;
-                        if (diff >= window) { state[slot] = pa << 1; continue; }
-                        if (diff < ${WORD}) continue;
+                        ${two_hit_rule()}
                         extq[atomic_inc(&npend[cur])] = (int4)(as_int(v), slot, last, 0);
                         ++i;
                         break;
@@ -292,24 +297,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                 }
 % else:
                 for (int i = n0; i < n1; ++i) {
-                    const uint v = hitbuf[i];
-                    const int sl = (int)(v >> ${QBITS});
-                    const int q_off = (int)(v & ${QMASK}u);
-                    const int pa = c0 + sl;
-                    const int base = pos_base[sl];
-                    int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
-                    if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
-                    const int st = state[slot];
-                    const int last = st >> 1;               /* absolute; EMPTY reads below any base */
-                    if (last < base) { state[slot] = pa << 1; continue; }
-                    if (st & 1) {
-                        if (pa < last) continue;
-                        state[slot] = pa << 1;
-                        continue;
-                    }
-                    const int diff = pa - last;
-                    if (diff >= window) { state[slot] = pa << 1; continue; }
-                    if (diff < ${WORD}) continue;
+                    ${two_hit_rule()}
                     /* 4. s_BlastAaExtendTwoHit */
                     ++my_ext;
                     ${extension()}
