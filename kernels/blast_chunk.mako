@@ -40,16 +40,24 @@ STATE_LOCAL, PV_LOCAL, BALANCE, DEFER.
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
 QMASK = (1 << QBITS) - 1
 %>
-<%def name="two_hit_rule()">\
-/* s_BlastAaWordFinder_TwoHit for hit i of this owner's bin, against its diagonal's state; falls
-   through only for a hit that extends, with v, sl, q_off, pa, base, slot and last declared */
-const uint v = hitbuf[i];
+<%def name="hit_slot()">\
 const int sl = (int)(v >> ${QBITS});
 const int q_off = (int)(v & ${QMASK}u);
 const int pa = c0 + sl;
 const int base = pos_base[sl];
 int slot = q_off - sl + kbase;   /* (q_off - pa + big) mod nstate: big = 0 mod nstate */
 if (slot < 0) slot += nstate; else if (slot >= nstate) slot -= nstate;
+</%def>
+<%def name="two_hit_rule(pending=0)">\
+/* s_BlastAaWordFinder_TwoHit for hit i of this owner's bin, against its diagonal's state; falls
+   through only for a hit that extends, with v, sl, q_off, pa, base, slot and last declared.
+   pending: this owner's extensions queued in this pass (slots pend0..): a hit on one of their
+   slots ends the walk before the rule reads or writes the state */
+const uint v = hitbuf[i];
+${hit_slot()}
+% if pending:
+if (${" || ".join("slot == pend%d" % m for m in range(pending))}) break;
+% endif
 const int st = state[slot];
 const int last = st >> 1;               /* absolute; EMPTY reads below any base */
 if (last < base) { state[slot] = pa << 1; continue; }
@@ -107,7 +115,7 @@ if (best >= cutoff) {
 }
 state[slot] = right ? (((base + s_last - (${WORD} - 1)) << 1) | 1) : (pa << 1);
 </%def>
-/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} DEFER=${int(DEFER)} */
+/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} DEFER=${int(DEFER)} QUEUE=${QUEUE} */
 #define EMPTY (-2147483647 - 1)
 % if STATE_LOCAL:
 #define STATE_SPACE __local
@@ -165,7 +173,7 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
     __local int task;
     __local uint group_hits, group_ext;
 % if DEFER:
-    __local int4 extq[${WG}];
+    __local uint extq[${WG * QUEUE}];
     __local int npend[2];
     int cur = 0;
 % endif
@@ -271,25 +279,30 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                    per work-item, each writing its diagonal's state; the owners resume after it */
                 int i = n0;
                 for (;;) {
+% for m in range(QUEUE - 1):
+                    int pend${m} = -1;
+% endfor
+                    int nq = 0;
                     for (; i < n1; ++i) {
-                        ${two_hit_rule()}
-                        extq[atomic_inc(&npend[cur])] = (int4)(as_int(v), slot, last, 0);
-                        ++i;
-                        break;
+                        ${two_hit_rule(QUEUE - 1)}
+                        extq[atomic_inc(&npend[cur])] = v;
+% for m in reversed(range(1, QUEUE - 1)):
+                        pend${m} = pend${m - 1};
+% endfor
+% if QUEUE > 1:
+                        pend0 = slot;
+% endif
+                        if (++nq == ${QUEUE}) { ++i; break; }
                     }
                     barrier(CLK_LOCAL_MEM_FENCE);
                     const int n = npend[cur];
                     if (lid == 0) npend[cur ^ 1] = 0;
                     cur ^= 1;
                     if (n == 0) break;
-                    if (lid < n) {
-                        const int4 e = extq[lid];
-                        const uint v = as_uint(e.x);
-                        const int sl = (int)(v >> ${QBITS});
-                        const int q_off = (int)(v & ${QMASK}u);
-                        const int pa = c0 + sl;
-                        const int base = pos_base[sl];
-                        const int slot = e.y, last = e.z;
+                    for (int e = lid; e < n; e += ${WG}) {
+                        const uint v = extq[e];
+                        ${hit_slot()}
+                        const int last = state[slot] >> 1;   /* as the rule read it: nobody wrote it since */
                         ++my_ext;
                         ${extension()}
                     }

@@ -28,6 +28,9 @@ CHUNK_GLOBAL = {"KERNEL": "chunk", "WG": 32, "STATE": "global", "PV_LOCAL": Fals
 #: each bin's owner extends its own hits in turn (the queued, work-group-wide extensions are the
 #: default: DEFER)
 CHUNK_OWNER = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "DEFER": False}
+#: one queued extension per owner and pass, and eight (the default is between: QUEUE)
+CHUNK_Q1 = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "QUEUE": 1}
+CHUNK_Q8 = {"KERNEL": "chunk", "WG": 32, "CAP_MAX": 256, "QUEUE": 8, "TASK": 256}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +74,8 @@ def _counts(qs, subjects):
     return hits, ext
 
 
-@pytest.mark.parametrize("override", [{"KERNEL": "chunk"}, CHUNK_GLOBAL, CHUNK_OWNER,
+@pytest.mark.parametrize("override", [{"KERNEL": "chunk"}, CHUNK_GLOBAL, CHUNK_OWNER, CHUNK_Q1,
+                                      CHUNK_Q8,
                                       {"KERNEL": "sorted", "WG": 128, "MATRIX_LOCAL": True},
                                       {"KERNEL": "subject", "WG": 32, "MATRIX_LOCAL": False,
                                        "SPLIT": 100}])
@@ -106,7 +110,7 @@ def _subjects(seqs):
 def test_planted_and_boundaries():
     q, seqs = _planted()
     subjects = _subjects(seqs)
-    variants = [CHUNK_LOCAL, CHUNK_GLOBAL,
+    variants = [CHUNK_LOCAL, CHUNK_GLOBAL, CHUNK_Q1, CHUNK_Q8,
                 {"KERNEL": "sorted", "WG": 32}, {"KERNEL": "subject", "WG": 32, "SPLIT": 64}]
     for override in variants:
         for block in (64, 300, 1 << 20):
@@ -114,7 +118,7 @@ def test_planted_and_boundaries():
             assert _same(dev, subjects, q, blastp_options(evalue=1000)) > 0
 
 
-@pytest.mark.parametrize("override", [CHUNK_LOCAL, CHUNK_GLOBAL])
+@pytest.mark.parametrize("override", [CHUNK_LOCAL, CHUNK_GLOBAL, CHUNK_Q8])
 def test_chunk_counts_match_plain_rule(override):
     """Word hits and two-hit extensions counted by the kernel = the plain rule's, including a
     short query against long repetitive subjects (many slot reuses, dense chunks) and a

@@ -1,4 +1,5 @@
 """runtime.jit: cached numba code loaded ahead of need, never compiled there."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -49,3 +50,20 @@ def test_load_cached_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     out = _run(tmp_path, "load")
     assert out[0] == "1 1 0"                          # loaded from disk, no cache miss
     assert out[1] == "1 0"                            # the call used it; bad names were ignored
+
+
+def test_skip_blas_probe_restores_numba(tmp_path):
+    """The preload's "no BLAS" answer to numba's array-math probe: numba's ensure_blas is the
+    real one again afterwards and scipy.linalg was not imported for it (a fresh process: the
+    probe runs once per process)."""
+    code = textwrap.dedent("""
+        import sys
+        from clalign.runtime import jit
+        jit._skip_blas_probe()
+        import numba.np.linalg as la, numba.np.arraymath as am
+        assert am.ensure_blas is la.ensure_blas and la.ensure_blas.__name__ == "ensure_blas"
+        assert "scipy.linalg" not in sys.modules and not am._HAVE_BLAS
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path,
+                   env={**os.environ,
+                        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})

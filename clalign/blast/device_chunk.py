@@ -96,13 +96,14 @@ def sub_align(rt) -> int:
     return max(16, rt.device.mem_base_addr_align // 8)
 
 
-def _static_local(wg: int, pv_words: int, pv_local: bool, defer: bool = True) -> int:
+def _static_local(wg: int, pv_words: int, pv_local: bool, defer: bool = True,
+                  queue: int = 1) -> int:
     """Bytes of local memory the kernel declares besides its two dynamic buffers: the matrix,
     the scan buffer (int2), six int arrays of WG, three ints, the presence bits when local, the
-    extension queue (int4 per work-item and two counters) with DEFER, and 256 bytes of slack for
-    the compiler."""
+    extension queue (``queue`` uints per work-item and two counters) with DEFER, and 256 bytes
+    of slack for the compiler."""
     return (28 * 28 * 4 + wg * 8 + 6 * wg * 4 + 12 + (4 * pv_words if pv_local else 0)
-            + (16 * wg + 8 if defer else 0) + 256)
+            + (4 * queue * wg + 8 if defer else 0) + 256)
 
 
 @dataclass
@@ -146,7 +147,7 @@ class ChunkKernel:
         self.values = BLAST_CHUNK.validate(base)
         self.wg = self.values["WG"]
         self.avail = caps.local_mem - _static_local(self.wg, pv_words, self.values["PV_LOCAL"],
-                                                    self.values["DEFER"])
+                                                    self.values["DEFER"], self.values["QUEUE"])
         if self.avail < 4 * 32:
             raise InputError(f"{caps.name}: too little local memory for blast_chunk at WG={self.wg}")
         self.groups = max(1, caps.compute_units) * self.values["GROUPS"]

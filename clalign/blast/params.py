@@ -77,6 +77,9 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
     Param.bool("DEFER", "two-hit extensions queued by the bins' owners and run together, one "
                         "per work-item (else each owner extends its own hits in turn, and a "
                         "warp waits for its longest extension)", default=True),
+    Param.int("QUEUE", "with DEFER: most extensions a bin's owner queues per pass (on distinct "
+                       "diagonal slots; a hit on a slot already queued waits for the next pass)",
+              lo=1, hi=8, default=4),
     Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
                           "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
                           "'global'", ("auto", "local", "global"), default="auto"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import sys
 import threading
 import types
 
@@ -144,6 +145,33 @@ def load_cached(disp) -> int:
     return loaded
 
 
+def _skip_blas_probe():
+    """numba's array-math module, loaded with numba's CPU target, imports ``scipy.linalg`` when
+    scipy is installed, only to learn whether ``np.convolve``/``np.correlate`` may call BLAS:
+    0.3-0.5 s of Python holding the interpreter lock while a command's device work starts.
+    clalign's compiled code calls neither, so the preload has that probe answer "no BLAS"
+    (those two then use numba's own loop; every other function is unaffected)."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    try:
+        import numba.np.linalg as linalg
+    except Exception:   # noqa: BLE001 - an optimisation only
+        return
+    real = linalg.ensure_blas
+
+    def no_blas():
+        raise ImportError("BLAS probe skipped by clalign's preload")
+
+    linalg.ensure_blas = no_blas
+    try:
+        import numba.np.arraymath as arraymath
+        arraymath.ensure_blas = real
+    except Exception:   # noqa: BLE001
+        pass
+    finally:
+        linalg.ensure_blas = real
+
+
 def preload(specs) -> threading.Thread:
     """Load the cached code of ``specs`` ("module:function" or "module:maker()", in the order
     they will be called) on a daemon thread; returns the thread. Errors are left to the real
@@ -151,6 +179,7 @@ def preload(specs) -> threading.Thread:
 
     def run():
         try:
+            _skip_blas_probe()
             for spec in specs:
                 try:
                     load_cached(_dispatcher(spec))
