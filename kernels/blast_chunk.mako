@@ -83,13 +83,24 @@ const int qr = q_off + right_d, sr = s_off + right_d;
 int s_last = sr;
 const int qo = qr - 1, so = sr - 1;
 const int nl = min(so, qo);
-int best_i = nl + 1, sc = 0, mx = 0;
-for (int x = nl; x >= 0; --x) {
-    sc += matrix[query[qo - nl + x] * 28 + s[so - nl + x]];
-    if (sc > mx) { mx = sc; best_i = x; }
+/* both extensions step UNROLL residues per turn: the turn's loads are issued together (indices
+   clamped to the range, so never out of it), then the steps are taken one by one as BLAST+
+   takes them, leaving at the step where it stops */
+int kb = -1, sc = 0, mx = 0;            /* kb: steps to the left of qo at the best score */
+for (int k = 0; k <= nl; k += ${UNROLL}) {
+% for u in range(UNROLL):
+    const int m${u} = matrix[query[qo - min(k + ${u}, nl)] * 28 + s[so - min(k + ${u}, nl)]];
+% endfor
+% for u in range(UNROLL):
+%   if u:
+    if (k + ${u} > nl) break;
+%   endif
+    sc += m${u};
+    if (sc > mx) { mx = sc; kb = k + ${u}; }
     if (mx - sc >= dropoff) break;
+% endfor
 }
-const int left_d = nl - best_i + 1;
+const int left_d = kb + 1;
 left_score = mx;
 int right_score = 0, right_len = 0;
 const int right = left_d >= sr - (last_hit + ${WORD});
@@ -97,10 +108,18 @@ if (right) {
     const int nr = min(slen - sr, qlen - qr);
     int bi = -1, x = 0;
     sc = left_score; mx = left_score;
-    for (; x < nr; ++x) {
-        sc += matrix[query[qr + x] * 28 + s[sr + x]];
-        if (sc > mx) { mx = sc; bi = x; }
-        if (sc <= 0 || mx - sc >= dropoff) break;
+    for (; x < nr; x += ${UNROLL}) {
+% for u in range(UNROLL):
+        const int m${u} = matrix[query[qr + min(x + ${u}, nr - 1)] * 28 + s[sr + min(x + ${u}, nr - 1)]];
+% endfor
+% for u in range(UNROLL):
+%   if u:
+        if (x + ${u} >= nr) { x = nr; break; }
+%   endif
+        sc += m${u};
+        if (sc > mx) { mx = sc; bi = x + ${u}; }
+        if (sc <= 0 || mx - sc >= dropoff) { x += ${u}; break; }
+% endfor
     }
     right_score = mx; right_len = bi + 1; s_last = sr + x;
 }
@@ -115,7 +134,7 @@ if (best >= cutoff) {
 }
 state[slot] = right ? (((base + s_last - (${WORD} - 1)) << 1) | 1) : (pa << 1);
 </%def>
-/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} DEFER=${int(DEFER)} QUEUE=${QUEUE} */
+/* blast_chunk: WG=${WG} WORD=${WORD} STATE_LOCAL=${int(STATE_LOCAL)} PV_LOCAL=${int(PV_LOCAL)} BALANCE=${int(BALANCE)} DEFER=${int(DEFER)} QUEUE=${QUEUE} UNROLL=${UNROLL} */
 #define EMPTY (-2147483647 - 1)
 % if STATE_LOCAL:
 #define STATE_SPACE __local

@@ -22,15 +22,16 @@ from clalign.blast.device import DeviceUngapped  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 #: chunk kernel variants: state and presence bits in local/global memory, one hit per round
 #: or many, tasks of one subject or many
-CHUNK_LOCAL = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 64, "PV_LOCAL": True}
+CHUNK_LOCAL = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 64, "PV_LOCAL": True, "UNROLL": 2}
 CHUNK_GLOBAL = {"KERNEL": "chunk", "WG": 32, "STATE": "global", "PV_LOCAL": False, "CAP_MAX": 32,
                 "TASK": 256, "BALANCE": False}
 #: each bin's owner extends its own hits in turn (the queued, work-group-wide extensions are the
 #: default: DEFER)
 CHUNK_OWNER = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "DEFER": False}
-#: one queued extension per owner and pass, and eight (the default is between: QUEUE)
-CHUNK_Q1 = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "QUEUE": 1}
-CHUNK_Q8 = {"KERNEL": "chunk", "WG": 32, "CAP_MAX": 256, "QUEUE": 8, "TASK": 256}
+#: one queued extension per owner and pass, and eight (the default is between: QUEUE); the
+#: extensions' loops a residue per turn and eight (UNROLL)
+CHUNK_Q1 = {"KERNEL": "chunk", "WG": 64, "CAP_MAX": 128, "QUEUE": 1, "UNROLL": 1}
+CHUNK_Q8 = {"KERNEL": "chunk", "WG": 32, "CAP_MAX": 256, "QUEUE": 8, "TASK": 256, "UNROLL": 8}
 
 
 @pytest.fixture(scope="module")

@@ -80,6 +80,9 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
     Param.int("QUEUE", "with DEFER: most extensions a bin's owner queues per pass (on distinct "
                        "diagonal slots; a hit on a slot already queued waits for the next pass)",
               lo=1, hi=8, default=4),
+    Param.int("UNROLL", "residues per turn of the ungapped extensions' loops (their loads "
+                        "issued together, the X-drop steps then taken one by one)",
+              values=(1, 2, 4, 8), default=4),
     Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
                           "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
                           "'global'", ("auto", "local", "global"), default="auto"),
