@@ -79,7 +79,7 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
                         "warp waits for its longest extension)", default=True),
     Param.int("QUEUE", "with DEFER: most extensions a bin's owner queues per pass (on distinct "
                        "diagonal slots; a hit on a slot already queued waits for the next pass)",
-              lo=1, hi=8, default=4),
+              lo=1, hi=8, default=2),
     Param.int("UNROLL", "residues per turn of the ungapped extensions' loops (their loads "
                         "issued together, the X-drop steps then taken one by one)",
               values=(1, 2, 4, 8), default=4),
