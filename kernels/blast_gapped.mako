@@ -168,8 +168,7 @@ inline int ${fname}(__local const int *mat, __global const uchar *q, const int q
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Subjects.residues) */
-                  __global const long *offsets,   /* subject k: res[offsets[k] .. offsets[k+1] - sep) */
-                  const int sep,                  /* 1 when a NUL follows each subject (a .psq) */
+                  __global const long *offsets,   /* subject k: res[offsets[k] .. offsets[k+1]) */
                   __global const int *rows,       /* initial HSPs, 7 ints each (device rows) */
                   __global const int *order,      /* item -> row index (the query's items) */
                   __global const uchar *restrict_row, /* per row: 1 = restricted DP */
@@ -201,7 +200,7 @@ void blast_gapped(__global const uchar *res,      /* subjects, concatenated (Sub
     __global const int *r = rows + 7 * (long)order[item];
     const int oid = r[0], q0 = r[2], s0 = r[3], length = r[4];
     const long s_base = offsets[oid];
-    const int slen = (int)(offsets[oid + 1] - s_base) - sep;
+    const int slen = (int)(offsets[oid + 1] - s_base);
     __global const uchar *s = res + s_base;
 
     /* BlastGetStartForGappedAlignment */

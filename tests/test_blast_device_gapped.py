@@ -173,39 +173,3 @@ def test_concurrent_queries_several_launches(rt, proteome):
     with ThreadPoolExecutor(max_workers=len(cases)) as pool:
         got = list(pool.map(lambda c: dg.extend(c[0], c[1]), cases))
     assert all(np.array_equal(g, c[2]) for g, c in zip(got, cases))
-
-
-def test_psq_subjects_equal_copied_ones(rt, tmp_path):
-    """A makeblastdb database's ``.psq`` read in place (``PsqSubjects``: a NUL after each
-    subject) gives the same extensions as the residues the reader copies, and a device made
-    from the database's stream hands it to the stage (``for_device``)."""
-    import gzip
-    import shutil
-    import subprocess
-    from concurrent.futures import Future
-
-    from clalign.blast.device_gapped import PsqSubjects
-    from clalign.data.blastdb import protein_stream
-    from clalign.data.database import as_database
-
-    if shutil.which("makeblastdb") is None:
-        pytest.skip("makeblastdb (BLAST+) not installed")
-    fa = tmp_path / "db.fa"
-    fa.write_bytes(gzip.decompress((ROOT / "data" / "proteome.faa.gz").read_bytes()))
-    subprocess.run(["makeblastdb", "-in", str(fa), "-dbtype", "prot", "-out", str(tmp_path / "db")],
-                   check=True, capture_output=True)
-    psq, starts = protein_stream(tmp_path / "db")
-    subjects = Subjects.from_database(as_database(str(tmp_path / "db"), "protein"))
-    on = {"ENABLE": True}
-    copied, inplace = DeviceGapped(rt, subjects, on), DeviceGapped(rt, PsqSubjects(psq, starts), on)
-    n = 0
-    for _, _, codes in read_queries(ROOT / "data" / "queries.faa")[:3]:
-        qs = setup_query(codes, subjects, blastp_options())
-        rows = np.ascontiguousarray(initial_hsps(qs, subjects), dtype=np.int64)
-        n += len(rows)
-        assert np.array_equal(copied.extend(qs, rows), inplace.extend(qs, rows))
-    assert n > 50
-    pending = Future()
-    dev = DeviceUngapped(pending, override={"KERNEL": "chunk", "WG": 64}, stream=(psq, starts))
-    pending.set_result(subjects)
-    assert isinstance(for_device(dev, on).subjects, PsqSubjects)

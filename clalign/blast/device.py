@@ -203,7 +203,6 @@ class DeviceUngapped:
         self.setup_times["programs"] = t1 - t0 - self.setup_times["runtime"]
         if isinstance(stream, Future):
             stream = stream.result()
-        self.stream = stream    # (psq, starts) or None: the gapped stage reads it too
         if stream is None and isinstance(subjects, Future):
             subjects = subjects.result()
         t2 = time.perf_counter()

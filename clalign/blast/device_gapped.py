@@ -92,7 +92,6 @@ class DeviceGapped:
         for _ in range(IN_FLIGHT):
             self._slots.put(_Slot())
         self.subjects = subjects
-        self._sep = getattr(subjects, "sep", 0)    # 1: a .psq's NUL after each subject
         self._res = self._offsets = None
 
     def prepare(self):
@@ -165,8 +164,7 @@ class DeviceGapped:
             with self.lock:
                 for lo in range(0, n, size):
                     m = min(size, n - lo)
-                    self._kernel.set_args(self._res, self._offsets, np.int32(self._sep),
-                                          sub["rows"], sub["order"],
+                    self._kernel.set_args(self._res, self._offsets, sub["rows"], sub["order"],
                                           sub["restrict"], np.int32(lo), np.int32(m), sub["query"],
                                           np.int32(len(qs.codes)), sub["matrix"],
                                           np.int32(qs.opts.gap_open), np.int32(qs.opts.gap_extend),
@@ -196,21 +194,6 @@ class DeviceGapped:
 _ATTACH = threading.Lock()
 
 
-@dataclass
-class PsqSubjects:
-    """A BLAST database's ``.psq`` as the stage's subjects (``blastdb.protein_stream``): the
-    kernel reads subject k at ``residues[offsets[k] .. offsets[k + 1] - sep)``, so the stage
-    need not wait for the database's residue copy (which the CPU replay reads)."""
-
-    residues: np.ndarray
-    offsets: np.ndarray
-    sep: int = 1
-
-    @property
-    def total_length(self) -> int:
-        return len(self.residues)
-
-
 def for_device(dev, override=None):
     """The DeviceGapped attached to a ``DeviceUngapped`` (made on first use with the device's
     runtime and subjects), or None when the tuning table / ``override`` disables the stage."""
@@ -219,8 +202,6 @@ def for_device(dev, override=None):
         with _ATTACH:
             g = getattr(dev, "_gapped", None)
             if g is None:
-                stream = getattr(dev, "stream", None)
-                subjects = dev.subjects if stream is None else PsqSubjects(*stream)
-                g = DeviceGapped(dev.rt, subjects, override)
+                g = DeviceGapped(dev.rt, dev.subjects, override)
                 dev._gapped = g
     return g if g.enabled else None
