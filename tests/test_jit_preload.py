@@ -34,8 +34,8 @@ CHECK = textwrap.dedent("""
 
 
 def _run(tmp_path, arg):
-    env = {"PYTHONPATH": f"{tmp_path}:{ROOT}", "NUMBA_CACHE_DIR": str(tmp_path / "nbcache"),
-           "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "NUMBA_CACHE_DIR": str(tmp_path / "nbcache"), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, str(tmp_path / "check.py"), arg], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -82,7 +82,7 @@ BLAST_CHUNK = ParamSet("blast_chunk", with_simd=False, params=(
               lo=1, hi=8, default=2),
     Param.int("UNROLL", "residues per turn of the ungapped extensions' loops (their loads "
                         "issued together, the X-drop steps then taken one by one)",
-              values=(1, 2, 4, 8), default=4),
+              values=(1, 2, 4, 8), default=8),
     Param.choice("STATE", "host: where the diagonal state goes -- 'auto' (local memory when "
                           "qlen + window ints and a hit buffer of MIN_CAP entries fit), 'local', "
                           "'global'", ("auto", "local", "global"), default="auto"),
