@@ -289,7 +289,7 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
 #: workers). With 16 drivers for 20 queries the last 4 started only when a query finished, at
 #: 1.5 s of a 2.0 s search (docs/perf/blastp.md run 18); whether more pay is not measured yet
 #: (``tools/bench_blastp_many --configs drivers4,...``), so none by default
-DRIVERS_EXTRA = 0
+DRIVERS_EXTRA = 4
 
 #: queries are started longest first within windows of LPT_WINDOW x threads queries (in file order
 #: from window to window, so output keeps flowing): a long query started last would leave its

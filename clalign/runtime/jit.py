@@ -26,6 +26,7 @@ import threading
 import types
 
 _LOCK = threading.RLock()
+_PROBE_LOCK = threading.Lock()
 _PRELOADS = [0]                     # preloads running (guarded by _LOCK)
 _BY_FUNC = {}                       # plain function -> its Deferred
 _DISPATCHER_ATTRS = frozenset((
@@ -151,25 +152,26 @@ def _skip_blas_probe():
     0.3-0.5 s of Python holding the interpreter lock while a command's device work starts.
     clalign's compiled code calls neither, so the preload has that probe answer "no BLAS"
     (those two then use numba's own loop; every other function is unaffected)."""
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    try:
-        import numba.np.linalg as linalg
-    except Exception:   # noqa: BLE001 - an optimisation only
-        return
-    real = linalg.ensure_blas
+    with _PROBE_LOCK:   # a command's early import thread and its preload may both call it
+        if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+            return
+        try:
+            import numba.np.linalg as linalg
+        except Exception:   # noqa: BLE001 - an optimisation only
+            return
+        real = linalg.ensure_blas
 
-    def no_blas():
-        raise ImportError("BLAS probe skipped by clalign's preload")
+        def no_blas():
+            raise ImportError("BLAS probe skipped by clalign's preload")
 
-    linalg.ensure_blas = no_blas
-    try:
-        import numba.np.arraymath as arraymath
-        arraymath.ensure_blas = real
-    except Exception:   # noqa: BLE001
-        pass
-    finally:
-        linalg.ensure_blas = real
+        linalg.ensure_blas = no_blas
+        try:
+            import numba.np.arraymath as arraymath
+            arraymath.ensure_blas = real
+        except Exception:   # noqa: BLE001
+            pass
+        finally:
+            linalg.ensure_blas = real
 
 
 def preload(specs) -> threading.Thread:
