@@ -40,27 +40,6 @@ def _start_runtime(device):
     threading.Thread(target=make, name="clalign-runtime", daemon=True).start()
 
 
-def _start_numba():
-    """Import numba on a thread now (~0.7 s on the H100 host), so it overlaps the command's
-    own imports instead of starting after them on the search's preload thread
-    (``runtime.jit.preload``, whose loads then find it imported); numba first, then
-    ``clalign.runtime`` (pyopencl) for the BLAS-probe answer, which the runtime thread is
-    importing meanwhile."""
-    import threading
-
-    def run():
-        try:
-            import numba  # noqa: F401
-
-            from ..runtime.jit import _skip_blas_probe
-
-            _skip_blas_probe()
-        except Exception:   # noqa: BLE001 - an optimisation only: the real calls report
-            pass
-
-    threading.Thread(target=run, name="clalign-numba-import", daemon=True).start()
-
-
 def _boolean(option, value) -> bool:
     """A BLAST+ Boolean argument (true/false, t/f, yes/no, 1/0)."""
     v = str(value).strip().lower()
@@ -130,7 +109,6 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
            window_size, dbsize, searchsp, device, task):
     if device is not None:
         _start_runtime(device)
-    _start_numba()
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from .blastp import run_blastp, tabular_lines
