@@ -19,8 +19,12 @@ from a global counter and walks each task in chunks of WG positions. Per chunk:
    s_BlastAaWordFinder_TwoHit's rule to each hit in order (window, overlap skip, the "extended
    past" flag) against the diagonal's state;
 4. ungapped extension: s_BlastAaExtendTwoHit (best prefix of the second word, left X-drop
-   extension, right extension only when the left one reached the first word), by the owner; an
-   HSP scoring >= cutoff is appended through a global atomic counter.
+   extension, right extension only when the left one reached the first word); an HSP scoring
+   >= cutoff is appended through a global atomic counter. DEFER: each owner walks its bin up to
+   QUEUE hits that extend (on distinct diagonal slots: a hit on a slot already queued ends the
+   walk before the rule touches that slot), queues them and stops; the work-group then runs all
+   queued extensions, work-item by work-item, and the owners resume. Else the owner extends each
+   hit in turn. The X-drop loops load UNROLL residue pairs per turn, then step one by one.
 
 Diagonal state: one int per diagonal slot, (absolute stream position of the last hit) << 1 |
 flag, in local memory (STATE_LOCAL) or in a per-work-group slice of global memory. A diagonal
@@ -34,7 +38,7 @@ Counters: [0] next task, [1] HSPs written, [2] word hits, [3] two-hit extensions
 atomic each per task).
 
 Parameters (clalign/blast/params.py, BLAST_CHUNK): WG, WORD, CHARSIZE, SEPARATOR, QBITS,
-STATE_LOCAL, PV_LOCAL, BALANCE, DEFER.
+STATE_LOCAL, PV_LOCAL, BALANCE, DEFER, QUEUE, UNROLL.
 </%doc>
 <%
 PV_WORDS = (1 << (CHARSIZE * WORD)) // 32
