@@ -155,6 +155,11 @@ register(BLAST_GAPPED.family, [
     # numba stage took 0.59 CPU-s (it extends only the HSPs not contained; the kernel all): on a
     # CPU device the numba stage is used (docs/perf/blastp.md).
     ({"is_cpu": True}, {"ENABLE": False}),
+    # H100 (2026-11-23, tools/bench_blast_gapped.py -n 100000, 262,478 initial HSPs, run G7 in
+    # docs/perf/blastp.md): rings of 128 cells in local memory at WG 32 (36 KB per group) took
+    # 0.048 s of kernel against 0.060 s in global scratch at WG 64, the same single overflow,
+    # rows equal to the CPU stage's
+    ({"is_nvidia": True}, {"WG": 32, "SCRATCH_LOCAL": True}),
 ])
 
 #: Most bases of one device block of BLASTN subjects (the 2-bit stream of whole segments uploaded
