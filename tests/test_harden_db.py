@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from clalign.data import Database, as_database, dbwrite, fasta, makedb, parse_fasta, read_fasta
+from clalign.data import Database, as_database, dbwrite, fasta, makedb, parse_fasta, rawread, read_fasta
 from clalign.data.cli import makedb as makedb_cli
 from clalign.errors import InputError
 
@@ -516,7 +516,7 @@ def test_dev_zero_and_nul_bytes(tmp_path, write_file):
 
 @pytest.mark.parametrize("kind", ["plain", "gzip", "pipe"])
 def test_input_larger_than_the_bound(tmp_path, write_file, monkeypatch, kind):
-    monkeypatch.setattr(fasta, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(rawread, "MAX_INPUT_BYTES", 1000)
     text = ">a\n" + "ACDE" * 400 + "\n"
     if kind == "pipe":
         fa = str(tmp_path / "fifo")
@@ -547,7 +547,7 @@ def test_header_and_sequence_too_long(write_file, monkeypatch):
 
 
 def test_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):
-    monkeypatch.setattr(fasta, "MAX_INPUT_BYTES", 1 << 20)
+    monkeypatch.setattr(rawread, "MAX_INPUT_BYTES", 1 << 20)
     path = tmp_path / "bomb.fa.gz"
     with gzip.open(path, "wb") as fh:
         fh.write(b">a\n")
