@@ -109,10 +109,11 @@ register(BLAST_UNGAPPED.family, [
 
 
 register(BLAST_CHUNK.family, [
-    # H100 (2026-11-23, tools/bench_blast_device.py -n 570000, 20 CUDASW++ queries, run K3 in
-    # docs/perf/blastp.md): with the queued extensions (DEFER) rounds of at most 2,048 hits ran
-    # the 20 queries in 0.780 s, 4,096 and 8,192 in 0.865 s (rows identical)
-    ({"is_nvidia": True}, {"CAP_MAX": 2048}),
+    # H100 (2026-11-23, tools/bench_blast_device.py -n 570000, 20 CUDASW++ queries, runs K3 and
+    # G8 in docs/perf/blastp.md): with QUEUE=2 and UNROLL=8, rounds of at most 3,072 hits ran
+    # the 20 queries in 0.679-0.683 s; 2,048: 0.701-0.707 s, 2,560: 0.698 s, 3,584: 0.739 s
+    # (rows identical). (Session 6's kernel, one queued extension per owner: 2,048 was best.)
+    ({"is_nvidia": True}, {"CAP_MAX": 3072}),
 ])
 
 #: Rows of a gapped-extension launch above which the host splits it (scratch is per launch row).
