@@ -297,9 +297,10 @@ void blast_chunk(__global const int *task_start,   /* stream range [start, end) 
                     hitbuf[j + 1] = v;
                 }
 % if DEFER:
-                /* the extensions wait for the work-group: an owner walks its bin up to its next hit
-                   that extends, queues it and stops; all queued extensions then run at once, one
-                   per work-item, each writing its diagonal's state; the owners resume after it */
+                /* the extensions wait for the work-group: an owner walks its bin up to QUEUE hits
+                   that extend (on distinct slots), queues them and stops; all queued extensions
+                   then run together, work-item by work-item, each writing its diagonal's state;
+                   the owners resume after their last queued hit */
                 int i = n0;
                 for (;;) {
 % for m in range(QUEUE - 1):

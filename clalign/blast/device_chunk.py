@@ -96,8 +96,7 @@ def sub_align(rt) -> int:
     return max(16, rt.device.mem_base_addr_align // 8)
 
 
-def _static_local(wg: int, pv_words: int, pv_local: bool, defer: bool = True,
-                  queue: int = 1) -> int:
+def _static_local(wg: int, pv_words: int, pv_local: bool, defer: bool, queue: int) -> int:
     """Bytes of local memory the kernel declares besides its two dynamic buffers: the matrix,
     the scan buffer (int2), six int arrays of WG, three ints, the presence bits when local, the
     extension queue (``queue`` uints per work-item and two counters) with DEFER, and 256 bytes

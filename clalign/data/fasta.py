@@ -22,12 +22,12 @@ header with no residues, a character outside the alphabet (named, with its line)
 Gzip input is recognised by its magic bytes, whatever the file name.
 
 Bounds, checked before memory is spent: the input (after gunzip) is at most
-:func:`clalign.data.rawread.max_input_bytes` (a quarter of RAM) and is read in chunks, so a pipe, ``/dev/zero`` or a
-gzip bomb stops early; a NUL byte or text before the first ``>`` stops the reading at once; a
-header line is at most ``MAX_HEADER_BYTES``, a sequence (with its trailing stops) at most
-``MAX_SEQUENCE_LENGTH`` (int32) residues, its trailing stops at most ``MAX_STOPS``. A path must
-be a str or os.PathLike (an int would be taken as a file descriptor): anything else is a
-TypeError.
+:func:`clalign.data.rawread.max_input_bytes` (a quarter of RAM) and is read in chunks, so a
+pipe, ``/dev/zero`` or a gzip bomb stops early; a NUL byte or text before the first ``>`` stops
+the reading at once; a header line is at most ``MAX_HEADER_BYTES``, a sequence (with its
+trailing stops) at most ``MAX_SEQUENCE_LENGTH`` (int32) residues, its trailing stops at most
+``MAX_STOPS``. A path must be a str or os.PathLike (an int would be taken as a file
+descriptor): anything else is a TypeError.
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ Karlin block have numpy forms for that case, so a command's first queries need n
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import os
@@ -152,7 +153,7 @@ def _skip_blas_probe():
     0.3-0.5 s of Python holding the interpreter lock while a command's device work starts.
     clalign's compiled code calls neither, so the preload has that probe answer "no BLAS"
     (those two then use numba's own loop; every other function is unaffected)."""
-    with _PROBE_LOCK:   # a command's early import thread and its preload may both call it
+    with _PROBE_LOCK:   # two preloads (concurrent searches in one process) may both call it
         if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
             return
         try:
@@ -166,10 +167,11 @@ def _skip_blas_probe():
 
         linalg.ensure_blas = no_blas
         try:
-            import numba.np.arraymath as arraymath
-            arraymath.ensure_blas = real
-        except Exception:   # noqa: BLE001
-            pass
+            # an error here is the real call's to report; the real ensure_blas comes back anyway
+            with contextlib.suppress(Exception):
+                import numba.np.arraymath as arraymath
+
+                arraymath.ensure_blas = real
         finally:
             linalg.ensure_blas = real
 
