@@ -152,6 +152,9 @@ def run():
     device buffers one object at a time, ~0.35-0.45 s after a ``clalign sw`` or ``blastp`` search
     on the H100 (docs/perf/sw.md run 15, blastp.md run 16) -- only delays the exit. In-process
     callers use :func:`main`."""
+    from . import numba_optional
+
+    numba_optional.install()    # this process is one command: numba's optional imports go
     status = 0
     try:
         main()
