@@ -283,9 +283,27 @@ needs_blast = pytest.mark.skipif(
     reason="makeblastdb (BLAST+) is not installed; the committed databases cover the reader")
 
 
+def test_compact_in_slices(monkeypatch):
+    """The threaded ``src[keep]`` (large volumes) equals numpy's, at sizes around the slices."""
+    from clalign.data import blastdb
+
+    monkeypatch.setattr(blastdb, "THREADED_MIN_BYTES", 0)
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 8, 9, 1000, 100_003):
+        src = rng.integers(0, 28, n).astype(np.uint8)
+        for keep in (rng.random(n) < 0.97, np.zeros(n, bool), np.ones(n, bool)):
+            got = blastdb._compact(src, keep)
+            assert got.dtype == np.uint8 and np.array_equal(got, src[keep])
+
+
 @needs_blast
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("version,extra", [("4", ()), ("5", ("-max_file_sz", "300000"))])
-def test_makeblastdb_proteome(tmp_path, version, extra):
+def test_makeblastdb_proteome(tmp_path, version, extra, threaded, monkeypatch):
+    from clalign.data import blastdb
+
+    if threaded:
+        monkeypatch.setattr(blastdb, "THREADED_MIN_BYTES", 0)
     src = os.path.join(os.path.dirname(__file__), "..", "data", "proteome.faa.gz")
     fasta = str(tmp_path / "proteome.faa")
     import gzip

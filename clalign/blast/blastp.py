@@ -128,13 +128,12 @@ def _prepare_gapped(dev):
 
 
 #: compiled stages whose cached code ``run_blastp`` loads ahead of need, in the order of need
-#: (``runtime.jit.preload``): the query set-up (lookup table, Karlin block), the database copy
-#: (off the critical path when the device reads a BLAST database's stream), the device's block
+#: (``runtime.jit.preload``): the query set-up (lookup table, Karlin block), the device's block
 #: streams, the CPU word finder, the gapped and traceback passes, the statistics, the output
 PRELOAD = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_frequencies",
-           "clalign.stats.karlin_nb:ungapped_karlin", "clalign.data.blastdb_nb:_copy_runs",
-           "clalign.blast.device:_fill_stream", "clalign.blast.ungapped_nb:two_hit_db",
-           "clalign.blast.stages_nb:prelim_chunk", "clalign.stats._fast:spouge_evalues",
+           "clalign.stats.karlin_nb:ungapped_karlin", "clalign.blast.device:_fill_stream",
+           "clalign.blast.ungapped_nb:two_hit_db", "clalign.blast.stages_nb:prelim_chunk",
+           "clalign.stats._fast:spouge_evalues",
            "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:counts_dispatcher()")
 
 

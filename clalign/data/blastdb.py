@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import shlex
 import struct
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -410,15 +411,31 @@ def _protein_sequences(v):
     return psq
 
 
-#: volumes from this size are copied by the compiled reader (:mod:`clalign.data.blastdb_nb`), and
-#: any volume once numba is loaded anyway (a BLAST search): below it, numba's import costs more
-COMPILED_MIN_BYTES = 32 << 20
+#: volumes from this size are compacted in slices on several threads
+THREADED_MIN_BYTES = 16 << 20
 
 
-def _compiled_copy(nbytes: int) -> bool:
-    import sys
+def _compact(src: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``src[keep]``, large arrays in slices on up to 8 threads (numpy's counting and boolean
+    indexing release the GIL): a 205 MB ``.psq`` in a few tens of ms on the H100 host, with no
+    compiled code, so a search's start does not wait for numba to copy its database."""
+    n = src.size
+    workers = max(1, min(8, os.cpu_count() or 1))
+    if workers == 1 or n < THREADED_MIN_BYTES:
+        return src[keep]
+    cuts = np.linspace(0, n, workers + 1).astype(np.int64).tolist()
+    parts = list(zip(cuts[:-1], cuts[1:]))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="clalign-compact") as pool:
+        counts = list(pool.map(lambda ab: int(np.count_nonzero(keep[ab[0]:ab[1]])), parts))
+        offs = np.cumsum([0] + counts).tolist()
+        out = np.empty(offs[-1], dtype=src.dtype)
 
-    return "numba" in sys.modules or nbytes >= COMPILED_MIN_BYTES
+        def fill(k):
+            a, b = parts[k]
+            out[offs[k]:offs[k + 1]] = src[a:b][keep[a:b]]
+
+        list(pool.map(fill, range(len(parts))))
+    return out
 
 
 def _protein_volume(v):
@@ -435,18 +452,13 @@ def _protein_volume(v):
         live = live[psq[ends[live] - 1 - stops[live]] == STOP_CODE]
         stops[live] += 1
         live = live[lens[live] > stops[live]]
-    if _compiled_copy(psq.size):
-        from .blastdb_nb import copy_runs
-
-        res = copy_runs(psq, v.seq[:-1], lens - stops)
-    else:
-        keep = np.ones(psq.size, dtype=bool)
-        keep[sep] = False
-        if stops.any():
-            k = np.flatnonzero(stops)
-            n = stops[k]
-            keep[np.repeat(ends[k] - n, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)] = False
-        res = psq[keep]
+    keep = np.ones(psq.size, dtype=bool)
+    keep[sep] = False
+    if stops.any():
+        k = np.flatnonzero(stops)
+        n = stops[k]
+        keep[np.repeat(ends[k] - n, n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)] = False
+    res = _compact(psq, keep)
     if res.size and int(res.max()) >= PROTEIN.size:
         raise InputError(f"sequence file: residue code {int(res.max())} is not NCBIstdaa", v.seq_path)
     return res, lens - stops, stops
