@@ -8,7 +8,7 @@ import pytest
 
 from clalign.data import PROTEIN, Database, get_matrix
 from clalign.data.matrices import Matrix
-from clalign.sw import SWEngine, sw_scores
+from clalign.sw import SWEngine, multi, sw_scores
 from clalign.sw.intratask import intra_values
 from clalign.sw.reference import sw_score
 from clalign.sw.threshold import choose_threshold
@@ -131,7 +131,42 @@ def test_several_devices_identical(case, capsys):
     assert np.array_equal(got[0][-len(db):], ref[-1])
     rep = eng.device_report
     assert len(rep) == 2 and sum(r[1] for r in rep) == len(big) and all(r[1] > 0 for r in rep)
+    assert {r[2] for r in rep} == {"subjects"}          # one query: the database is split
     assert sum("sw: device [" in x for x in lines) == 2
+
+
+def test_several_devices_split_queries(case, capsys):
+    """Several queries on two workers (the same device twice): dealt whole, each against the whole
+    database; the scores of every query equal one device's, and each reaches ``on_query`` once."""
+    db, queries, ref = case
+    rng = np.random.default_rng(3)
+    big = Database.from_sequences([_rand(rng, int(n)) for n in rng.integers(1, 300, 300)] + list(
+        db.sequence(i) for i in range(len(db))))
+    qs = [(f"q{i}", q) for i, q in enumerate(queries)] + [("r", _rand(rng, 250)), ("s", _rand(rng, 240))]
+    one = SWEngine("BLOSUM62", 11, 1, None, long_threshold=64)
+    want, _ = one.search(qs, big, progress=False)
+    eng = SWEngine("BLOSUM62", 11, 1, "0:0,0:0", long_threshold=64)
+    seen = []
+    lines = []
+    got, secs = eng.search(qs, big, progress=False, report=lines.append,
+                           on_query=lambda qi, sc: seen.append((qi, sc.copy())))
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert sorted(qi for qi, _ in seen) == list(range(len(qs)))
+    assert all(np.array_equal(sc, want[qi]) for qi, sc in seen)
+    rep = eng.device_report
+    assert [r[2] for r in rep] == ["queries", "queries"] and sum(r[1] for r in rep) == len(qs)
+    assert all(r[1] > 0 for r in rep) and len(secs) == len(qs)
+    assert sum(" queries, " in x and "sw: device [" in x for x in lines) == 2
+
+
+def test_plan_queries_longest_first_by_rate():
+    """Queries go whole, longest first, to the device that finishes each first at its rate."""
+    plan, excess = multi.plan_queries([100, 500, 400, 300, 200], [1.0, 1.0])
+    assert plan == [[0, 1, 4], [2, 3]] and abs(excess - 800 / 750) < 1e-9
+    plan, excess = multi.plan_queries([1000, 10], [1.0, 1.0])       # one long query: no even split
+    assert excess > 1 + multi.QUERY_SLACK
+    plan, excess = multi.plan_queries([100] * 12, [3.0, 1.0])        # a device 3x faster takes 3x
+    assert [len(p) for p in plan] == [9, 3] and excess <= 1.01
 
 
 def test_threshold_from_rates():

@@ -182,8 +182,8 @@ def devices(args) -> list:
         ref = scores if ref is None else ref
         row = {"devices": spec, "wall_s": round(wall, 3), "tcups": round(cells / wall / 1e12, 3),
                "identical_to_first": bool(same), "verbose": notes,
-               "per_device": [{"device": lab, "subjects": n, "tcups": round(c / max(sec, 1e-12) / 1e12, 3),
-                               "busy_s": round(sec, 3)} for lab, n, c, sec in eng.device_report]}
+               "per_device": [{"device": lab, what: n, "tcups": round(c / max(sec, 1e-12) / 1e12, 3),
+                               "busy_s": round(sec, 3)} for lab, n, what, c, sec in eng.device_report]}
         rows.append(row)
         log(f"devices [{spec}]: {row}")
     if len(rows) > 1:

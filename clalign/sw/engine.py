@@ -112,7 +112,7 @@ class SWEngine:
     def __init__(self, matrix="BLOSUM62", gap_open=11, gap_extend=1, device=None, **overrides):
         self.scoring = Scoring.make(matrix, gap_open, gap_extend)
         self.workers = [Worker(rt, make_plan(rt.caps, self.scoring, overrides)) for rt in Runtime.all(device)]
-        self.device_report: list = []     # per device of the last search: (label, subjects, cells, seconds)
+        self.device_report: list = []     # per device of the last search: (label, count, unit, cells, seconds)
         self._started: set = set()        # programs prepare() already handed to a build thread
 
     # -- the first device's plan (single-device callers, tests and tools) -----------------
@@ -262,8 +262,8 @@ class SWEngine:
             report(f"sw: {len(queries)} queries, {n} subjects, {total} residues: "
                    f"{tt:.3f} s, {cells / max(tt, 1e-12) / 1e9:.2f} GCUPS")
             if len(self.device_report) > 1:
-                for label, subjects, dcells, dsec in self.device_report:
-                    report(f"sw: device {label}: {subjects} subjects, {dcells / max(dsec, 1e-12) / 1e9:.2f} GCUPS "
+                for label, count, what, dcells, dsec in self.device_report:
+                    report(f"sw: device {label}: {count} {what}, {dcells / max(dsec, 1e-12) / 1e9:.2f} GCUPS "
                            f"({dsec:.3f} s busy)")
         return results, seconds
 

@@ -2,7 +2,15 @@
 
 One device: the database goes through in batches (the next uploaded on a copy queue while the
 current one is searched); a database that fits in one batch stays on the device between calls.
-Several devices (``--device 0:0,0:1``; the same device may be listed twice): each worker first
+Several devices (``--device 0:0,0:1``; the same device may be listed twice) and enough queries:
+the queries are dealt whole, longest first, each to the device that would finish it first by
+its measured rate (:func:`plan_queries`), and every device runs its queries against the whole
+database exactly as one device does (the database resident, the long subjects in one intra-task
+launch per query beside the first pass). That is used when the plan's slowest device is within
+``QUERY_SLACK`` of an even split. Two H200s splitting the database itself reached 1.24x one
+H200 (docs/perf/sw.md, X2): every piece of a range ran each query's intra-task launch, bound by
+its longest pair, with little first-pass work left beside it to hide it. Otherwise (one query,
+or a few of very different lengths) the database is split: each worker first
 takes a contiguous range of the database proportional to its measured first-pass rate (90 % of
 the work in all), then ever smaller ranges of what is left (guided self-scheduling, still
 weighted by rate) until none is left, so a device that runs slower than its rate said is
@@ -30,11 +38,13 @@ MIN_RATE = 0.1          # a device below this fraction of the fastest one's rate
 FIRST_SHARE = 0.9       # fraction of the work handed out by rate up front
 TAIL_SHARE = 0.5        # later requests: this fraction of what is left, times the rate share
 MIN_PIECES = 16         # a piece holds at least 1/16 of the worker's rate share of the work
+QUERY_SLACK = 0.1       # queries are dealt whole when no device gets 10 % more than an even split
 
 
-def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None):
+def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on_query=None, index=None):
     """Every query against subjects ``start:stop`` on one worker (batched; each batch's kernel
-    split chosen from its own lengths, so a range never keeps a tail of long lanes)."""
+    split chosen from its own lengths, so a range never keeps a tail of long lanes). ``index``:
+    the position in ``results``/``seconds``/``on_query`` of each of ``queries`` (default: its own)."""
     batches = worker.plan_batches(db, start, stop)
     whole = start == 0 and stop == len(db) and len(batches) == 1
     res = worker.resident
@@ -64,6 +74,8 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
             if not flight:
                 break
             k, job = flight.popleft()
+            if index is not None:
+                k = index[k]
             results[k][cur.start:cur.start + cur.n] = worker.end(job)
             # each query is charged the wall time since the previous one finished (the sum is the
             # range's wall time, also with queries overlapping on the device)
@@ -71,7 +83,7 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
             with lock:
                 seconds[k] += t_now - t_prev
                 if bar is not None:
-                    bar.update(len(queries[k][1]) * residues)
+                    bar.update(len(job.qcodes) * residues)
             t_prev = t_now
             if on_query is not None and bi == len(batches) - 1:
                 on_query(k, results[k])
@@ -117,8 +129,27 @@ def subject_costs(worker, db, rates) -> np.ndarray:
     return np.where(lengths > thr, lengths / rates["intra"], lengths / rates["inter"])
 
 
+def plan_queries(qlens, rates) -> tuple:
+    """Queries dealt whole to devices: longest first, each to the device that would finish it
+    first at its rate (every device searches the whole database, so a query costs its length
+    over the rate). Returns (query positions per device, in the order given; the slowest
+    device's estimated time over an even split's)."""
+    qlens = np.asarray(qlens, dtype=np.float64)
+    rates = np.asarray(rates, dtype=np.float64)
+    load = np.zeros(len(rates))
+    plan = [[] for _ in rates]
+    for qi in np.argsort(-qlens, kind="stable"):
+        finish = load + qlens[qi] / rates
+        k = int(np.argmin(finish))
+        load[k] = finish[k]
+        plan[k].append(int(qi))
+    ideal = float(qlens.sum() / rates.sum())
+    return [sorted(p) for p in plan], (float(load.max()) / ideal if ideal > 0 else 1.0)
+
+
 def search_devices(workers, queries, db, bar, on_query=None):
-    """(results, seconds per query, per-device report) of every query against ``db``."""
+    """(results, seconds per query, per-device report) of every query against ``db``. The report
+    has one (label, count, "subjects" | "queries", cells, busy seconds) per device."""
     n = len(db)
     results = [np.zeros(n, dtype=np.int32) for _ in queries]
     seconds = [0.0] * len(queries)
@@ -129,40 +160,77 @@ def search_devices(workers, queries, db, bar, on_query=None):
         w = workers[0]
         _run_range(w, queries, db, 0, n, results, seconds, bar, lock, on_query)
         w.subjects = n
-        return results, seconds, [(w.rt.label, n, w.cells, w.busy_seconds)]
+        return results, seconds, [(w.rt.label, n, "subjects", w.cells, w.busy_seconds)]
     rates = [device_rates(w) for w in workers]
-    dealer = _Dealer(db, [r["inter"] for r in rates], subject_costs(workers[0], db, rates[0]))
-    errors = []
+    plan, excess = plan_queries([len(c) for _, c in queries], [r["inter"] for r in rates])
     t0 = time.perf_counter()
+    if excess <= 1 + QUERY_SLACK:
+        _split_queries(workers, queries, db, plan, results, seconds, bar, lock, on_query)
+        report = [(f"[{k}] {w.rt.label}", len(plan[k]), "queries", w.cells, w.busy_seconds)
+                  for k, w in enumerate(workers)]
+    else:
+        _split_database(workers, queries, db, rates, results, seconds, bar, lock)
+        if on_query is not None:
+            for qi in range(len(queries)):
+                on_query(qi, results[qi])
+        report = [(f"[{k}] {w.rt.label}", w.subjects, "subjects", w.cells, w.busy_seconds)
+                  for k, w in enumerate(workers)]
+    # per-query seconds summed over devices that ran in parallel: share the wall time by query length
+    wall = time.perf_counter() - t0
+    qsum = max(1, sum(len(c) for _, c in queries))
+    seconds = [wall * len(c) / qsum for _, c in queries]
+    return results, seconds, report
 
-    def work(k):
-        w = workers[k]
+
+def _threads(workers, work):
+    """Run ``work(k)`` for every worker on its own thread; the first error is raised here."""
+    errors = []
+
+    def run(k):
         try:
-            first = True
-            while not errors:
-                got = dealer.next(k, first)
-                if got is None:
-                    break
-                first = False
-                _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock)
-                w.subjects += got[1] - got[0]
+            work(k, errors)
         except BaseException as exc:       # re-raised in the caller's thread
-            with lock:
-                errors.append(exc)
+            errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(k,), name=f"clalign-sw-{k}") for k in range(len(workers))]
+    threads = [threading.Thread(target=run, args=(k,), name=f"clalign-sw-{k}") for k in range(len(workers))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if errors:
         raise errors[0]
-    if on_query is not None:
-        for qi in range(len(queries)):
-            on_query(qi, results[qi])
-    # per-query seconds summed over devices that ran in parallel: share the wall time by query length
-    wall = time.perf_counter() - t0
-    qsum = max(1, sum(len(c) for _, c in queries))
-    seconds = [wall * len(c) / qsum for _, c in queries]
-    report = [(f"[{k}] {w.rt.label}", w.subjects, w.cells, w.busy_seconds) for k, w in enumerate(workers)]
-    return results, seconds, report
+
+
+def _split_queries(workers, queries, db, plan, results, seconds, bar, lock, on_query):
+    """Each worker runs its queries of ``plan`` against the whole database; a query's scores go
+    to ``on_query`` as soon as they are complete (under ``lock``: one caller at a time)."""
+    def done(qi, scores):
+        with lock:
+            on_query(qi, scores)
+
+    def work(k, errors):
+        mine = plan[k]
+        if mine:
+            _run_range(workers[k], [queries[i] for i in mine], db, 0, len(db), results, seconds, bar, lock,
+                       done if on_query is not None else None, index=mine)
+            workers[k].subjects = len(db)
+
+    _threads(workers, work)
+
+
+def _split_database(workers, queries, db, rates, results, seconds, bar, lock):
+    """Every query against database ranges dealt to the workers (:class:`_Dealer`)."""
+    dealer = _Dealer(db, [r["inter"] for r in rates], subject_costs(workers[0], db, rates[0]))
+
+    def work(k, errors):
+        w = workers[k]
+        first = True
+        while not errors:
+            got = dealer.next(k, first)
+            if got is None:
+                break
+            first = False
+            _run_range(w, queries, db, got[0], got[1], results, seconds, bar, lock)
+            w.subjects += got[1] - got[0]
+
+    _threads(workers, work)
