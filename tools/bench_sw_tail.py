@@ -63,9 +63,9 @@ def timed(eng, queries, db, verbose=None):
     (0 expected)."""
     for f in eng.prepare(queries, db.lengths, verbose):
         f.result()
-    # warm-up: rates, upload (a query per device, so several devices warm up the way the timed
-    # search splits its work: queries dealt whole, the database resident on each)
-    eng.search(queries[:max(1, len(eng.workers))], db, progress=False, verbose=verbose)
+    # warm-up: rates, upload; several devices search every query once, so they warm up the way
+    # the timed search splits its work (queries dealt whole, the database resident on each)
+    eng.search(queries if len(eng.workers) > 1 else queries[:1], db, progress=False, verbose=verbose)
     k0 = eng.kernel_seconds
     i0 = sum(w.intra_seconds for w in eng.workers)
     p0 = _programs(eng)
