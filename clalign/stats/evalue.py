@@ -38,8 +38,13 @@ def karlin_evalue(score, karlin: KarlinParams, searchsp):
     """searchsp * K * exp(-lambda S) (``BLAST_KarlinStoE_simple``); arrays allowed."""
     if np.isscalar(score):
         return float(searchsp) * math.exp(-karlin.lam * score + karlin.logK)
+    # math.exp per distinct score, not np.exp: numpy's vectorised exp may differ from the C
+    # library's in the last bit (numpy 2.4 on AVX2: 798.31042987582 vs 798.3104298758201), and an
+    # E-value must be the scalar form's (and BLAST+'s) bit for bit to print the same
     s = np.asarray(score, dtype=np.float64)
-    return float(searchsp) * np.exp(-karlin.lam * s + karlin.logK)
+    uniq, inverse = np.unique(s, return_inverse=True)
+    e = np.array([math.exp(-karlin.lam * x + karlin.logK) for x in uniq.tolist()], dtype=np.float64)
+    return (float(searchsp) * e)[inverse].reshape(s.shape)
 
 
 def karlin_cutoff(evalue: float, karlin: KarlinParams, searchsp) -> int:
