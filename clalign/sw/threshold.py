@@ -43,11 +43,15 @@ def choose_threshold(lengths, rates: dict, group: int = 1) -> int:
     inter, lane, intra = (float(rates[k]) for k in ("inter", "lane", "intra"))
     g = max(1, int(group))
     # padded[k]: cells (per query row) of the first pass over L[k:], in groups of g from the top
+    # strided suffix sums: padded[k] = sum of Lg[j] over j >= k, j = k (mod g) -- the columns of
+    # Lg laid out g to a row, summed from the last row up (one pass; a loop over the g residue
+    # classes cost 0.19 s for 570,000 lengths at g = 4,096)
     padded = np.zeros(L.size + 1, dtype=np.float64)
-    Lg = L.astype(np.float64) * g
-    for r in range(min(g, L.size)):              # strided suffix sums, one residue class at a time
-        idx = np.arange(r, L.size, g)
-        padded[idx] = np.cumsum(Lg[idx][::-1])[::-1]
+    rows = -(-L.size // g)
+    grid = np.zeros(rows * g, dtype=np.float64)
+    grid[:L.size] = L.astype(np.float64) * g
+    grid = grid.reshape(rows, g)[::-1].cumsum(axis=0)[::-1]
+    padded[:L.size] = grid.reshape(-1)[:L.size]
     head = np.concatenate([[0.0], np.cumsum(L, dtype=np.float64)])     # cells of the k longest
     nxt = np.concatenate([L, [0]]).astype(np.float64)                   # longest remaining lane
     cost = np.maximum(nxt / lane, padded / inter + head / intra)
