@@ -27,3 +27,30 @@ def test_dealer_splits_estimated_work_not_residues():
         pieces.append(cost[got[0]:got[1]].sum() / total)
     assert [x[0] for x in seen[1:]] == [x[1] for x in seen[:-1]] and seen[-1][1] == len(db)
     assert len(seen) <= 12 and min(pieces[:-1]) >= 0.5 / multi.MIN_PIECES - 0.01
+
+
+def _padded_loop(L, g):
+    """The first pass's padded cells per suffix, one residue class at a time (the plain rule)."""
+    padded = np.zeros(L.size + 1)
+    Lg = L.astype(np.float64) * g
+    for r in range(min(g, L.size)):
+        idx = np.arange(r, L.size, g)
+        padded[idx] = np.cumsum(Lg[idx][::-1])[::-1]
+    return padded
+
+
+def test_threshold_cost_model_equals_plain_rule():
+    """choose_threshold's one-pass suffix sums pick what the per-class loop picks (same floats)."""
+    from clalign.sw import threshold as T
+
+    rng = np.random.default_rng(9)
+    rates = {"inter": 3328.6, "lane": 0.098, "intra": 1625.6}
+    for n in (0, 1, 5, 31, 32, 33, 4097, 60000):
+        for g in (1, 7, 32, 4096):
+            L = np.sort((rng.pareto(1.5, n) * 200 + 20).astype(np.int64))[::-1]
+            head = np.concatenate([[0.0], np.cumsum(L, dtype=np.float64)])
+            nxt = np.concatenate([L, [0]]).astype(np.float64)
+            cost = np.maximum(nxt / rates["lane"], _padded_loop(L, g) / rates["inter"] + head / rates["intra"])
+            k = int(np.argmin(cost)) if n else 0
+            want = int(L[k]) if k < n else 0
+            assert T.choose_threshold(L, rates, g) == want, (n, g)
