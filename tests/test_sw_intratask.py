@@ -365,23 +365,3 @@ def test_profile_lanes_at_their_range_ends(lo, hi, bits):
     got, _ = eng.search([("q", q)], db, progress=False)
     assert np.array_equal(got[0], want), (got[0], want)
     assert np.array_equal(sw_scores(q, db, matrix=mat, long_threshold=0, INTRA_KIND="striped"), want)
-
-
-def test_staged_database_becomes_resident(case):
-    """``SWEngine.stage`` copies the database ahead of the search, which keeps that copy resident
-    (same scores); a copy staged for another database is dropped, not used."""
-    db, queries, ref = case
-    qs = [(f"q{i}", q) for i, q in enumerate(queries)]
-    eng = SWEngine("BLOSUM62", 11, 1, None, long_threshold=64)
-    w = eng.workers[0]
-    eng.stage(qs, db)
-    assert w.staging is not None
-    got, _ = eng.search(qs, db, progress=False)
-    assert w.staging is None and w.resident is not None and w.resident[0] is db
-    staged = w.resident[1]
-    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
-    other = Database.from_sequences([db.sequence(i) for i in range(len(db))])
-    eng.stage(qs, other)
-    got2, _ = eng.search(qs, db, progress=False)            # not the staged database
-    assert w.staging is None and w.resident[1] is staged
-    assert all(np.array_equal(a, b) for a, b in zip(got2, ref))

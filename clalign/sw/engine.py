@@ -30,7 +30,7 @@ from ..data.inputs import as_sequence, check_codes, sequence_or_path
 from ..errors import InputError
 from ..runtime import Runtime
 from .batch import Layout, make_layout  # noqa: F401  (re-exported for tools)
-from .multi import MIN_RATE, QUERY_SLACK, plan_queries, search_devices
+from .multi import MIN_RATE, search_devices
 from .params import ALPHA, SENTINEL, SW_PARAMS  # noqa: F401
 from .passes import INTER_TEMPLATE
 from .plan import make_plan
@@ -106,8 +106,7 @@ class SWEngine:
     """Scoring, kernel plan and one worker per given device; searches databases query by query.
 
     ``device``: None (the default device), ``"P:D[,P:D...]"`` or a list of devices: with several,
-    the queries (or, for one query, the database) are split between them by their measured rates
-    (see :mod:`clalign.sw.multi`).
+    the database is split between them by their measured rates (see :mod:`clalign.sw.multi`).
     """
 
     def __init__(self, matrix="BLOSUM62", gap_open=11, gap_extend=1, device=None, **overrides):
@@ -224,21 +223,6 @@ class SWEngine:
             if todo:
                 futs += w.rt.prebuild(todo, threads=len(todo))
         return futs
-
-    def stage(self, queries, db, verbose=None) -> None:
-        """Start copying ``db`` to every device that will hold it whole while searching
-        ``queries`` (one device, or queries dealt whole: :func:`clalign.sw.multi.plan_queries`),
-        so the copy overlaps what the caller does before :meth:`search`."""
-        db = as_database(db)
-        if db.alphabet is not PROTEIN and getattr(db.alphabet, "name", "") != "protein":
-            return          # search() says why
-        workers = self.active_workers(verbose)
-        if len(workers) > 1:
-            rates = [device_rates(w, verbose)["inter"] for w in workers]
-            if plan_queries([len(c) for _, c in queries], rates)[1] > 1 + QUERY_SLACK:
-                return
-        for w in workers:
-            w.stage(db)
 
     # -- public --------------------------------------------------------------------------
     def search(self, queries, db, progress=True, report=None, verbose=None, on_query=None):

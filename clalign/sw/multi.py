@@ -47,9 +47,6 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
     the position in ``results``/``seconds``/``on_query`` of each of ``queries`` (default: its own)."""
     batches = worker.plan_batches(db, start, stop)
     whole = start == 0 and stop == len(db) and len(batches) == 1
-    staged = worker.take_staged(db)
-    if whole and staged is not None:
-        worker.resident = (db, staged)
     res = worker.resident
     if not (whole and res is not None and res[0] is db
             and res[1].threshold == worker.threshold_for(np.asarray(db.lengths))):
@@ -71,7 +68,6 @@ def _run_range(worker, queries, db, start, stop, results, seconds, bar, lock, on
         for qi in range(len(queries) + depth):
             if qi < len(queries):
                 qid, codes = queries[qi]
-                worker.launched.set()
                 flight.append((qi, worker.begin(cur, codes, qid, ids, slot=qi % depth, block=depth == 1)))
             if len(flight) < depth and qi < len(queries):
                 continue

@@ -22,7 +22,6 @@ from ..output import Alignment
 from ..stats import SearchStatistics, gapped_params
 
 _EPS = 1.0e-180
-WARM_WAIT_S = 5.0       # the reporting's warm-up waits at most this long for the device's first query
 
 
 @dataclass
@@ -58,7 +57,7 @@ class Reporter:
     """Statistics and tracebacks of one search (matrix, gap costs, database, thresholds)."""
 
     def __init__(self, scoring_matrix, matrix_name, gap_open, gap_extend, db, evalue=10.0, max_target_seqs=500,
-                 dbsize=None, searchsp=None, threads=None, warm_after=None):
+                 dbsize=None, searchsp=None, threads=None):
         if not (evalue > 0):
             raise ParameterError(f"-evalue must be > 0 (got {evalue})")
         self.db = db
@@ -76,18 +75,13 @@ class Reporter:
         self.letter_codes = np.frombuffer(PROTEIN.letters.encode("ascii") + b"-", dtype=np.uint8)
         # one core stays with the thread that drives the device
         self.pool = ThreadPoolExecutor(max_workers=threads or max(1, (os.cpu_count() or 2) - 1))
-        self.pool.submit(self._warm, warm_after)     # numba's cache loads overlap the first query
+        self.pool.submit(self._warm)     # numba's import and cache loads overlap the device set-up and first query
 
-    def _warm(self, after=None):
+    def _warm(self):
         """Import the traceback code and load every compiled function a query's reporting calls
-        (numba's cache: ~0.3-0.5 s), in one pool thread, once ``after`` (an event: the device has
-        its first query; at most WARM_WAIT_S) is set. Left to the queries' own jobs, the loads ran
-        when several of them had started at once, and on the H100 the first took 2-3 s with every
-        other job waiting for numba's compiler lock (docs/perf/sw.md). Started before the first
-        query, they held the interpreter lock while the search's start waited for it: the first
-        kernel came 0.27 s after the search began (docs/perf/sw.md, X7)."""
-        if after is not None:
-            after.wait(WARM_WAIT_S)
+        (numba's cache: ~0.5 s), in one pool thread while the device starts. Left to the queries'
+        own jobs, the loads ran when several of them had started at once, and on the H100 the
+        first took 2-3 s with every other job waiting for numba's compiler lock (docs/perf/sw.md)."""
         from .align import CELL_BUDGET
         from .lanes import GROUP, trace_group
 
@@ -202,7 +196,6 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     # The programs this search needs load or build in background threads from here on, beside
     # the statistics set-up and the traceback code's import below.
     eng.prepare([qs[k] for k in order], db.lengths)
-    eng.stage([qs[k] for k in order], db)      # the database's copy to the device(s), on threads
     # numba is imported here, in this thread, before the device work, as it was before issue 14's
     # start-up work: with its import moved to the reporting threads the H100 runs 15-16 saw the
     # first cache loads of the traceback code take 2-3 s during the search (0.5 s otherwise) and
@@ -210,9 +203,8 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     # on a repeated run; on a fresh one it overlaps the kernel builds. (clalign's modules defer
     # numba's import to a function's first call, runtime.jit: so it is imported by name.)
     import numba  # noqa: F401
-    launched = eng.active_workers()[0].launched     # the reporting's warm-up starts with the device's first query
     rep = Reporter(eng.scoring.scores[:28, :28], matrix, gap_open, gap_extend, db, evalue, top, dbsize, searchsp,
-                   threads, warm_after=launched)
+                   threads)
     pending = {}
 
     def on_query(pos, scores):
@@ -228,7 +220,6 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
     try:
         allscores, secs = eng.search([qs[k] for k in order], db, progress=progress, report=report,
                                      verbose=verbose, on_query=on_query)
-        launched.set()          # no query reached the device (an empty database): warm up now
         for pos, qi in enumerate(order):
             if qi not in pending:         # an empty database: no batch ran
                 on_query(pos, allscores[pos])
@@ -239,7 +230,6 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
             out.append(QueryResult(qid, len(codes), hits, seconds[qi], titles[qi], cpu))
     finally:
         sys.setswitchinterval(interval)
-        launched.set()          # after an error too, so the warm-up thread ends
         rep.close()
     return out
 

@@ -9,8 +9,6 @@ queues and buffers.
 from __future__ import annotations
 
 import hashlib
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyopencl as cl
@@ -64,8 +62,6 @@ class Worker:
         self.last_passes: list = []         # (width, subjects) of the last query, for tests/diagnostics
         self.last_kernels: list = []        # kernel family of each entry of last_passes
         self.resident = None                # (Database, Batch) kept while the database is one batch
-        self.staging = None                 # (Database, Future of its Batch): :meth:`stage`
-        self.launched = threading.Event()   # set when a search first queues a query on this device
 
     # -- resources ----------------------------------------------------------------------
     def scratch(self, name, nbytes):
@@ -128,44 +124,13 @@ class Worker:
             return plan_batches(db, self.batch_limit())
         return [(a + start, b + start) for a, b in plan_batches(_Slice(db, start, stop), self.batch_limit())]
 
-    def stage(self, db) -> None:
-        """Start copying the whole database to the device on a thread, ahead of a search that
-        will keep it resident (only where it is one batch): the copy (0.24-0.29 s for 205 M
-        residues on the H100 host, docs/perf/sw.md X6) then overlaps the caller's set-up."""
-        if self.staging is not None or (self.resident is not None and self.resident[0] is db) or len(db) == 0:
-            return
-        if len(self.plan_batches(db)) != 1:
-            return
-
-        def copy():
-            b = upload_batch(self.ctx, self.copyq, db, 0, len(db))
-            self.copyq.flush()
-            return b
-
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clalign-stage")
-        self.staging = (db, pool.submit(copy))
-        pool.shutdown(wait=False)
-
-    def take_staged(self, db):
-        """The batch :meth:`stage` copied, split by this device's threshold, if it holds ``db``
-        (else None, the copy dropped); waits for the copy."""
-        if self.staging is None:
-            return None
-        sdb, fut = self.staging
-        self.staging = None
-        b = fut.result()
-        if sdb is not db:
-            return None
-        b.split(self.threshold_for(b.lengths))
-        return b
-
     def threshold_for(self, lengths, report=None) -> int:
         """Subjects longer than this go to the intra-task kernel: the override, else the cost
         model on these lengths with the device's measured rates (:mod:`clalign.sw.threshold`)."""
         if self.plan.long_threshold is not None:
             return self.plan.long_threshold
-        L = np.ascontiguousarray(lengths, dtype=np.int64)     # one key whatever the caller's dtype
-        key = (L.size, hashlib.blake2b(L.view(np.uint8), digest_size=16).digest())
+        L = np.ascontiguousarray(lengths)
+        key = (L.dtype.str, L.size, hashlib.blake2b(L.view(np.uint8), digest_size=16).digest())
         thr = self._thresholds.get(key)
         if thr is None:          # a search asks several times (plan, programs, upload): sorting 570,000 lengths once
             thr = choose_threshold(L, device_rates(self, report), self.plan.lanes_per_block)
