@@ -231,3 +231,58 @@ def test_report_benchmark_and_golden_tools_run(cudasw_fasta, tmp_path, capsys):
     assert sw_vs_blastp.main(["--query", os.path.join(DATA, "queries.faa"), "--db",
                               os.path.join(DATA, "proteome.faa.gz"), "--blastp", GOLD]) == 0
     assert '"mismatches": 0' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("go,ge", [(11, 1), (10, 2), (3, 0)])
+def test_striped_end_equals_scalar_end(go, ge):
+    """The striped end finder (one long pair, the query across 16 lanes) gives find_end's cell:
+    query lengths around the lane count and its multiples, planted and repeated segments (ties),
+    a zero gap extension (the lazy-F loop's bound)."""
+    from clalign.sw.striped_end import V, find_end_striped
+
+    rng = np.random.default_rng(21)
+    M32 = M.astype(np.int32)
+    for m in (1, 2, V - 1, V, V + 1, 2 * V, 3 * V + 5, 97, 160):
+        for t in range(6):
+            n = int(rng.integers(1, 180))
+            q = rng.integers(1, 21, m).astype(np.uint8)
+            s = rng.integers(1, 21, n).astype(np.uint8)
+            if t % 2 and m > 12 and n > 20:
+                a, b = int(rng.integers(0, m - 10)), int(rng.integers(0, n - 10))
+                s[b:b + 10] = q[a:a + 10]
+            if t == 4:
+                q[:] = q[0]
+                s[:n // 2] = q[0]
+            sc = sw_score(q, s, M, go, ge)
+            if sc > 0:
+                assert find_end_striped(q, s, M32, go + ge, ge, sc) == find_end(q, s, M, go + ge, ge, sc)
+
+
+def test_group_with_long_subjects_equals_pairwise():
+    """trace_group with subjects above LONG_END (their ends from the striped pass, the others in
+    the lanes) gives align_pair's alignment for every subject."""
+    from clalign.sw.align import CELL_BUDGET
+    from clalign.sw.lanes import GROUP, trace_group
+    from clalign.sw.striped_end import LONG_END
+
+    rng = np.random.default_rng(12)
+    lc = np.frombuffer(L.encode() + b"-", np.uint8)
+    q = rng.integers(1, 21, 90).astype(np.uint8)
+    lens = np.zeros(GROUP, np.int64)
+    lens[:6] = [LONG_END + 1, LONG_END + 700, 40, 75, LONG_END, 0]
+    subs = np.zeros((GROUP, int(lens.max())), np.uint8)
+    for k in range(6):
+        subs[k, :lens[k]] = rng.integers(1, 21, lens[k])
+        if lens[k] > 60:
+            at = int(lens[k]) - 50 if k == 1 else 7
+            subs[k, at:at + 30] = q[30:60]
+    tg = np.array([sw_score(q, subs[k, :lens[k]], M, 11, 1) for k in range(GROUP)], np.int32)
+    info, qt, st, off = trace_group(q, subs, lens, tg, M.astype(np.int16), M.astype(np.int32), M, 12, 1,
+                                    CELL_BUDGET, lc, True)
+    for k in range(GROUP):
+        assert info[k, 8] == 1
+        if tg[k] > 0:
+            i0, j0, ops = align_pair(q, subs[k, :lens[k]], M, 11, 1, int(tg[k]))
+            qs, ss = ops_strings(q, subs[k, :lens[k]], i0, j0, ops, L)
+            assert (qt[off[k]:off[k + 1]].tobytes().decode(), st[off[k]:off[k + 1]].tobytes().decode()) == (qs, ss)
+            assert (info[k, 0], info[k, 2]) == (i0, j0)

@@ -4,8 +4,10 @@ End cells come from inter-sequence lane kernels (subjects in the lanes, one vect
 cell for all of them): :func:`find_ends_lanes16` with 32 signed 16-bit lanes when every score of
 the group is at most NARROW_MAX (no value can leave the 16-bit range then: every cell's score is
 <= the pair's score, and gap states stay >= -(gap costs)), else
-:func:`clalign.sw.align.find_ends_lanes` with 16 int32 lanes, twice. Starts and paths as in
-:mod:`clalign.sw.align` (same tie rule).
+:func:`clalign.sw.align.find_ends_lanes` with 16 int32 lanes, twice; subjects longer than
+``LONG_END`` by :func:`clalign.sw.striped_end.find_end_striped` (the query across the lanes), so
+the lanes stop at the ends of the others. Starts and paths as in :mod:`clalign.sw.align` (same
+tie rule).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from ..runtime.jit import njit
 import numpy as np
 
 from .align import LANES, find_ends_lanes, find_start, global_path
+from .striped_end import LONG_END, find_end_striped
 
 GROUP = 32            # subjects per compiled call: 32 x int16 = one AVX-512 register, two AVX2 ones
 NARROW_MAX = 32000    # highest score the 16-bit lane kernel takes
@@ -89,15 +92,24 @@ def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, 
     at qtext/stext[offsets[k]:offsets[k + 1]]; ok = 0 flags an internal inconsistency.
     """
     ends = np.zeros((GROUP, 2), dtype=np.int64)
+    # subjects above LONG_END: their own striped pass (the lanes would all run to the longest)
+    lane_targets = targets.copy()
     top = 0
-    for k in range(targets.shape[0]):     # not targets.max(): one numba overload fewer to compile
-        top = max(top, targets[k])
+    for k in range(GROUP):     # not targets.max(): one numba overload fewer to compile
+        if lens[k] > LONG_END:
+            lane_targets[k] = 0
+        top = max(top, lane_targets[k])
     if narrow and top <= NARROW_MAX and goe + ext <= NARROW_GAP:
-        find_ends_lanes16(q, subs, lens, M16, goe, ext, targets, ends)
+        find_ends_lanes16(q, subs, lens, M16, goe, ext, lane_targets, ends)
     else:
         for h in range(0, GROUP, LANES):
-            find_ends_lanes(q, subs[h:h + LANES], lens[h:h + LANES], M32, goe, ext, targets[h:h + LANES],
+            find_ends_lanes(q, subs[h:h + LANES], lens[h:h + LANES], M32, goe, ext, lane_targets[h:h + LANES],
                             ends[h:h + LANES])
+    for k in range(GROUP):
+        if lens[k] > LONG_END and targets[k] > 0:
+            e = find_end_striped(q, subs[k, :lens[k]], M32, goe, ext, targets[k])
+            ends[k, 0] = e[0]
+            ends[k, 1] = e[1]
     info = np.zeros((GROUP, 9), dtype=np.int64)
     offsets = np.zeros(GROUP + 1, dtype=np.int64)
     parts = []

@@ -118,15 +118,22 @@ class Reporter:
 
     def _select(self, qid, q, scores):
         """E-values of every subject, the reported ones, and their traceback jobs (groups of
-        GROUP subjects of similar length: the lane kernel runs to the longest of a group).
+        GROUP subjects of similar length: the lane kernel runs to the longest of a group; a
+        subject above LONG_END alone, :mod:`clalign.sw.striped_end`).
         The traceback modules (numba) are imported here, in a pool thread, so a search's device
         work starts without waiting for them."""
         from .lanes import GROUP
+        from .striped_end import LONG_END
 
         ev = self.stats.evalues(scores, len(q), self.lengths)
         idx = select_hits(scores, ev, self.max_targets, self.evalue)
         order = idx[np.argsort(self.lengths[idx], kind="stable")]
-        groups = [order[k:k + GROUP] for k in range(0, len(order), GROUP)][::-1]   # longest first
+        nlong = int((self.lengths[order] > LONG_END).sum())
+        # subjects above LONG_END one per job (each its own striped pass, on every thread at
+        # once), the others GROUP per job; longest first
+        long = [order[k:k + 1] for k in range(len(order) - nlong, len(order))][::-1]
+        short = order[:len(order) - nlong]
+        groups = long + [short[k:k + GROUP] for k in range(0, len(short), GROUP)][::-1]
         return idx, [self.pool.submit(self._align_group, qid, q, g, scores, ev) for g in groups]
 
     def _align_group(self, qid, q, group, scores, ev):
