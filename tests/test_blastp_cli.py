@@ -21,6 +21,20 @@ def test_cli_writes_golden_rows(tmp_path):
     assert out.read_text() == (ROOT / "tests/data/blastp/queries_proteome.tsv").read_text()
 
 
+def test_cli_outfmt7_names_the_database_as_given(tmp_path, monkeypatch):
+    """-outfmt 7's "# Database:" line holds the -db argument as typed (blastp 2.12 prints
+    "sub/db" for -db sub/db and "./sub/../sub/db" for that spelling), not its base name."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "db.fa").write_text(">s1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEK\n")
+    (tmp_path / "q.fa").write_text(">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n")
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("sub/db.fa", "./sub/../sub/db.fa"):
+        res = CliRunner().invoke(main, ["blastp", "-query", "q.fa", "-db", spelling, "-outfmt", "7"])
+        assert res.exit_code == 0, res.output
+        assert res.stdout.splitlines()[2] == f"# Database: {spelling}"
+
+
 def test_cli_fast_task_runs_on_cpu_with_device(tmp_path):
     """-task blastp-fast with --device: the CPU path (noted on stderr), BLAST+'s rows."""
     out = tmp_path / "fast.tsv"

@@ -137,7 +137,7 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
         device = None
     results = run_blastp(query, db, opts, num_threads=num_threads, device=device)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
-                          database=os.path.basename(os.path.normpath(db)))
+                          database=db)      # as given, as BLAST+ prints it ("# Database: sub/db")
     text = "".join(line + "\n" for line in lines)
     with atomic_output(out, force=force) as fh:
         fh.write(text)
