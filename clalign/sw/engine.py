@@ -228,7 +228,9 @@ class SWEngine:
     def search(self, queries, db, progress=True, report=None, verbose=None, on_query=None):
         """Scores (np.int32, database order) of each (id, codes) query, plus seconds per query.
         ``on_query(qi, scores)`` is called as soon as a query's scores are complete (hit reporting
-        overlaps the device work of the next query on one device; after all devices finish with several)."""
+        overlaps the device work of the next queries; from the device's thread, one call at a time,
+        when several devices take whole queries; after all devices finish when they split the
+        database)."""
         db = as_database(db)
         if db.alphabet is not PROTEIN and getattr(db.alphabet, "name", "") != "protein":
             raise InputError(f"sw needs a protein database (got {db.alphabet.name})", getattr(db, "path", None))
