@@ -7,10 +7,11 @@ the queries are dealt whole, longest first, each to the device that would finish
 its measured rate (:func:`plan_queries`), and every device runs its queries against the whole
 database exactly as one device does (the database resident, the long subjects in one intra-task
 launch per query beside the first pass). That is used when the plan's slowest device is within
-``QUERY_SLACK`` of an even split. Two H200s splitting the database itself reached 1.24x one
-H200 (docs/perf/sw.md, X2): every piece of a range ran each query's intra-task launch, bound by
-its longest pair, with little first-pass work left beside it to hide it. Otherwise (one query,
-or a few of very different lengths) the database is split: each worker first
+``QUERY_SLACK`` of an even split: two H100s ran the 20 CUDASW++ queries 1.96x faster than one
+this way, against 1.20x splitting the database (docs/perf/sw.md, X4-X5; there each range ran
+every query's intra-task launch on its own few long subjects, and the intra-task kernel's summed
+seconds rose 7x; the cause was not isolated). Otherwise (one query, or a few of very different
+lengths) the database is split: each worker first
 takes a contiguous range of the database proportional to its measured first-pass rate (90 % of
 the work in all), then ever smaller ranges of what is left (guided self-scheduling, still
 weighted by rate) until none is left, so a device that runs slower than its rate said is
