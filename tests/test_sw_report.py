@@ -256,6 +256,15 @@ def test_striped_end_equals_scalar_end(go, ge):
             sc = sw_score(q, s, M, go, ge)
             if sc > 0:
                 assert find_end_striped(q, s, M32, go + ge, ge, sc) == find_end(q, s, M, go + ge, ge, sc)
+    # an asymmetric matrix: M[query code, subject code], as find_end reads it
+    A = M.copy()
+    A[1:21, 1:21] += np.triu(np.full((20, 20), 3, dtype=np.int64), 1)
+    for t in range(20):
+        q = rng.integers(1, 21, int(rng.integers(5, 70))).astype(np.uint8)
+        s = rng.integers(1, 21, int(rng.integers(5, 90))).astype(np.uint8)
+        sc = sw_score(q, s, A, go, ge)
+        if sc > 0:
+            assert find_end_striped(q, s, A.astype(np.int32), go + ge, ge, sc) == find_end(q, s, A, go + ge, ge, sc)
 
 
 def test_group_with_long_subjects_equals_pairwise():

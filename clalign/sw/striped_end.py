@@ -36,14 +36,14 @@ def find_end_striped(q, s, M32, goe, ext, target):
     g = np.int32(goe)
     x = np.int32(ext)
     zero = np.int32(0)
-    # striped profile: P[a, k, l] = score of code a against query row l * seg + k (padding rows:
+    # striped profile: P[a, k, l] = M32[query row l * seg + k, subject code a] (padding rows:
     # low, so they stay at 0 and never feed a real row: a lane's rows only feed later rows)
     P = np.empty((na, seg, V), dtype=np.int32)
     for a in range(na):
         for k in range(seg):
             for lane in range(V):
                 i = lane * seg + k
-                P[a, k, lane] = M32[a, q[i]] if i < m else low
+                P[a, k, lane] = M32[q[i], a] if i < m else low
     H = np.zeros((seg, V), dtype=np.int32)       # previous column
     Hn = np.zeros((seg, V), dtype=np.int32)      # this column
     E = np.empty((seg, V), dtype=np.int32)
