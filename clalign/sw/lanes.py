@@ -105,7 +105,7 @@ def trace_group(q, subs, lens, targets, M16, M32, M, goe, ext, budget, letters, 
         for h in range(0, GROUP, LANES):
             find_ends_lanes(q, subs[h:h + LANES], lens[h:h + LANES], M32, goe, ext, lane_targets[h:h + LANES],
                             ends[h:h + LANES])
-    for k in range(GROUP):
+    for k in range(GROUP):      # after the lanes: their kernels reset every lane's end first
         if lens[k] > LONG_END and targets[k] > 0:
             e = find_end_striped(q, subs[k, :lens[k]], M32, goe, ext, targets[k])
             ends[k, 0] = e[0]

@@ -214,7 +214,6 @@ def _split_queries(workers, queries, db, plan, results, seconds, bar, lock, on_q
         if mine:
             _run_range(workers[k], [queries[i] for i in mine], db, 0, len(db), results, seconds, bar, lock,
                        done if on_query is not None else None, index=mine)
-            workers[k].subjects = len(db)
 
     _threads(workers, work)
 
