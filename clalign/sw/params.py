@@ -168,12 +168,13 @@ TUNING = {
               source="PoCL x86 2026-11-22, docs/perf/sw.md (PoCL section)"),
         Entry("vendor", {"is_gpu": True}, {"WG": 128}),
         Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
-              {"WIDTH": 32, "WORDS": 1, "ROWS": 64, "WG": 128, "PROFILE": "plain", "UNROLL": 4,
+              {"WIDTH": 16, "WORDS": 1, "ROWS": 64, "WG": 256, "PROFILE": "plain", "UNROLL": 4,
                "CELL": "ptx"},
-              source="H100 tools/device_sw.py runs 1-6, docs/perf/sw.md; CELL=ptx (the cells as inline PTX: "
-                     "0.97 s to build instead of 22.5 s, identical scores): docs/perf/cache.md runs 4-5; "
-                     "WG 128: the split search on the long-tail database 2.954 s against 3.048 s with the "
-                     "WG 256 of clalign tune (subjects < 2,000 aa), docs/perf/sw.md run 15"),
+              source="H100 2026-11-27, tools/bench_sw_tail.py runs Y1-Y3 in docs/perf/sw.md: 16-bit lanes "
+                     "(3.6 instructions a cell against 6.8 for 32-bit ones) with WG 256 and the rates below: "
+                     "the split search on the long-tail database 2.19-2.21 s against 2.91-2.94 s with the "
+                     "earlier WIDTH 32 / WG 128 (runs 1-6, 15; CELL=ptx, which 32-bit rescoring passes use: "
+                     "docs/perf/cache.md runs 4-5)"),
     ]),
     VFAMILY: (SWV_PARAMS, [
         Entry("default", {}, {"LANE": "s16", "VEC": 16, "COLS": 4, "STRIP": 4096, "WG": 1},
@@ -197,8 +198,9 @@ TUNING = {
         # measured by the engine at first use (clalign.sw.threshold.measure_rates) with the sm_90
         # entries above; in the table so that a fresh machine does not spend 4.8 s measuring them
         Entry("architecture", {"is_nvidia": True, "cc_min": (9, 0)},
-              {"inter": 3328.6, "lane": 0.098, "intra": 1625.6},
-              source="H100 2026-11-23, merged tree d127a92, tools/bench_sw_tail.py (docs/perf/sw.md, run 14)"),
+              {"inter": 5302.0, "lane": 0.0799, "intra": 1622.7},
+              source="H100 2026-11-27, measure_rates with the sm_90 entries above (WIDTH 16, WG 256), "
+                     "docs/perf/sw.md run Y2"),
     ]),
 }
 
