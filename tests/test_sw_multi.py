@@ -50,7 +50,7 @@ def test_threshold_cost_model_equals_plain_rule():
             L = np.sort((rng.pareto(1.5, n) * 200 + 20).astype(np.int64))[::-1]
             head = np.concatenate([[0.0], np.cumsum(L, dtype=np.float64)])
             nxt = np.concatenate([L, [0]]).astype(np.float64)
-            cost = np.maximum(nxt / rates["lane"], _padded_loop(L, g) / rates["inter"] + head / rates["intra"])
+            cost = head / rates["intra"] + np.maximum(nxt / rates["lane"], _padded_loop(L, g) / rates["inter"])
             k = int(np.argmin(cost)) if n else 0
             want = int(L[k]) if k < n else 0
             assert T.choose_threshold(L, rates, g) == want, (n, g)

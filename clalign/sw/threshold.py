@@ -8,9 +8,12 @@ this device and kernel plan, else measured now and stored there):
            in a lane advances: the tail of a length-sorted search waits for it);
 ``intra``  the intra-task kernel over the whole device on long pairs.
 Per database the engine then picks k, the number of longest subjects sent to the intra-task
-kernel, minimising the predicted time max(longest remaining lane, all cells at their kernel's
-rate, the first pass's counted padded to its blocks' longest lane) -- the query length cancels
-out, so one threshold serves every query.
+kernel, minimising the predicted time: the intra-task kernel's cells at its rate, plus the longer
+of the first pass's longest remaining lane and its cells (counted padded to its blocks' longest
+lane) at its rate. The intra-task work is added to both because it is queued first and takes the
+compute units first, so the first pass's longest block starts behind it (the H100 measured 2.00-
+2.05 s at the threshold this picks against 2.19-2.21 s at the one of max(lane, inter + intra),
+docs/perf/sw.md runs Y3, Y6). The query length cancels out, so one threshold serves every query.
 """
 from __future__ import annotations
 
@@ -54,7 +57,7 @@ def choose_threshold(lengths, rates: dict, group: int = 1) -> int:
     padded[:L.size] = grid.reshape(-1)[:L.size]
     head = np.concatenate([[0.0], np.cumsum(L, dtype=np.float64)])     # cells of the k longest
     nxt = np.concatenate([L, [0]]).astype(np.float64)                   # longest remaining lane
-    cost = np.maximum(nxt / lane, padded / inter + head / intra)
+    cost = head / intra + np.maximum(nxt / lane, padded / inter)
     k = int(np.argmin(cost))
     return int(L[k]) if k < L.size else 0
 
