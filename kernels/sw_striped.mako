@@ -14,8 +14,8 @@ Parameters (defined once in clalign/sw/params.py, STRIPED_PARAMS):
          s16: short16, wrapping add + max (exact below 32767 - smax, a pair at or above it is
               rescored by the s32 variant)
          s32: int8 (exact below INT32_MAX - smax, beyond it the host reports the pair)
-  VEC    elements per vector: u8 16 (uchar16) | 32 (Clang ext_vector_type, one AVX2 register;
-         PoCL only), s16 16, s32 8
+  VEC    elements per vector: u8 16 (uchar16) | 32 or 64 (Clang ext_vector_type: one AVX2 or
+         AVX-512 register; PoCL only), s16 16, s32 8
   WG     work-items per work-group
   ALPHA, SENTINEL    host constants (profile rows per code, padding code)
 Gap convention: a gap of k residues scores -(open + k*extend); GOE = open + extend.
@@ -31,22 +31,23 @@ Padding rows (sentinel, score smin) sit at the bottom of the matrix and never ra
 U8 = LANE == "u8"
 V = VEC
 E = {"u8": "uchar", "s16": "short", "s32": "int"}[LANE]
-EXT = U8 and V == 32
-T = "sws_u8x32" if EXT else "%s%d" % (E, V)
-assert (LANE, V) in (("u8", 16), ("u8", 32), ("s16", 16), ("s32", 8))
+EXT = U8 and V in (32, 64)
+W64 = V // 8                  # 64-bit words of an EXT vector
+T = "sws_u8x%d" % V if EXT else "%s%d" % (E, V)
+assert (LANE, V) in (("u8", 16), ("u8", 32), ("u8", 64), ("s16", 16), ("s32", 8))
 %>
 /* sw_striped: LANE=${LANE} VEC=${VEC} WG=${WG} */
 % if EXT:
-/* 32 unsigned 8-bit lanes (one AVX2 register): a Clang vector extension, beyond OpenCL C 1.2's
-   16 elements, so this variant builds only with Clang-based compilers (PoCL). */
-typedef uchar sws_u8x32 __attribute__((ext_vector_type(32)));
-typedef ulong sws_u64x4 __attribute__((ext_vector_type(4)));
+/* ${V} unsigned 8-bit lanes (one AVX2 or AVX-512 register): a Clang vector extension, beyond OpenCL
+   C 1.2's 16 elements, so this variant builds only with Clang-based compilers (PoCL). */
+typedef uchar ${T} __attribute__((ext_vector_type(${V})));
+typedef ulong sws_u64x${W64} __attribute__((ext_vector_type(${W64})));
 % endif
 /* element k <- element k - 1; element 0 <- fill */
 inline ${T} sws_shift(const ${T} v, const ${E} fill)
 {
 % if EXT:
-    return __builtin_shufflevector(v, (${T})(fill), 32, ${", ".join(str(i) for i in range(31))});
+    return __builtin_shufflevector(v, (${T})(fill), ${V}, ${", ".join(str(i) for i in range(V - 1))});
 % else:
     return (${T})(fill, ${", ".join("v.s%x" % i for i in range(V - 1))});
 % endif
@@ -62,8 +63,12 @@ inline int sws_anygt(const ${T} a, const ${T} b)
 {
     const ${T} d = sws_subus(a, b);
 %  if EXT:
-    const sws_u64x4 w = __builtin_astype(d, sws_u64x4);
-    return ((w.x | w.y) | (w.z | w.w)) != 0;
+    const sws_u64x${W64} w = __builtin_astype(d, sws_u64x${W64});
+    ulong o = 0;
+%   for k in range(W64):
+    o |= w.s${"%x" % k};
+%   endfor
+    return o != 0;
 %  else:
     const ulong2 w = as_ulong2(d);
     return (w.x | w.y) != 0;

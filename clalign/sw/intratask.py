@@ -116,10 +116,26 @@ def striped_lanes(scoring) -> list:
     return [lane for lane, bits in _LANE_BITS.items() if bits == 32 or scoring.width_ok(bits)]
 
 
+#: LLVM CPU names (as PoCL puts them in a CPU device's name, e.g. "pthread-skylake-avx512-AMD EPYC")
+#: whose code has AVX-512BW: 64-byte vectors are one register there.
+AVX512_CPUS = ("avx512", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake",
+               "sapphirerapids", "emeraldrapids", "graniterapids", "diamondrapids", "znver4", "znver5",
+               "x86-64-v4")
+
+
+def compiles_avx512(caps) -> bool:
+    """Whether a CPU device compiles for AVX-512BW (from the target named in PoCL's device name)."""
+    name = str(getattr(caps, "name", "")).lower()
+    return bool(getattr(caps, "is_cpu", False)) and any(c in name for c in AVX512_CPUS)
+
+
 def striped_vec(lane: str, caps) -> int:
-    """Vector elements of a lane type: u8 takes one AVX2 register (32) where Clang vectors build."""
+    """Vector elements of a lane type: u8 takes one AVX-512 (64) or AVX2 (32) register where Clang
+    vectors build (64 lanes: the long-query case 1.45x on the AVX-512 VM, docs/perf/sw.md)."""
     if lane == "u8":
-        return 32 if caps.clang_vectors else 16
+        if not caps.clang_vectors:
+            return 16
+        return 64 if compiles_avx512(caps) else 32
     return 16 if lane == "s16" else 8
 
 

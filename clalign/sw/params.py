@@ -129,8 +129,8 @@ STRIPED_PARAMS = ParamSet(STRIPED_FAMILY, (
     Param.choice("LANE", "score lanes: 'u8' = unsigned 8-bit, biased profile, saturating (pairs reaching "
                          "255 - bias - smax rescored at s16); 's16' = short16 (exact below 32767 - smax, higher pairs "
                          "rescored at s32); 's32' = int8", ("u8", "s16", "s32"), default="s16"),
-    Param.int("VEC", "elements per vector: u8 16 (uchar16) or 32 (Clang ext_vector_type, needs clang_vectors), "
-                     "s16 16, s32 8", values=(8, 16, 32), default=16),
+    Param.int("VEC", "elements per vector: u8 16 (uchar16), 32 or 64 (Clang ext_vector_type, needs clang_vectors; "
+                     "64 where the device compiles for AVX-512), s16 16, s32 8", values=(8, 16, 32, 64), default=16),
     Param.int("WG", "work-items per work-group (one pair per work-item)", lo=1, hi=1024, default=1),
 ) + _SHARED, with_simd=False)
 
