@@ -99,6 +99,27 @@ def test_bias_filter_counts_equal_hmmer(bundled):
             (st["n_past_msv"], st["n_past_bias"]), h.name
 
 
+def test_bias_filter_pieces_equal_one_call(bundled, monkeypatch):
+    """Scores cut into pieces for the shared pool equal one serial pass (stops and cmap too)."""
+    from clalign.hmm import vit_bias
+    from clalign.hmm.profile import EASEL_OF_CODE
+
+    _, hmms, seqs = bundled
+    codes = np.concatenate([np.asarray(s.sequence, dtype=np.uint8) for s in seqs])
+    L = np.array([len(s) for s in seqs])
+    ends = np.cumsum(L)
+    stops = np.arange(L.size) % 3
+    h = hmms[0]
+    whole = filter_scores(h.M, h.compo, codes, ends - L, ends, stops)
+    monkeypatch.setattr(vit_bias, "PIECE_RESIDUES", 64)
+    assert vit_bias._pieces(ends - L, ends, stops).size > 3
+    np.testing.assert_array_equal(filter_scores(h.M, h.compo, codes, ends - L, ends, stops), whole)
+    inv = np.zeros(256, np.uint8)
+    inv[EASEL_OF_CODE] = np.arange(EASEL_OF_CODE.size, dtype=np.uint8)     # Easel codes back to clalign's
+    mapped = filter_scores(h.M, h.compo, inv[codes], ends - L, ends, stops, EASEL_OF_CODE)
+    np.testing.assert_array_equal(mapped, whole)
+
+
 def sampled(M, seed):
     """A pyhmmer-sampled model read back with clalign's reader."""
     hmm = HMM.sample(AMINO, M, 4000 + 11 * M + seed)

@@ -142,9 +142,18 @@ def _same_name(phmm, hmm) -> bool:
 #: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
 MSV_AHEAD = 3
 #: Threads of the MSV stage on the S-lane (GPU) path, each with its own command queue: while
-#: one waits for its kernel the other does its host work (the byte test, the next profile and
-#: uploads), so the device is not idle between models. The striped CPU kernel keeps one.
-MSV_WORKERS = 2
+#: some wait for their kernels the others do their host work (the byte test, the bias filter,
+#: profiles, uploads, decisions: ~60 ms of CPU per model at 572,100 targets against ~15 ms of
+#: kernels on the H100), so the device is not idle between models. None: from the search's
+#: threads (:func:`stage_workers`). The striped CPU kernel keeps one.
+MSV_WORKERS: int | None = None
+
+
+def stage_workers(cpus: int) -> int:
+    """Device-stage threads for a search of ``cpus`` threads: half of them, 2 to 8 (the
+    stage's host work is mostly numpy and compiled loops without the GIL; the bias filter
+    spreads over a pool of its own, :mod:`clalign.hmm.vit_bias`)."""
+    return MSV_WORKERS or max(2, min(8, int(cpus) // 2))
 
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
 #: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
@@ -338,7 +347,7 @@ class _Search:
 
     def _msv_stage(self, ahead, stop):
         """The device filters of every model (MSV, and the bias + Viterbi stage where it runs on
-        the device), in order, in their own threads (:data:`MSV_WORKERS` on the GPU path), up
+        the device), in order, in their own threads (:func:`stage_workers` on the GPU path), up
         to :data:`MSV_AHEAD` models ahead of the main loop: the device filters the next models
         while the main loop hands this one to pyhmmer (pyopencl, numpy and the compiled loops
         release the GIL while they wait or work). Puts (hmm, passing, (plan, groups)) per model
@@ -354,7 +363,7 @@ class _Search:
 
         from collections import deque
 
-        workers = MSV_WORKERS if self._slane else 1
+        workers = stage_workers(self.cpus) if self._slane else 1
         try:
             with ThreadPoolExecutor(workers, thread_name_prefix="clalign-msv") as ex:
                 running = deque()

@@ -18,6 +18,10 @@ threshold still decides near it with HMMER itself (see :mod:`clalign.hmm.vit_sea
 """
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -90,10 +94,11 @@ def _forward(codes, a, b, t00, t01, t, pi, eo, cmap):
     return logsc * f1
 
 
-@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out):
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out, lo, hi):
+    """Scores of sequences lo..hi-1 (serial, no GIL: callers run ranges in threads)."""
     ident = np.arange(256).astype(np.uint8)
-    for n in numba.prange(starts.shape[0]):
+    for n in range(lo, hi):
         a, b, k = starts[n], ends[n], stops[n]
         L = b - a + k
         if L == 0:
@@ -114,12 +119,37 @@ def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out):
         out[n] = np.float32(np.float32(fw + np.float32(np.float32(L) * lp1)) + l1p)
 
 
+#: Fewest residues per piece of one call handed to the pool (a piece costs ~16 ns a residue).
+PIECE_RESIDUES = 1 << 18
+_POOL: list = []
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One pool of ``os.cpu_count()`` threads for every call: the pieces of calls made from
+    several threads at once (a search's device stage) share the cores, none waits its turn."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="clalign-bias"))
+        return _POOL[0]
+
+
+def _pieces(starts, ends, stops) -> np.ndarray:
+    """Bounds of up to 4 x cores consecutive pieces of about equal residues (>= PIECE_RESIDUES)."""
+    n = starts.shape[0]
+    work = np.cumsum(ends - starts + stops + 1)
+    total = int(work[-1]) if n else 0
+    k = max(1, min(4 * (os.cpu_count() or 1), total // PIECE_RESIDUES))
+    cuts = np.searchsorted(work, np.arange(1, k) * (total / k))
+    return np.unique(np.concatenate([[0], cuts, [n]]))
+
+
 def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
     codes, or any codes that ``cmap``, 256 bytes, turns into them: a search hands the
     database's own codes and :data:`clalign.hmm.profile.EASEL_OF_CODE`, no translated copy)
     plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
-    ``compo`` (20 floats, easel order). Sequences are scored in parallel (numba threads)."""
+    ``compo`` (20 floats, easel order). Sequences are scored in parallel (pieces in a shared thread pool, :func:`_pool`)."""
     t, pi, eo = filter_hmm(M, np.full(K, COMPO_UNSET, dtype=np.float32) if compo is None else compo)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
@@ -129,6 +159,12 @@ def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None) -> 
     if cmap is not None:
         cmap = np.asarray(cmap, dtype=np.uint8)
         full[:cmap.size] = cmap
-    _filter_scores(np.asarray(codes, dtype=np.uint8), starts, ends, stops, t, pi, eo,
-                   np.uint8(EASEL_AMINO.index("*")), full, out)
+    args = (np.asarray(codes, dtype=np.uint8), starts, ends, stops, t, pi, eo, np.uint8(EASEL_AMINO.index("*")),
+            full, out)
+    bounds = _pieces(starts, ends, stops)
+    if bounds.size <= 2:
+        _filter_scores(*args, 0, starts.shape[0])
+        return out
+    for f in [_pool().submit(_filter_scores, *args, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]:
+        f.result()
     return out

@@ -34,8 +34,6 @@ from .pvalue import LN2, gumbel_surv, null_nats
 MARGIN_BITS = 1e-3
 #: HMMER's Viterbi filter threshold (hmmsearch --F2 default; clalign has no --F2 option).
 F2_DEFAULT = 1e-3
-#: The bias filter runs parallel inside (numba); calls from several threads take turns.
-_BIAS_LOCK = threading.Lock()
 #: Environment override of the engine choice: "device" or "pyhmmer".
 ENV = "CLALIGN_HMM_VITERBI"
 
@@ -162,9 +160,8 @@ class DeviceViterbi:
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
-        with _BIAS_LOCK:        # parallel inside (numba); one call at a time across a search's threads
-            fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                    self.stops[idx[sel]], self.cmap)
+        fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
+                                self.stops[idx[sel]], self.cmap)     # parallel inside, shares the cores
         b_bits = _bits(usc, fs)
         b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
         s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
