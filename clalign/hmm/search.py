@@ -43,6 +43,7 @@ from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models
 from .tables import _name_bytes, wide_threshold
 from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
+from .startup import short_switch as _short_switch
 from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
@@ -217,7 +218,29 @@ class _Search:
     def __init__(self, hmmfile, seqdb, options: SearchOptions, *, device, msv_scores, progress,
                  min_part=MIN_PART):
         self.options = options
-        loading = _Loading(seqdb)    # the database is read in a thread while the models are
+        with _short_switch():
+            self._start(hmmfile, seqdb, options, device, msv_scores)
+        self.hmmfile, self.seqdb = hmmfile, seqdb
+        self.lengths, self.stops = _hmmer_lengths(self.db)
+        self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
+        self.z_fixed = options.Z is not None
+        self.msv_scores = msv_scores
+        #: database block layouts (and their device copies) per geometry, for this search's models
+        self.layouts: dict = {}
+        self.progress = progress
+        self.min_part = max(1, int(min_part))
+        self._targets = None
+        self._vit = None            # clalign.hmm.vit_search.DeviceViterbi, or False: pyhmmer runs Viterbi
+        self._local = threading.local()
+        self._stats_lock = threading.Lock()
+        self._slane = msv_scores is None and any("values" in ov for ov in self.layout)   # the GPU path
+        self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
+                                 sequences=len(self.db), residues=int(self.lengths.sum()),
+                                 load_seconds=self._load_seconds)
+
+    def _start(self, hmmfile, seqdb, options, device, msv_scores):
+        """The database read in a thread while the models are read and their kernels built."""
+        loading = _Loading(seqdb)
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         self.hmms = list(read_hmms(hmmfile))
         for h in self.hmms:
@@ -235,28 +258,11 @@ class _Search:
                 self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device,
                                            _residues_guess(seqdb))
                 prebuild(Ms, "msv", device, threads=min(self.cpus, os.cpu_count() or 1), overrides=self.layout)
-        self.db, load_seconds = loading.result()
+        self.db, self._load_seconds = loading.result()
         if self.db.alphabet.name.lower() not in ("protein", "amino"):
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         _check_targets(self.db, seqdb)
-        self.hmmfile, self.seqdb = hmmfile, seqdb
-        self.lengths, self.stops = _hmmer_lengths(self.db)
-        self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
-        self.z_fixed = options.Z is not None
-        self.msv_scores = msv_scores
-        #: database block layouts (and their device copies) per geometry, for this search's models
-        self.layouts: dict = {}
-        self.progress = progress
-        self.min_part = max(1, int(min_part))
-        self._targets = None
-        self._vit = None            # clalign.hmm.vit_search.DeviceViterbi, or False: pyhmmer runs Viterbi
-        self._local = threading.local()
-        self._stats_lock = threading.Lock()
-        self._slane = msv_scores is None and any("values" in ov for ov in self.layout)   # the GPU path
-        self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
-                                 sequences=len(self.db), residues=int(self.lengths.sum()),
-                                 load_seconds=load_seconds)
 
     def _pyhmmer_part(self, phmm, block, E=None, F2=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one
@@ -335,12 +341,13 @@ class _Search:
         ahead = queue.Queue(maxsize=MSV_AHEAD)
         stop = threading.Event()
         stage = threading.Thread(target=self._msv_stage, args=(ahead, stop), name="clalign-msv", daemon=True)
-        stage.start()
-        try:
-            yield from self._models(phmms, ahead, pending, bar)
-        finally:
-            stop.set()
-            stage.join()
+        with _short_switch():
+            stage.start()
+            try:
+                yield from self._models(phmms, ahead, pending, bar)
+            finally:
+                stop.set()
+                stage.join()
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
