@@ -11,7 +11,10 @@ builds; numba's cache of the host loops is warmed before, on its own line, unles
 ``--no-warm``). Medians,
 ratios (pyhmmer / clalign), whether the tables are identical (comment lines aside), clalign's
 summary lines (stage times, kernel TCUPS) and one cProfile of clalign (top 25 by cumulative
-time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s``.
+time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--budget-s`` and
+kills a run still going at ``--stop-s``. ``--base DIR``: another source tree (its ``clalign``
+package) whose clalign runs go beside this tree's, labelled ``base_<kind>``, against the same
+pyhmmer run (on the Pfam-like set: this tree cold, base, pyhmmer, this tree, base).
 
     source .whl/device-env.sh && python3 -m tools.device_hmmsearch --out $OUT --pfam 300
 """
@@ -72,6 +75,8 @@ def main(argv=None):
     ap.add_argument("--hmmsearch", action="store_true", help="also HMMER's hmmsearch on the bundled set")
     ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
     ap.add_argument("--budget-s", type=float, default=540.0)
+    ap.add_argument("--stop-s", type=float, default=0.0, help="kill a run still going at this time (0: never)")
+    ap.add_argument("--base", default=None, help="another tree's clalign, run beside this one (base_<kind>)")
     ap.add_argument("--no-warm", action="store_true",
                     help="leave numba's cache cold (the first clalign run then compiles the host loops)")
     a = ap.parse_args(argv)
@@ -87,9 +92,20 @@ def main(argv=None):
         report.write(msg + "\n")
         report.flush()
 
-    def run(cmd, label, env=None):
+    base_env = None
+    if a.base:
+        a.base = os.path.abspath(a.base)
+        base_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [a.base] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != ROOT])}
+
+    def run(cmd, label, env=None, cwd=ROOT):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+        left = a.stop_s - (t0 - t_start) if a.stop_s else None
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=left)
+        except subprocess.TimeoutExpired:
+            log(f"{label}: KILLED at --stop-s {a.stop_s:.0f} s after {time.perf_counter() - t0:.1f} s")
+            return None, ""
         dt = time.perf_counter() - t0
         last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         if p.returncode != 0:
@@ -112,6 +128,8 @@ def main(argv=None):
     run([sys.executable, "-m", "clalign", "makedb", "-q", fa, db], "clalign makedb")
     if not a.no_warm:
         run([sys.executable, "-c", _WARM, os.path.join(a.work, "warm")], "warm-up: numba's cache of the compiled host loops")
+        if a.base:
+            run([sys.executable, "-c", _WARM, os.path.join(a.work, "warm")], "warm-up (base tree)", base_env, a.base)
     sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
     if a.pfam:
         pf = os.path.join(a.work, "pfamlike.hmm")
@@ -119,12 +137,13 @@ def main(argv=None):
                         "-o", os.path.abspath(pf)], check=True, cwd=ROOT)
         sets.append((f"pfamlike{a.pfam}", pf, a.pfam_rounds))
     cl = [sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(a.cpu), "-o", os.devnull]
-    vit_env = {**os.environ, "CLALIGN_HMM_VITERBI": "pyhmmer"}
     results = []
     for name, hmm, rounds in sets:
         kinds = ["clalign_fasta", "clalign_db", "pyhmmer_fasta"]
         if name == "bundled14" and a.vit_both:
             kinds.insert(1, "clalign_fasta_vitpyhmmer")
+        if a.base:
+            kinds[-1:-1] = ["base_" + k for k in kinds[:-1]]
         times = {k: [] for k in kinds}
         tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
         cmds = {"clalign_fasta": cl + ["--tblout", tbl["clalign_fasta"], hmm, fa],
@@ -132,21 +151,28 @@ def main(argv=None):
                 "clalign_db": cl + ["--tblout", tbl["clalign_db"], hmm, db],
                 "pyhmmer_fasta": [sys.executable, "-m", "tools.pyhmmer_hmmsearch", hmm, fa, "--cpus",
                                   str(a.cpu), "--tblout", tbl["pyhmmer_fasta"]]}
+        for k in [k for k in kinds if k.startswith("base_")]:
+            cmds[k] = [tbl[k] if x == tbl[k[5:]] else x for x in cmds[k[5:]]]
         if name == "bundled14":
             jobs = [(r, k) for r in range(rounds) for k in kinds]
         else:        # clalign cold, pyhmmer once (the long run), then clalign's warm rounds
-            jobs = [(0, "clalign_fasta")] + [(0, "clalign_db")] * a.pfam_db + [(0, "pyhmmer_fasta")]
-            jobs += [(r, k) for r in range(1, rounds) for k in ["clalign_fasta"] + ["clalign_db"] * a.pfam_db]
+            mine = ["clalign_fasta"] + ["clalign_db"] * a.pfam_db
+            both = mine + ["base_" + k for k in mine] * bool(a.base)
+            jobs = [(0, k) for k in both] + [(0, "pyhmmer_fasta")]
+            jobs += [(r, k) for r in range(1, rounds) for k in both]
         for r, k in jobs:
             if time.perf_counter() - t_start > a.budget_s:
                 log(f"budget spent: skipping {name} {k} round {r}")
                 continue
-            dt, _ = run(cmds[k], f"{name} {k} round {r}", vit_env if k.endswith("_vitpyhmmer") else None)
+            env = base_env if k.startswith("base_") else os.environ
+            if k.endswith("_vitpyhmmer"):
+                env = {**env, "CLALIGN_HMM_VITERBI": "pyhmmer"}
+            dt, _ = run(cmds[k], f"{name} {k} round {r}", env, a.base if k.startswith("base_") else ROOT)
             if dt is not None:
                 times[k].append(dt)
         med = {k: statistics.median(v) for k, v in times.items() if v}
         ref = rows(tbl["pyhmmer_fasta"]) if os.path.exists(tbl["pyhmmer_fasta"]) else None
-        for k in [k for k in kinds if k.startswith("clalign")]:
+        for k in [k for k in kinds if k != "pyhmmer_fasta"]:
             if k in med and "pyhmmer_fasta" in med:
                 same = ref is not None and os.path.exists(tbl[k]) and rows(tbl[k]) == ref
                 if not same and ref is not None and os.path.exists(tbl[k]):
