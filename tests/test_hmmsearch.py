@@ -410,6 +410,27 @@ def test_slane_path_equals_reference_tables(tmp_path, monkeypatch):
     assert "TCUPS" in r.stderr
 
 
+def test_slane_stage_threads_and_device_viterbi(tmp_path, monkeypatch):
+    """The GPU path with several device-stage threads at once (S-lane MSV, the bias filter's
+    shared pool, the device Viterbi filter) writes pyhmmer's tables, models in file order."""
+    import clalign.hmm.engine as E
+    from clalign.hmm import search
+
+    monkeypatch.setattr(E, "shared_layout", lambda Ms, algo="msv", device=None: [{"WAVE": 32} for _ in Ms])
+    monkeypatch.setattr(search, "MSV_WORKERS", 3)
+    monkeypatch.setenv("CLALIGN_HMM_VITERBI", "device")
+    text = open(os.path.join(TXT, "PF02826.hmm")).read()
+    hmm = tmp_path / "three.hmm"
+    hmm.write_text("".join(text.replace("NAME  2-Hacid_dh_C", f"NAME  copy{k}", 1) for k in range(3)))
+    tbl, dom, _, r = _run_clalign(tmp_path, str(hmm))
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    rtbl, rdom, _, _ = _run_clalign(ref, str(hmm), engine="pyhmmer")
+    assert _rows(tbl) == _rows(rtbl) and len(_rows(tbl)) > 3
+    assert _rows(dom) == _rows(rdom)
+    assert "bias + Viterbi filters on the device" in r.stderr and "TCUPS" in r.stderr
+
+
 def test_pass_from_bytes_equals_scores():
     """clalign.hmm.bytepass: per length class thresholds give msv_pass of every target's score
     (bundled proteome lengths with its stops, every bundled model, all 256 bytes and overflow)."""
