@@ -328,9 +328,6 @@ class _Search:
 
     def __iter__(self):
         t_start = time.perf_counter()
-        phmms = _pyhmmer_models(self.hmmfile)
-        if len(phmms) != len(self.hmms) or not all(_same_name(p, h) for p, h in zip(phmms, self.hmms)):
-            raise InputError("pyhmmer reads this HMM file differently (model count or names differ)", self.hmmfile)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -342,8 +339,12 @@ class _Search:
         stop = threading.Event()
         stage = threading.Thread(target=self._msv_stage, args=(ahead, stop), name="clalign-msv", daemon=True)
         with _short_switch():
-            stage.start()
+            stage.start()            # the first models' device work goes on while pyhmmer reads the file
             try:
+                phmms = _pyhmmer_models(self.hmmfile)
+                if len(phmms) != len(self.hmms) or not all(_same_name(p, h) for p, h in zip(phmms, self.hmms)):
+                    raise InputError("pyhmmer reads this HMM file differently (model count or names differ)",
+                                     self.hmmfile)
                 yield from self._models(phmms, ahead, pending, bar)
             finally:
                 stop.set()
