@@ -72,6 +72,9 @@ def main(argv=None):
     ap.add_argument("--vit-both", action="store_true",
                     help="bundled set: also clalign from the FASTA with CLALIGN_HMM_VITERBI=pyhmmer (pyhmmer's "
                          "Viterbi filter; by default a GPU search of that size runs the device's)")
+    ap.add_argument("--vit-device", action="store_true",
+                    help="bundled set: also clalign from the FASTA with CLALIGN_HMM_VITERBI=device (the device's "
+                         "bias + Viterbi filters, which a search of that size leaves to pyhmmer by default)")
     ap.add_argument("--hmmsearch", action="store_true", help="also HMMER's hmmsearch on the bundled set")
     ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
     ap.add_argument("--budget-s", type=float, default=540.0)
@@ -142,12 +145,15 @@ def main(argv=None):
         kinds = ["clalign_fasta", "clalign_db", "pyhmmer_fasta"]
         if name == "bundled14" and a.vit_both:
             kinds.insert(1, "clalign_fasta_vitpyhmmer")
+        if name == "bundled14" and a.vit_device:
+            kinds.insert(1, "clalign_fasta_vitdevice")
         if a.base:
             kinds[-1:-1] = ["base_" + k for k in kinds[:-1]]
         times = {k: [] for k in kinds}
         tbl = {k: os.path.join(a.work, f"{name}.{k}.tbl") for k in times}
         cmds = {"clalign_fasta": cl + ["--tblout", tbl["clalign_fasta"], hmm, fa],
                 "clalign_fasta_vitpyhmmer": cl + ["--tblout", tbl.get("clalign_fasta_vitpyhmmer", ""), hmm, fa],
+                "clalign_fasta_vitdevice": cl + ["--tblout", tbl.get("clalign_fasta_vitdevice", ""), hmm, fa],
                 "clalign_db": cl + ["--tblout", tbl["clalign_db"], hmm, db],
                 "pyhmmer_fasta": [sys.executable, "-m", "tools.pyhmmer_hmmsearch", hmm, fa, "--cpus",
                                   str(a.cpu), "--tblout", tbl["pyhmmer_fasta"]]}
@@ -165,8 +171,8 @@ def main(argv=None):
                 log(f"budget spent: skipping {name} {k} round {r}")
                 continue
             env = base_env if k.startswith("base_") else os.environ
-            if k.endswith("_vitpyhmmer"):
-                env = {**env, "CLALIGN_HMM_VITERBI": "pyhmmer"}
+            if k.endswith(("_vitpyhmmer", "_vitdevice")):
+                env = {**env, "CLALIGN_HMM_VITERBI": "pyhmmer" if k.endswith("_vitpyhmmer") else "device"}
             dt, _ = run(cmds[k], f"{name} {k} round {r}", env, a.base if k.startswith("base_") else ROOT)
             if dt is not None:
                 times[k].append(dt)
