@@ -256,3 +256,33 @@ def test_expf_equals_libm_near_and_far_from_midpoints():
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     rounded = np.exp(x.astype(np.float64)).astype(np.float32)
     assert (rounded.view(np.uint32) != want.view(np.uint32)).any()     # the case the midpoint test is for
+
+
+def _fields(h):
+    import dataclasses
+
+    return [(f.name, v.tobytes() if isinstance(v, np.ndarray) else v)
+            for f in dataclasses.fields(h) for v in [getattr(h, f.name)]]
+
+
+def test_read_in_processes_equals_serial(tmp_path, monkeypatch):
+    """clalign.hmm.hmmpool: a file cut into pieces read by 3 processes gives the serial reader's
+    models (every field, line numbers included); a broken model in a later piece raises the
+    serial reader's error (a blank line and a comment between models move no cut)."""
+    from clalign.hmm import hmmpool
+
+    text = open(os.path.join(TXT, "RREFam.hmm")).read()
+    path = tmp_path / "many.hmm"
+    path.write_text(text.replace("//\n", "//\n\n# between\n", 3))
+    assert len(hmmpool.pieces(path.read_text(), 3)) == 3
+    with monkeypatch.context() as m:          # no serial fallback: the processes read it
+        m.setattr(hmmpool, "read_hmms_text", None)
+        pooled = hmmpool.read_all(path, procs=3)
+    assert [_fields(h) for h in pooled] == [_fields(h) for h in read_hmms(path)]
+    bad = path.read_text().rsplit("\nLENG", 1)
+    path.write_text(bad[0] + "\nLENG  x" + bad[1].split("\n", 1)[1])
+    with pytest.raises(InputError) as serial:
+        list(read_hmms(path))
+    with pytest.raises(InputError) as pooled:
+        hmmpool.read_all(path, procs=3)
+    assert str(pooled.value) == str(serial.value)

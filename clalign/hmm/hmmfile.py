@@ -126,10 +126,11 @@ def _tokens(raw: str) -> list:
 class _Lines:
     """Non-blank, non-comment lines of a text with their 1-based line numbers."""
 
-    def __init__(self, text: str, path):
+    def __init__(self, text: str, path, first: int = 1):
         self.path = path
         self._lines = text.split("\n")
         self._i = 0
+        self._base = first - 1          # a piece of a file (clalign.hmm.hmmpool): its first line's number
 
     def next(self):
         """(line number, tokens) of the next data line, or (None, None) at end of file."""
@@ -139,12 +140,12 @@ class _Lines:
             toks = _tokens(raw)
             if not toks:
                 continue
-            return self._i, toks, raw
+            return self._i + self._base, toks, raw
         return None, None, None
 
     @property
     def last_line(self):
-        return max(1, self._i)
+        return max(1, self._i + self._base)
 
 
 def _read_text(path) -> str:
@@ -423,7 +424,13 @@ def read_hmms(path) -> Iterator[HMM]:
     Raises :class:`~clalign.errors.InputError` ("path:line: reason") on malformed input,
     on nucleotide models and on an empty file.
     """
-    lines = _Lines(_read_text(path), path)
+    yield from read_hmms_text(_read_text(path), path)
+
+
+def read_hmms_text(text: str, path, first: int = 1, whole: bool = True) -> Iterator[HMM]:
+    """:func:`read_hmms` of a file's text (``first``: the number of its first line; ``whole``
+    False: a piece of a file, which may hold no model)."""
+    lines = _Lines(text, path, first)
     n = 0
     while True:
         hmm = _parse_one(lines, path)
@@ -431,7 +438,7 @@ def read_hmms(path) -> Iterator[HMM]:
             break
         n += 1
         yield hmm
-    if n == 0:
+    if n == 0 and whole:
         raise InputError("no HMM found (empty file?)", path, 1)
 
 

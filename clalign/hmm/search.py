@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, _read_text, read_hmms
+from .hmmfile import HMM, _read_text
+from .hmmpool import read_all
 from .profile import build_msv_profile
 from .options import SearchOptions
 from .hmmtext import hmmer_order
@@ -242,7 +243,7 @@ class _Search:
         """The database read in a thread while the models are read and their kernels built."""
         loading = _Loading(seqdb)
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
-        self.hmms = list(read_hmms(hmmfile))
+        self.hmms = read_all(hmmfile)        # in processes for a large file (clalign.hmm.hmmpool)
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
         self.cpus = options.threads
