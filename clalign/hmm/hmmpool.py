@@ -67,7 +67,7 @@ def _child():
 
 def _run(text: str, path, first: int) -> list:
     """One piece in a new process (``python -c``, not multiprocessing: a caller's unguarded
-    main script is never imported again); ValueError when it fails."""
+    main script is never imported again); ValueError or TimeoutExpired when it fails."""
     import pickle
     import subprocess
     import sys
@@ -78,7 +78,8 @@ def _run(text: str, path, first: int) -> list:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     arg = pickle.dumps((None if path is None else os.fspath(path), first)).hex()
     p = subprocess.run([sys.executable, "-c", "from clalign.hmm.hmmpool import _child; _child()", arg],
-                       input=text.encode("latin-1"), capture_output=True, env=env)
+                       input=text.encode("latin-1"), capture_output=True, env=env,
+                       timeout=60 + len(text) / 1e5)      # ~30x a piece's parse: else read serially
     if p.returncode != 0:
         raise ValueError(p.stderr.decode(errors="replace")[-300:])
     return pickle.loads(p.stdout)

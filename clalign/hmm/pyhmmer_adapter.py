@@ -87,3 +87,14 @@ def read_models(data: bytes) -> list:
 
     with HMMFile(io.BytesIO(data)) as hf:
         return list(hf)
+
+
+def same_name(phmm, hmm) -> bool:
+    """pyhmmer's model name equals ours (compared as the file's bytes; pyhmmer cannot decode a
+    non-UTF-8 name, which HMMER accepts)."""
+    try:
+        name = phmm.name
+    except UnicodeDecodeError:
+        return True
+    raw = name if isinstance(name, bytes) else name.encode("utf-8")
+    return raw == hmm.name.encode("latin-1")

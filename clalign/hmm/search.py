@@ -41,7 +41,7 @@ from .profile import build_msv_profile
 from .options import SearchOptions
 from .hmmtext import hmmer_order
 from .pvalue import msv_pass
-from .pyhmmer_adapter import pipeline_counts, read_models
+from .pyhmmer_adapter import pipeline_counts, read_models, same_name as _same_name
 from .tables import _name_bytes, wide_threshold
 from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
 from .startup import short_switch as _short_switch
@@ -128,17 +128,6 @@ def _pool(workers):
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-
-
-def _same_name(phmm, hmm) -> bool:
-    """pyhmmer's model name equals ours (compared as the file's bytes; pyhmmer cannot decode a
-    non-UTF-8 name, which HMMER accepts)."""
-    try:
-        name = phmm.name
-    except UnicodeDecodeError:
-        return True
-    raw = name if isinstance(name, bytes) else name.encode("utf-8")
-    return raw == hmm.name.encode("latin-1")
 
 
 #: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
