@@ -15,6 +15,7 @@ time) go to ``$OUT/device_hmmsearch.txt``. Stops starting new work after ``--bud
 kills a run still going at ``--stop-s``. ``--base DIR``: another source tree (its ``clalign``
 package) whose clalign runs go beside this tree's, labelled ``base_<kind>``, against the same
 pyhmmer run (on the Pfam-like set: this tree cold, base, pyhmmer, this tree, base).
+``--warm-kernels``: the bundled set's programs built first, untimed, so its runs are all warm.
 
     source .whl/device-env.sh && python3 -m tools.device_hmmsearch --out $OUT --pfam 300
 """
@@ -79,6 +80,8 @@ def main(argv=None):
     ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
     ap.add_argument("--budget-s", type=float, default=540.0)
     ap.add_argument("--stop-s", type=float, default=0.0, help="kill a run still going at this time (0: never)")
+    ap.add_argument("--warm-kernels", action="store_true",
+                    help="build the bundled set's kernels first (one untimed clalign run, device Viterbi forced)")
     ap.add_argument("--base", default=None, help="another tree's clalign, run beside this one (base_<kind>)")
     ap.add_argument("--no-warm", action="store_true",
                     help="leave numba's cache cold (the first clalign run then compiles the host loops)")
@@ -134,6 +137,9 @@ def main(argv=None):
         if a.base:
             run([sys.executable, "-c", _WARM, os.path.join(a.work, "warm")], "warm-up (base tree)", base_env, a.base)
     sets = [("bundled14", os.path.join(ROOT, "data", "hmms.hmm"), a.rounds)]
+    if a.warm_kernels:
+        run([sys.executable, "-m", "clalign", "hmmsearch", "--force", "--cpu", str(a.cpu), "-o", os.devnull, sets[0][1], fa],
+            "warm-up: the bundled set's MSV and Viterbi programs", {**os.environ, "CLALIGN_HMM_VITERBI": "device"})
     if a.pfam:
         pf = os.path.join(a.work, "pfamlike.hmm")
         subprocess.run([sys.executable, "-m", "tools.gen_pfamlike_hmms", "-n", str(a.pfam), "--seed", "1",
