@@ -135,6 +135,15 @@ PRELOAD = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_freque
            "clalign.blast.ungapped_nb:two_hit_db", "clalign.blast.stages_nb:prelim_chunk",
            "clalign.stats._fast:spouge_evalues",
            "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:counts_dispatcher()")
+#: The same with a device: the queries' set-up runs while numba starts, in its numpy forms (the
+#: lookup table, the Karlin block), so the first compiled code a device search waits for is the
+#: gapped stage's replay, then the traceback. In PRELOAD's order the H100's 16 workers waited
+#: 1.68-2.32 s for ``prelim_chunk`` behind the Karlin loads, with the device idle (docs/perf/
+#: blastp.md, run Y8); the set-up's compiled forms come last, for the queries set up after.
+PRELOAD_DEVICE = ("clalign.blast.device:_fill_stream", "clalign.blast.stages_nb:prelim_chunk",
+                  "clalign.blast.stages_nb:traceback_chunk", "clalign.stats._fast:spouge_evalues",
+                  "clalign.output.record:counts_dispatcher()", "clalign.blast.lookup:_table_nb",
+                  "clalign.stats.karlin_nb:std_frequencies", "clalign.stats.karlin_nb:ungapped_karlin")
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
@@ -152,9 +161,8 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    skip = (("clalign.blast.ungapped_nb:two_hit_db",) if device is not None
-            else ("clalign.blast.device:_fill_stream",))
-    loader = preload([p for p in PRELOAD if p not in skip])
+    loader = preload(PRELOAD_DEVICE if device is not None
+                     else [p for p in PRELOAD if p != "clalign.blast.device:_fill_stream"])
     if device is not None:
         # the device object in the background: runtime and programs while the database is
         # read, then the subjects' upload while the queries are set up
