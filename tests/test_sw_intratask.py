@@ -309,14 +309,14 @@ def _diag_runs(*parts):
     return seq, int(sum(B62.scores[PROTEIN.encode(r)[0], PROTEIN.encode(r)[0]] * n for r, n in parts))
 
 
-@pytest.mark.parametrize("u8vec", [None, 16, 64], ids=["u8-device-default", "u8-uchar16", "u8-x64"])
+@pytest.mark.parametrize("u8vec", [None, 16, 32, 64], ids=["u8-device-default", "u8-uchar16", "u8-x32", "u8-x64"])
 def test_striped_lane_boundaries(u8vec, monkeypatch):
     """Identity scores just below, at and above the u8 (255 - 4 - 11 = 240) and s16 (32767 - 11) bounds
     of the striped kernel: each pass flags what it cannot hold and the next lane type rescores it
-    (u8 in the device's Clang-vector lanes where they build, 64 of them, and in portable uchar16)."""
+    (u8 in the device's Clang-vector lanes where they build, 32 and 64 of them, and in portable uchar16)."""
     from clalign.sw import intratask
 
-    if u8vec == 64 and not SWEngine(long_threshold=0).caps.clang_vectors:
+    if u8vec in (32, 64) and not SWEngine(long_threshold=0).caps.clang_vectors:
         pytest.skip("64 u8 lanes are a Clang vector extension")
     if u8vec:
         orig = intratask.striped_vec

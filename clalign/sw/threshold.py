@@ -11,9 +11,9 @@ Per database the engine then picks k, the number of longest subjects sent to the
 kernel, minimising the predicted time: the intra-task kernel's cells at its rate, plus the longer
 of the first pass's longest remaining lane and its cells (counted padded to its blocks' longest
 lane) at its rate. The intra-task work is added to both because it is queued first and takes the
-compute units first, so the first pass's longest block starts behind it (the H100 measured 2.00-
-2.05 s at the threshold this picks against 2.19-2.21 s at the one of max(lane, inter + intra),
-docs/perf/sw.md runs Y3, Y6). The query length cancels out, so one threshold serves every query.
+compute units first, so the first pass's longest block starts behind it (on the H100's long-tail
+database: 2,968 aa, 2.06 s, against 3,391 aa and 2.19-2.21 s from max(lane, inter + intra),
+docs/perf/sw.md runs Y3, Y7). The query length cancels out, so one threshold serves every query.
 """
 from __future__ import annotations
 
