@@ -128,22 +128,22 @@ def _prepare_gapped(dev):
 
 
 #: compiled stages whose cached code ``run_blastp`` loads ahead of need, in the order of need
-#: (``runtime.jit.preload``): the query set-up (lookup table, Karlin block), the device's block
-#: streams, the CPU word finder, the gapped and traceback passes, the statistics, the output
-PRELOAD = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_frequencies",
-           "clalign.stats.karlin_nb:ungapped_karlin", "clalign.blast.device:_fill_stream",
-           "clalign.blast.ungapped_nb:two_hit_db", "clalign.blast.stages_nb:prelim_chunk",
-           "clalign.stats._fast:spouge_evalues",
-           "clalign.blast.stages_nb:traceback_chunk", "clalign.output.record:counts_dispatcher()")
-#: The same with a device: the queries' set-up runs while numba starts, in its numpy forms (the
-#: lookup table, the Karlin block), so the first compiled code a device search waits for is the
-#: gapped stage's replay, then the traceback. In PRELOAD's order the H100's 16 workers waited
-#: 1.68-2.32 s for ``prelim_chunk`` behind the Karlin loads, with the device idle (docs/perf/
-#: blastp.md, run Y8); the set-up's compiled forms come last, for the queries set up after.
+#: (``runtime.jit.preload``). Without a device: the query set-up (lookup table, Karlin block),
+#: the CPU word finder, the gapped and traceback passes, the statistics, the output.
+_SETUP = ("clalign.blast.lookup:_table_nb", "clalign.stats.karlin_nb:std_frequencies",
+          "clalign.stats.karlin_nb:ungapped_karlin")
+PRELOAD = _SETUP + ("clalign.blast.ungapped_nb:two_hit_db", "clalign.blast.stages_nb:prelim_chunk",
+                    "clalign.stats._fast:spouge_evalues", "clalign.blast.stages_nb:traceback_chunk",
+                    "clalign.output.record:counts_dispatcher()")
+#: With a device: the block streams, then the gapped stage's replay and the traceback, the set-up
+#: last. The queries' set-up runs while numba starts, in its numpy forms (the lookup table, the
+#: Karlin block), so the first compiled code a device search waits for is the replay: in
+#: PRELOAD's order the H100's 16 workers waited 1.68-2.32 s for ``prelim_chunk`` behind the Karlin
+#: loads, with the device idle (docs/perf/blastp.md, run Y8); the set-up's compiled forms serve
+#: the queries set up after.
 PRELOAD_DEVICE = ("clalign.blast.device:_fill_stream", "clalign.blast.stages_nb:prelim_chunk",
                   "clalign.blast.stages_nb:traceback_chunk", "clalign.stats._fast:spouge_evalues",
-                  "clalign.output.record:counts_dispatcher()", "clalign.blast.lookup:_table_nb",
-                  "clalign.stats.karlin_nb:std_frequencies", "clalign.stats.karlin_nb:ungapped_karlin")
+                  "clalign.output.record:counts_dispatcher()") + _SETUP
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
@@ -161,8 +161,7 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    loader = preload(PRELOAD_DEVICE if device is not None
-                     else [p for p in PRELOAD if p != "clalign.blast.device:_fill_stream"])
+    loader = preload(PRELOAD_DEVICE if device is not None else PRELOAD)
     if device is not None:
         # the device object in the background: runtime and programs while the database is
         # read, then the subjects' upload while the queries are set up

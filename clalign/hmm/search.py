@@ -44,7 +44,7 @@ from .pvalue import msv_pass
 from .pyhmmer_adapter import pipeline_counts, read_models, same_name as _same_name
 from .tables import _name_bytes, wide_threshold
 from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
-from .startup import short_switch as _short_switch
+from ..switch import short_switch as _short_switch
 from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).

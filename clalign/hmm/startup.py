@@ -5,30 +5,10 @@ and the builds need none of it)."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
-from contextlib import contextmanager
 
 import numpy as np
-
-
-#: The interpreter's switch interval while a search runs (Python's default: 5 ms).
-SWITCH_INTERVAL = 2e-4
-
-
-@contextmanager
-def short_switch():
-    """A short interpreter switch interval inside (restored after). Why: a search's threads
-    (database reader, device stage, bias-filter pool) leave the GIL for every compiled call,
-    numpy pass or OpenCL wait and take it back after; while the main thread runs Python (the
-    HMM file, pyhmmer's hand-off) each of them waits up to the interval to get it back."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(interval)
 
 
 def residues_guess(seqdb) -> int:

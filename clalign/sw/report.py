@@ -9,7 +9,6 @@ Each hit becomes a :class:`clalign.output.Alignment` (coordinates, identities, C
 from __future__ import annotations
 
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from ..data import PROTEIN, as_database
 from ..errors import InputError, ParameterError
 from ..output import Alignment
 from ..stats import SearchStatistics, gapped_params
+from ..switch import short_switch
 
 _EPS = 1.0e-180
 
@@ -221,22 +221,20 @@ def sw_search(queries, db, matrix="BLOSUM62", gap_open=11, gap_extend=1, top=500
 
     # The device loop takes the GIL back after each blocking OpenCL call; with traceback threads
     # running Python between their compiled calls, a short switch interval keeps it from
-    # waiting up to the default 5 ms each time (restored afterwards).
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, 2e-4))
+    # waiting up to the default 5 ms each time (clalign.switch).
     try:
-        allscores, secs = eng.search([qs[k] for k in order], db, progress=progress, report=report,
-                                     verbose=verbose, on_query=on_query)
-        for pos, qi in enumerate(order):
-            if qi not in pending:         # an empty database: no batch ran
-                on_query(pos, allscores[pos])
-        seconds = {qi: secs[pos] for pos, qi in enumerate(order)}
-        out = []
-        for qi, (qid, codes) in enumerate(qs):
-            hits, cpu = pending[qi]()
-            out.append(QueryResult(qid, len(codes), hits, seconds[qi], titles[qi], cpu))
+        with short_switch():
+            allscores, secs = eng.search([qs[k] for k in order], db, progress=progress, report=report,
+                                         verbose=verbose, on_query=on_query)
+            for pos, qi in enumerate(order):
+                if qi not in pending:         # an empty database: no batch ran
+                    on_query(pos, allscores[pos])
+            seconds = {qi: secs[pos] for pos, qi in enumerate(order)}
+            out = []
+            for qi, (qid, codes) in enumerate(qs):
+                hits, cpu = pending[qi]()
+                out.append(QueryResult(qid, len(codes), hits, seconds[qi], titles[qi], cpu))
     finally:
-        sys.setswitchinterval(interval)
         rep.close()
     return out
 
