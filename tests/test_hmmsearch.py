@@ -476,3 +476,37 @@ def test_target_codes_compiled_and_numpy(monkeypatch):
         monkeypatch.setattr(targets, "_PIECE", piece or 1)
         out, off = targets.Targets(db, db.stops).codes(idx)
         assert [out[a:b].tobytes() for a, b in zip(off[:-1], off[1:])] == [ref[i] for i in idx]
+
+
+def test_blocks_in_one_assignment_and_targets_built_up_front(tmp_path, monkeypatch):
+    """clalign.hmm.targets: a block filled by slice assignment holds the very sequences in order;
+    a search that builds every target's sequence before its threads start (forced here; by
+    default from 35 models at F1 0.02) writes the reference tables, bare (-Z unset) or
+    described (-Z)."""
+    import numpy as np
+    from pyhmmer.easel import Alphabet
+
+    from clalign.data import as_database
+    from clalign.hmm import targets
+
+    assert not targets.prebuild_all(34, 0.02) and targets.prebuild_all(35, 0.02)
+    assert targets.prebuild_all(1, 1.0) and not targets.prebuild_all(1000, 0.0)
+    db = as_database(FAA)
+    t = targets.Targets(db, db.stops)
+    t.build_all(Alphabet.amino())
+    assert len(t.seqs) == len(db) and not t.described
+    idx = np.array([7, 0, 7, len(db) - 1])
+    blk = targets.block(t, idx, Alphabet.amino(), described=False)
+    assert len(blk) == 4 and all(blk[k] is t.seqs[int(i)] for k, i in enumerate(idx))
+    assert blk.largest() is t.seqs[int(idx[np.argmax([len(t.seqs[int(i)]) for i in idx])])]
+    monkeypatch.setattr(targets, "PREBUILD_SHARE", 0.0)
+    tbl, dom, _, _ = _run_clalign(tmp_path, os.path.join(TXT, "PF02826.hmm"))
+    assert _rows(tbl) == _rows(os.path.join(PYDATA, "tables", "PF02826.tbl"))
+    assert _rows(dom) == _rows(os.path.join(PYDATA, "tables", "PF02826.domtbl"))
+    if HMMSEARCH is not None:
+        hmm = os.path.join(TXT, "LuxC.hmm")
+        (tmp_path / "z").mkdir()
+        ctbl, _, _, _ = _run_clalign(tmp_path / "z", hmm, ("-Z", "1000"))
+        h = str(tmp_path / "h.tbl")
+        subprocess.run([HMMSEARCH, "--noali", "--tblout", h, "-o", os.devnull, "-Z", "1000", hmm, FAA], check=True)
+        assert _rows(ctbl) == _rows(h)

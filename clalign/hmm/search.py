@@ -45,7 +45,8 @@ from .pyhmmer_adapter import pipeline_counts, read_models, same_name as _same_na
 from .tables import _name_bytes, wide_threshold
 from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
 from ..switch import short_switch as _short_switch
-from .targets import Targets as _Targets, block as _block  # noqa: F401 (the hand-off; cpusearch)
+from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the hand-off; cpusearch)
+                      prebuild_all as _prebuild_all)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
@@ -227,6 +228,11 @@ class _Search:
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=self._load_seconds)
+        if len(self.db) and _prebuild_all(len(self.hmms), options.F1):
+            from pyhmmer.easel import Alphabet
+
+            self._targets = _Targets(self.db, self.stops)
+            self._targets.build_all(Alphabet.amino(), described=self.z_fixed)
 
     def _start(self, hmmfile, seqdb, options, device, msv_scores):
         """The database read in a thread while the models are read and their kernels built."""

@@ -8,6 +8,14 @@ So the residues of the new targets of a block are translated and given their tra
 ``*`` in one compiled pass, each target's sequence is built once per search and kept, and
 the description is set only where a table needs it (``described``): the pass that only
 sizes HMMER's hit list runs on bare sequences.
+
+pyhmmer releases the interpreter lock inside each ``DigitalSequence`` it builds and each
+sequence it appends to a block; with the device stage's threads and pyhmmer's workers
+running, every such release costs the building thread a wait for the lock (1,000 models on
+the H100 host: the main loop spent ~42 of 62 s here, 2.4 s of it holding the lock). So a
+block takes its sequences in one slice assignment (:func:`new_block`), and a search whose
+models will, between them, pass most targets builds all of them once before its threads
+start (:meth:`Targets.build_all`).
 """
 from __future__ import annotations
 
@@ -27,6 +35,20 @@ COMPILED_MIN_RESIDUES = 1 << 26
 COMPILED_LOADED_MIN = 1 << 16
 #: Residues per numpy piece (bounds its int64 temporaries).
 _PIECE = 1 << 22
+
+
+#: Every target's pyhmmer sequence is built before the search's threads start when the models
+#: are expected to pass at least this share of the targets between them, 1 - (1 - F1)^models
+#: (0.5: 35 models at F1 = 0.02); otherwise each is built when a model first passes it. Built
+#: later, beside the device stage and pyhmmer's workers, a sequence costs ~5-10x more
+#: (the module's note).
+PREBUILD_SHARE = 0.5
+
+
+def prebuild_all(models: int, F1: float) -> bool:
+    """Whether a search of ``models`` models at MSV threshold ``F1`` builds every target's
+    sequence up front (:data:`PREBUILD_SHARE`)."""
+    return 1.0 - (1.0 - min(max(F1, 0.0), 1.0)) ** models >= PREBUILD_SHARE
 
 
 #: Fewest candidates for which :meth:`Targets.named` uses the name hashes.
@@ -77,6 +99,10 @@ class Targets:
         self._hash = None           # 64-bit hash of every name (Targets.named), made when first needed
         self.seqs = {}              # database index -> DigitalSequence without description
         self.described = {}         # database index -> DigitalSequence with it
+
+    def build_all(self, abc, described: bool = False):
+        """Build (and keep) every target's sequence now, in one pass (see the module's note)."""
+        block(self, np.arange(self.off.size - 1), abc, described)
 
     def name(self, i: int) -> bytes:
         return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
@@ -132,12 +158,28 @@ class Targets:
         return out, out_off
 
 
+def new_block(abc, seqs: list):
+    """A pyhmmer DigitalSequenceBlock of ``seqs`` (DigitalSequence objects, in order), filled by
+    one slice assignment: one allocation and no per-sequence release of the interpreter lock
+    (the constructor appends them one by one; 20,000 sequences beside two busy Python
+    threads: 0.1 s against 0.3 ms). pyhmmer versions without slice assignment get the
+    constructor."""
+    from pyhmmer.easel import DigitalSequenceBlock
+
+    blk = DigitalSequenceBlock(abc)
+    try:
+        blk[:] = seqs
+    except (TypeError, NotImplementedError, AttributeError):
+        return DigitalSequenceBlock(abc, seqs)
+    return blk
+
+
 def block(targets: Targets, indices, abc, described: bool = True):
     """pyhmmer DigitalSequenceBlock of the given targets, in Easel codes, stops restored.
 
     Names (and with ``described`` descriptions) are the database's raw header bytes. A block
     holds references to the kept sequences, not copies."""
-    from pyhmmer.easel import DigitalSequence, DigitalSequenceBlock
+    from pyhmmer.easel import DigitalSequence
 
     t = targets
     idx = np.asarray(indices, dtype=np.int64)
@@ -156,4 +198,4 @@ def block(targets: Targets, indices, abc, described: bool = True):
         else:
             for i, (i0, i1), a, b in zip(new, names, co[:-1].tolist(), co[1:].tolist()):
                 cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], sequence=mv[a:b])
-    return DigitalSequenceBlock(abc, [cache[i] for i in idx.tolist()])
+    return new_block(abc, [cache[i] for i in idx.tolist()])
