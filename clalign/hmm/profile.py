@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hmmfile import HMM, K
+from .lentable import LengthTable
 
 #: HMMER's amino background (p7_AminoFrequencies, Swiss-Prot 50.8), in easel order ACDEFGHIKLMNPQRSTVWY.
 BACKGROUND = np.array([0.0787945, 0.0151600, 0.0535222, 0.0668298, 0.0397062, 0.0695071, 0.0229198,
@@ -68,6 +69,14 @@ def unbiased_byteify(sc):
         cost = -_roundf(prod)
         out = np.where(cost > 255.0, 255.0, cost)
     return out.astype(np.int64).astype(np.uint8)
+
+
+def _tjb_formula(L):
+    L = np.asarray(L)
+    return unbiased_byteify(_logf(np.float32(3.0) / (L + 3).astype(np.float32))).astype(np.int64)
+
+
+_TJB = LengthTable(_tjb_formula)     # the same for every profile (scale_b is a constant)
 
 
 def biased_byteify(sc, bias):
@@ -133,9 +142,8 @@ class MSVProfile:
 
     def tjb_b(self, L):
         """N->B / J->B / C->T cost for target length ``L`` (int, or an array of lengths)."""
-        L = np.asarray(L)
-        val = unbiased_byteify(_logf(np.float32(3.0) / (L + 3).astype(np.float32)))
-        return int(val) if val.ndim == 0 else val.astype(np.int64)
+        val = _TJB(L)
+        return int(val) if val.ndim == 0 else val
 
     def msv_nats(self, xJ, L):
         """MSV score in nats from the final xJ byte, as p7_MSVFilter computes it.

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .lentable import LengthTable
 from .options import check
 
 LN2 = 0.69314718055994529       # eslCONST_LOG2
@@ -39,12 +40,15 @@ def null_nats(L):
     return _null_nats(L)
 
 
-def _null_nats(L):
+def _null_formula(L):
     L = np.asarray(L)
     Lf = L.astype(np.float32)
     p1 = (Lf / (L + 1).astype(np.float32)).astype(np.float32).astype(np.float64)
     with np.errstate(divide="ignore"):
         return (Lf.astype(np.float64) * np.log(p1) + np.log(1.0 - p1)).astype(np.float32)
+
+
+_null_nats = LengthTable(_null_formula)
 
 
 def msv_bits(nats, L):
