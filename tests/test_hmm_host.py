@@ -24,6 +24,10 @@ def test_length_tables_equal_their_formulas():
     assert np.array_equal(prof.tjb_b(L), _tjb_formula(L))
     assert prof.tjb_b(7) == int(_tjb_formula(np.array(7))) and isinstance(prof.tjb_b(7), int)
     assert prof.tjb_b(np.zeros(0, np.int64)).size == 0
+    from clalign.hmm.vit_reference import ViterbiProfile, _move_w_formula
+
+    assert np.array_equal(ViterbiProfile.move_w(L), _move_w_formula(L))
+    assert ViterbiProfile.move_w(300) == int(_move_w_formula(np.array(300)))
     calls = []
     t = LengthTable(lambda x: calls.append(x.size) or x * 2, limit=1 << 10, first=8)
     assert t(np.array([3, 9])).tolist() == [6, 18] and t(np.array([2000])).tolist() == [4000]

@@ -32,6 +32,7 @@ from ..runtime.jit import njit
 import numpy as np
 
 from .hmmfile import HMM
+from .lentable import LengthTable
 from .profile import EASEL_OF_CODE, _logf, match_scores
 
 LN2 = 0.69314718055994529                       # eslCONST_LOG2
@@ -124,11 +125,19 @@ class ViterbiProfile:
 
     @staticmethod
     def move_w(L):
-        """N/C/J move word(s) for target length(s) L: wordify(logf(3 / (L + 3))) (nj = 1)."""
-        Lf = np.asarray(L).astype(np.float32)
-        pmove = (np.float32(3.0) / ((Lf + np.float32(2.0)) + np.float32(1.0))).astype(np.float32)
-        w = wordify(_logf(pmove)).astype(np.int64)
+        """N/C/J move word(s) for target length(s) L: wordify(logf(3 / (L + 3))) (nj = 1);
+        from a per-process table (:mod:`clalign.hmm.lentable`)."""
+        w = _MOVE_W(L)
         return int(w) if w.ndim == 0 else w
+
+
+def _move_w_formula(L):
+    Lf = np.asarray(L).astype(np.float32)
+    pmove = (np.float32(3.0) / ((Lf + np.float32(2.0)) + np.float32(1.0))).astype(np.float32)
+    return wordify(_logf(pmove)).astype(np.int64)
+
+
+_MOVE_W = LengthTable(_move_w_formula)
 
 
 def build_vit_profile(hmm: HMM) -> ViterbiProfile:
