@@ -112,8 +112,12 @@ def test_bias_filter_pieces_equal_one_call(bundled, monkeypatch):
     h = hmms[0]
     whole = filter_scores(h.M, h.compo, codes, ends - L, ends, stops)
     monkeypatch.setattr(vit_bias, "PIECE_RESIDUES", 64)
-    assert vit_bias._pieces(ends - L, ends, stops).size > 3
+    assert vit_bias._pieces(ends - L, ends, stops, 2).size > 3
     np.testing.assert_array_equal(filter_scores(h.M, h.compo, codes, ends - L, ends, stops), whole)
+    for threads in (1, 3):                                  # a search's --cpu sizes the pool
+        np.testing.assert_array_equal(filter_scores(h.M, h.compo, codes, ends - L, ends, stops, threads=threads),
+                                      whole)
+    assert set(vit_bias._POOLS) >= {1, 3}
     inv = np.zeros(256, np.uint8)
     inv[EASEL_OF_CODE] = np.arange(EASEL_OF_CODE.size, dtype=np.uint8)     # Easel codes back to clalign's
     mapped = filter_scores(h.M, h.compo, inv[codes], ends - L, ends, stops, EASEL_OF_CODE)

@@ -476,7 +476,8 @@ class _Search:
 
             on = use_device_viterbi(Runtime.get(self.device).caps, work=float(self.stats.nodes) * self.stats.residues)
             self._vit = DeviceViterbi(self.db, np.asarray(self.db.residues), self.stops, self.options.F1,
-                                      self.device, [h.M for h in self.hmms], cmap=EASEL_OF_CODE) if on else False
+                                      self.device, [h.M for h in self.hmms], threads=self.cpus,
+                                      cmap=EASEL_OF_CODE) if on else False
         return bool(self._vit)
 
     def _viterbi_plan(self, hmm, nats, passing):

@@ -121,35 +121,38 @@ def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out, lo, 
 
 #: Fewest residues per piece of one call handed to the pool (a piece costs ~16 ns a residue).
 PIECE_RESIDUES = 1 << 18
-_POOL: list = []
+_POOLS: dict = {}                   # threads -> the pool of that size
 _POOL_LOCK = threading.Lock()
 
 
-def _pool() -> ThreadPoolExecutor:
-    """One pool of ``os.cpu_count()`` threads for every call: the pieces of calls made from
-    several threads at once (a search's device stage) share the cores, none waits its turn."""
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """One pool of ``threads`` threads for every call of that size: the pieces of calls made
+    from several threads at once (a search's device stage) share them, none waits its turn."""
     with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="clalign-bias"))
-        return _POOL[0]
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clalign-bias")
+        return pool
 
 
-def _pieces(starts, ends, stops) -> np.ndarray:
-    """Bounds of up to 4 x cores consecutive pieces of about equal residues (>= PIECE_RESIDUES)."""
+def _pieces(starts, ends, stops, threads: int) -> np.ndarray:
+    """Bounds of up to 4 x ``threads`` consecutive pieces of about equal residues (>= PIECE_RESIDUES)."""
     n = starts.shape[0]
     work = np.cumsum(ends - starts + stops + 1)
     total = int(work[-1]) if n else 0
-    k = max(1, min(4 * (os.cpu_count() or 1), total // PIECE_RESIDUES))
+    k = max(1, min(4 * threads, total // PIECE_RESIDUES))
     cuts = np.searchsorted(work, np.arange(1, k) * (total / k))
     return np.unique(np.concatenate([[0], cuts, [n]]))
 
 
-def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None) -> np.ndarray:
+def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None, threads: int | None = None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
     codes, or any codes that ``cmap``, 256 bytes, turns into them: a search hands the
     database's own codes and :data:`clalign.hmm.profile.EASEL_OF_CODE`, no translated copy)
     plus ``stops[n]`` trailing ``*`` residues, for a model of M states and composition
-    ``compo`` (20 floats, easel order). Sequences are scored in parallel (pieces in a shared thread pool, :func:`_pool`)."""
+    ``compo`` (20 floats, easel order). Sequences are scored in parallel: pieces in a shared
+    pool of ``threads`` threads (:func:`_pool`; default: every core; a search gives its ``--cpu``)."""
+    threads = max(1, int(threads or os.cpu_count() or 1))
     t, pi, eo = filter_hmm(M, np.full(K, COMPO_UNSET, dtype=np.float32) if compo is None else compo)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
@@ -161,10 +164,10 @@ def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None) -> 
         full[:cmap.size] = cmap
     args = (np.asarray(codes, dtype=np.uint8), starts, ends, stops, t, pi, eo, np.uint8(EASEL_AMINO.index("*")),
             full, out)
-    bounds = _pieces(starts, ends, stops)
+    bounds = _pieces(starts, ends, stops, threads)
     if bounds.size <= 2:
         _filter_scores(*args, 0, starts.shape[0])
         return out
-    for f in [_pool().submit(_filter_scores, *args, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]:
+    for f in [_pool(threads).submit(_filter_scores, *args, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]:
         f.result()
     return out

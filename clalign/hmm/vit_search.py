@@ -123,12 +123,12 @@ class DeviceViterbi:
 
         self.db, self.codes, self.cmap, self.stops = db, codes, cmap, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
-        self.F1, self.device = float(F1), device
+        self.F1, self.device, self.threads = float(F1), device, max(1, int(threads))
         self.cache: dict = {}                        # the database's device copy
         self._local = threading.local()              # per thread: its own command queue
         self._lock = threading.Lock()
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
-            prebuild_viterbi(Ms, device, threads)
+            prebuild_viterbi(Ms, device, min(4, self.threads))
 
     def _queue(self):
         """This thread's command queue (a search runs models in several threads: each waits for
@@ -167,7 +167,7 @@ class DeviceViterbi:
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
         fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                self.stops[idx[sel]], self.cmap)     # parallel inside, shares the cores
+                                self.stops[idx[sel]], self.cmap, self.threads)   # parallel inside
         b_bits = _bits(usc, fs)
         b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
         s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
