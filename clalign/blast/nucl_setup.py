@@ -313,7 +313,8 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
                  context_searchsp=None, threads: int = 1) -> Setup:
     """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
     search space per context index, used instead of the computed ones (a query chunk's search,
-    :mod:`nucl_split`). ``threads``: DUST runs on that many threads (same masks)."""
+    :mod:`nucl_split`). ``threads``: DUST and the lookup table's sort run on that many threads
+    (same masks, same table)."""
     from .nucl_extend import choose_extend
     from .nucl_words import compress_query_nb
     from .nucl_hsp import strand_offsets
@@ -324,7 +325,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     batch = build_batch([q.codes for q in queries], masks, strand=opts.strand)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
-    flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
+    flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
     matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
     nctx = len(batch.offsets)
