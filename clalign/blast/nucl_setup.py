@@ -31,9 +31,8 @@ import numpy as np
 
 from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
-from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import KarlinParams, ungapped_params
-from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params, nucl_search_space
+from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params
 from .nucl_dust import query_masks
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
@@ -240,23 +239,31 @@ def _context_counts(seq, offsets, lengths):
 
 
 def ungapped_blocks(batch, matrix):
-    """:func:`ungapped_block` of every context of ``batch``, computed once per distinct score
-    distribution: the block depends on a context only through the score probabilities that
-    ``score_frequencies`` accumulates from its letter frequencies, and reads of A/C/G/T share a
-    few bit patterns of those (8 among 800 contexts of 400 reads). The probabilities are
-    accumulated here for all contexts at once, term by term in the same order as
-    ``np.add.at`` does per context (the same additions, so the same bits); each group's block is
-    then computed by :func:`ungapped_block` on one of its contexts."""
+    """:func:`ungapped_block` of every context of ``batch`` (one object per group of
+    :func:`ungapped_groups`)."""
+    blocks, group = ungapped_groups(batch, matrix)
+    return [blocks[g] if g >= 0 else None for g in group.tolist()]
+
+
+def ungapped_groups(batch, matrix):
+    """(blocks, group per context, -1 where the context has no block): :func:`ungapped_block`
+    computed once per distinct score distribution. The block depends on a context only through
+    the score probabilities that ``score_frequencies`` accumulates from its letter frequencies,
+    and reads of A/C/G/T share a few bit patterns of those (8 among 800 contexts of 400 reads).
+    The probabilities are accumulated here for all contexts at once, term by term in the same
+    order as ``np.add.at`` does per context (the same additions, so the same bits); each group's
+    block is then computed by :func:`ungapped_block` on the group's first context. Letter
+    counts are whole numbers, so their sums are exact in any order."""
     M = np.asarray(matrix)[:15, :15].astype(np.int64)
     nctx = len(batch.offsets)
     comp = _context_counts(batch.seq, np.asarray(batch.offsets, dtype=np.int64),
                            np.asarray(batch.lengths, dtype=np.int64))[:, :15].astype(np.float64)
     comp[:, 14] = 0.0
-    sums = np.array([row.sum() for row in comp])   # each row summed as ungapped_block sums it
-    out = [None] * nctx
+    sums = comp.sum(axis=1)
+    group = np.full(nctx, -1, dtype=np.int64)
     live = np.flatnonzero(sums != 0)
     if not live.size:
-        return out
+        return [], group
     freq = comp[live] / sums[live, None]
     lo = int(M.min())
     probs = np.zeros((live.size, int(M.max()) - lo + 1))
@@ -264,15 +271,17 @@ def ungapped_blocks(batch, matrix):
     for i in range(15):          # np.add.at order: i major, j minor; p_std is 0 past A/C/G/T
         for j in range(4):
             probs[:, M[i, j] - lo] += freq[:, i] * p_std
-    _, first, group = np.unique(probs, axis=0, return_index=True, return_inverse=True)
+    # rows compared by their bytes (sums of non-negative terms: no -0.0, no NaN, so equal bytes
+    # = equal values); unique's stable sort gives each group's first context
+    rows = np.ascontiguousarray(probs).view(np.dtype((np.void, probs.shape[1] * 8))).reshape(-1)
+    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
     blocks = []
-    for k in first:
+    for k in first.tolist():
         c = int(live[k])
         a, n = int(batch.offsets[c]), int(batch.lengths[c])
         blocks.append(ungapped_block(batch.seq[a:a + n], matrix))
-    for k, g in zip(live.tolist(), np.asarray(group).reshape(-1).tolist()):
-        out[k] = blocks[g]
-    return out
+    group[live] = np.asarray(inv).reshape(-1)
+    return blocks, group
 
 
 @dataclass
@@ -315,6 +324,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     search space per context index, used instead of the computed ones (a query chunk's search,
     :mod:`nucl_split`). ``threads``: DUST and the lookup table's sort run on that many threads
     (same masks, same table)."""
+    from .nucl_context_stats import context_stats
     from .nucl_extend import choose_extend
     from .nucl_words import compress_query_nb
     from .nucl_hsp import strand_offsets
@@ -328,40 +338,10 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
     matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
-    nctx = len(batch.offsets)
     dbl = opts.dbsize or db_length
-    valid = np.zeros(nctx, dtype=bool)
-    gps = [None] * nctx
-    ssp = np.zeros(nctx, dtype=np.float64)
-    cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
-    cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
-    xu = np.zeros(nctx, dtype=np.int64)
-    kus = ungapped_blocks(batch, matrix)
-    # (ungapped block, context length, given search space) -> (the context's values, statistics
-    # key): the same for equal keys. ungapped_blocks hands one object per distinct block, so
-    # the memo is keyed by the object's id (no dataclass hashed per context: ~1.5 s for 200,000
-    # contexts); value-equal blocks that are distinct objects get equal values and, through
-    # stat_ids (keyed by value, first context first), the same statistics key.
-    memo = {}
-    stat_key, stat_ids = [-1] * nctx, {}
-    lengths = batch.lengths.tolist()
-    for c in range(nctx):
-        ku = kus[c]
-        if ku is None:
-            continue
-        key = (id(ku), lengths[c], None if context_searchsp is None else context_searchsp[c])
-        got = memo.get(key)
-        if got is None:
-            gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
-            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1]
-                            if key[2] is None else key[2])
-            g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
-            trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-            vals = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
-            got = memo[key] = (vals, stat_ids.setdefault(vals[:2], len(stat_ids)))
-        stat_key[c] = got[1]
-        valid[c] = True
-        gps[c], ssp[c], cg[c], cu[c], xu[c] = got[0]
+    blocks, group = ungapped_groups(batch, matrix)
+    valid, gps, ssp, cg, cu, xu, stat_key = context_stats(opts, blocks, group, batch.lengths, dbl,
+                                                          db_num_seqs, context_searchsp)
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
