@@ -113,4 +113,8 @@ def test_build_batch_equals_query_batch_build(strand):
             a, b = getattr(got, name), getattr(want, name)
             assert a.dtype == b.dtype and np.array_equal(a, b), name
         assert got.segments == want.segments
-    assert build_batch([], None).seq.size == 0
+        assert np.array_equal(got.seg_array, np.array(want.segments, dtype=np.int64).reshape(-1, 2))
+        assert got.estimate_entries() == want.estimate_entries()
+    empty = build_batch([], None)
+    assert empty.seq.size == 0 and empty.seg_array.shape == (0, 2)
+    assert empty.estimate_entries() == QueryBatch.build([], None).estimate_entries() == (0, 0)

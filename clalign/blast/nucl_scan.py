@@ -79,7 +79,9 @@ def build_flat(batch, kind: str, width: int, word_size: int, threads: int = 1) -
     becomes a standard table, as in ``BlastChooseNaLookupTable``."""
     from .nucl_flat_nb import flat_cells_parts
 
-    seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
+    seg = batch.seg_array
+    if seg is None:
+        seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     q_offs, start, max_cell, overflow = flat_cells_parts(batch.seq, seg[:, 0], seg[:, 1], width,
                                                          word_size, kind == MEGABLAST, threads)
     if kind == SMALL and 2 + overflow >= 32768:
