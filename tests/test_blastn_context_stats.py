@@ -58,3 +58,21 @@ def test_context_stats_no_valid_context():
     want = context_stats_ref(opts, ungapped_blocks(b, m), b.lengths, 1000, 1)
     assert got[6] == want[6] == [-1, -1] and got[1] == want[1] == [None, None]
     assert np.array_equal(got[3], want[3])
+
+
+@pytest.mark.parametrize("strand", ["both", "minus"])
+def test_invalid_queries_as_the_per_query_rule(strand):
+    """invalid_queries = the queries with any invalid context, ascending (the rule it replaced:
+    one comparison over every context per query)."""
+    from clalign.blast.nucl_setup import Query, invalid_queries, setup_search
+
+    rng = np.random.default_rng(2)
+    qs = []
+    for k in range(30):
+        codes = (np.full(25, 14, dtype=np.uint8) if k in (0, 7, 8, 29)
+                 else rng.integers(0, 4, 60).astype(np.uint8))
+        qs.append(Query(f"q{k}", f"q{k}", b"N" * 25 if k in (0, 7, 8, 29) else b"A" * 60, codes))
+    st = setup_search(qs, BlastnOptions(strand=strand, dust=False), 10 ** 6, 3)
+    b = st.batch
+    want = [qi for qi in range(len(qs)) if not st.ctx_valid[b.query_of == qi].all()]
+    assert invalid_queries(st) == want == [0, 7, 8, 29]
