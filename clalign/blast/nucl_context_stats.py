@@ -17,10 +17,16 @@ from ..stats.nucl import nucl_gapped_params, nucl_search_space
 from .nucl_setup import GAP_TRIGGER_BITS, LN2, UNGAPPED_XDROP_BITS
 
 
+def _space(opts, gp, length, given, dbl, db_num_seqs):
+    """The context's effective search space (``given`` when not None, else -searchsp, else
+    computed from the gapped block and the length)."""
+    return np.float64(opts.searchsp or nucl_search_space(gp, length, dbl, db_num_seqs)[1]
+                      if given is None else given)
+
+
 def _values(opts, gp, ku, length, given, dbl, db_num_seqs):
     """(gapped block, search space, gapped cutoff, ungapped cutoff, ungapped X-drop)."""
-    sp = np.float64(opts.searchsp or nucl_search_space(gp, length, dbl, db_num_seqs)[1]
-                    if given is None else given)
+    sp = _space(opts, gp, length, given, dbl, db_num_seqs)
     g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
     trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
     return gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
@@ -61,8 +67,10 @@ def context_stats_ref(opts, kus, lengths, dbl, db_num_seqs, context_searchsp=Non
 
 def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_searchsp=None):
     """:func:`context_stats_ref` from ``ungapped_groups``' (blocks, group per context): the
-    values per distinct (group, length, given search space), in order of first context, and
-    the gapped block once per group (it depends on the ungapped block only)."""
+    values per distinct (group, length, given search space), in order of first context; the
+    gapped block, gap trigger and X-drop once per group (they depend on the ungapped block
+    only); search space and gapped cutoff once per (gapped block's values, length, given
+    space): 1,000 instead of 7,700 for 50,000 reads."""
     group = np.asarray(group, dtype=np.int64)
     nctx = group.size
     valid = group >= 0
@@ -84,16 +92,27 @@ def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_search
         order = np.argsort(first, kind="stable")          # keys in order of first context
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
-        gapped, stat_ids, vals = {}, {}, []
+        gapped, spaces, stat_ids, vals = {}, {}, {}, []
         for u in order.tolist():
             c = int(live[first[u]])
             g = int(group[c])
             ku = blocks[g]
-            gp = gapped.get(g)
-            if gp is None:
-                gp = gapped[g] = _gapped(opts, ku)
+            got = gapped.get(g)
+            if got is None:
+                gp = _gapped(opts, ku)
+                got = gapped[g] = (gp, int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam),
+                                   int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
+            gp, trigger, xdrop = got
+            # search space and gapped cutoff: functions of the gapped block's values and the
+            # length (or the given space); value-equal blocks of distinct groups share them
             given = None if context_searchsp is None else context_searchsp[c]
-            v = _values(opts, gp, ku, int(lengths[c]), given, dbl, db_num_seqs)
+            skey = (gp, int(lengths[c]), given)
+            sg = spaces.get(skey)
+            if sg is None:
+                sp = _space(opts, gp, skey[1], given, dbl, db_num_seqs)
+                sg = spaces[skey] = (sp, max(1, karlin_cutoff(opts.evalue, gp.karlin, sp)))
+            sp, gcut = sg
+            v = (gp, sp, gcut, min(trigger, gcut), xdrop)
             vals.append(v + (stat_ids.setdefault(v[:2], len(stat_ids)),))
         idx = rank[inv]                                   # per live context: its key's entry
         ugp = [v[0] for v in vals]
