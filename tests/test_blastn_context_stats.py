@@ -38,6 +38,9 @@ def test_context_stats_equal_reference(task, strand, searchsp, given):
     blocks, group = ungapped_groups(b, m)
     kus = ungapped_blocks(b, m)
     assert kus == [blocks[g] if g >= 0 else None for g in group]
+    for t in (2, 5):                                    # letter counts on threads: same groups
+        bt, gt = ungapped_groups(b, m, t)
+        assert bt == blocks and np.array_equal(gt, group)
     sp = None
     if given:
         sp = np.where(np.arange(len(b.offsets)) % 3 == 0, 2.5e9, 7.0e8)

@@ -119,10 +119,15 @@ def test_choose_extend():
 
 
 def test_compiled_compress_query_equals_spec():
-    """nucl_words.compress_query_nb (the set-up's) equals compress_query for lengths 0-9 and 1000."""
-    from clalign.blast.nucl_words import compress_query_nb
+    """nucl_words.compress_query_nb and compress_query_threads (the set-up's, cut into ranges on
+    1-7 threads, more than steps included) equal compress_query for lengths 0-9 and 1000."""
+    from clalign.blast.nucl_words import compress_query_nb, compress_query_threads
 
     rng = np.random.default_rng(2)
     for n in list(range(10)) + [1000]:
         q = rng.integers(0, 16, n).astype(np.uint8)
-        assert np.array_equal(compress_query_nb(q), compress_query(q))
+        want = compress_query(q)
+        assert np.array_equal(compress_query_nb(q), want)
+        for t in (1, 2, 3, 7):
+            got = compress_query_threads(q, t)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (n, t)

@@ -108,13 +108,14 @@ def test_build_batch_equals_query_batch_build(strand):
     masks = [[], [(0, 2)], [(5, 9), (1, 3)], [(0, 299)], [], [(70, 76)]]
     for m in (None, masks):
         want = QueryBatch.build(queries, m, strand=strand)
-        got = build_batch(queries, m, strand=strand)
-        for name in ("seq", "offsets", "lengths", "query_of", "minus"):
-            a, b = getattr(got, name), getattr(want, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), name
-        assert got.segments == want.segments
-        assert np.array_equal(got.seg_array, np.array(want.segments, dtype=np.int64).reshape(-1, 2))
-        assert got.estimate_entries() == want.estimate_entries()
+        for threads in (1, 2, 4, 9):
+            got = build_batch(queries, m, strand=strand, threads=threads)
+            for name in ("seq", "offsets", "lengths", "query_of", "minus"):
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+            assert got.segments == want.segments
+            assert np.array_equal(got.seg_array, np.array(want.segments, dtype=np.int64).reshape(-1, 2))
+            assert got.estimate_entries() == want.estimate_entries()
     empty = build_batch([], None)
     assert empty.seq.size == 0 and empty.seg_array.shape == (0, 2)
     assert empty.estimate_entries() == QueryBatch.build([], None).estimate_entries() == (0, 0)

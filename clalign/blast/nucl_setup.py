@@ -170,10 +170,10 @@ def _bad_letter(data: bytes, path):
 
 
 @njit(cache=True, nogil=True)
-def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement):
-    """Every context's codes into ``seq`` (sentinels already there): the query, or its
+def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement, c0, c1):
+    """Contexts ``c0:c1``'s codes into ``seq`` (sentinels already there): the query, or its
     reverse complement."""
-    for c in range(offsets.shape[0]):
+    for c in range(c0, c1):
         a, n, o = qstart[query_of[c]], lengths[c], offsets[c]
         if minus[c]:
             for i in range(n):
@@ -183,7 +183,20 @@ def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complem
                 seq[o + i] = allq[a + i]
 
 
-def build_batch(queries, masks=None, strand="both"):
+def on_threads(fn, weights, threads: int):
+    """``fn(lo, hi)`` over consecutive ranges of items of about equal ``weights`` sums (an int
+    n: n items of weight 1), on ``threads`` threads (compiled functions without the GIL that
+    write disjoint places)."""
+    from .nucl_flat_nb import _groups, _run
+
+    if isinstance(weights, int):
+        cuts = sorted(set(np.linspace(0, weights, max(1, threads) + 1).astype(np.int64).tolist()))
+    else:
+        cuts = _groups(np.asarray(weights, dtype=np.int64), threads)
+    _run(fn, [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a], threads)
+
+
+def build_batch(queries, masks=None, strand="both", threads: int = 1):
     """:meth:`QueryBatch.build` (the spec) with the sequence filled in one compiled pass and
     the per-context arrays made at once; contexts without masks get their one segment
     directly (100,000 reads: ~2 s in the per-query loop before), and the segments come also as
@@ -207,7 +220,8 @@ def build_batch(queries, masks=None, strand="both"):
     qstart = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(qlen, out=qstart[1:])
     allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
-    _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, _COMPLEMENT)
+    on_threads(lambda c0, c1: _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus,
+                                             _COMPLEMENT, c0, c1), lengths + 1, threads)
     # one segment per context without masks (made at once), context_segments for the others
     nctx = lengths.size
     masked = np.zeros(nctx, dtype=bool)
@@ -247,10 +261,9 @@ def ungapped_block(codes, matrix):
 
 
 @njit(cache=True, nogil=True)
-def _context_counts(seq, offsets, lengths):
-    """Letter counts (codes 0..15) of every context of a query batch."""
-    out = np.zeros((offsets.shape[0], 16), dtype=np.int64)
-    for c in range(offsets.shape[0]):
+def _context_counts(seq, offsets, lengths, out, c0, c1):
+    """Letter counts (codes 0..15) of contexts ``c0:c1`` of a query batch into ``out``."""
+    for c in range(c0, c1):
         for i in range(offsets[c], offsets[c] + lengths[c]):
             out[c, seq[i]] += 1
     return out
@@ -263,7 +276,7 @@ def ungapped_blocks(batch, matrix):
     return [blocks[g] if g >= 0 else None for g in group.tolist()]
 
 
-def ungapped_groups(batch, matrix):
+def ungapped_groups(batch, matrix, threads: int = 1):
     """(blocks, group per context, -1 where the context has no block): :func:`ungapped_block`
     computed once per distinct score distribution. The block depends on a context only through
     the score probabilities that ``score_frequencies`` accumulates from its letter frequencies,
@@ -274,8 +287,12 @@ def ungapped_groups(batch, matrix):
     counts are whole numbers, so their sums are exact in any order."""
     M = np.asarray(matrix)[:15, :15].astype(np.int64)
     nctx = len(batch.offsets)
-    comp = _context_counts(batch.seq, np.asarray(batch.offsets, dtype=np.int64),
-                           np.asarray(batch.lengths, dtype=np.int64))[:, :15].astype(np.float64)
+    offsets = np.asarray(batch.offsets, dtype=np.int64)
+    lengths = np.asarray(batch.lengths, dtype=np.int64)
+    counts = np.zeros((nctx, 16), dtype=np.int64)
+    on_threads(lambda c0, c1: _context_counts(batch.seq, offsets, lengths, counts, c0, c1),
+               lengths + 1, threads)
+    comp = counts[:, :15].astype(np.float64)
     comp[:, 14] = 0.0
     sums = comp.sum(axis=1)
     group = np.full(nctx, -1, dtype=np.int64)
@@ -344,20 +361,20 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     (same masks, same table)."""
     from .nucl_context_stats import context_stats
     from .nucl_extend import choose_extend
-    from .nucl_words import compress_query_nb
+    from .nucl_words import compress_query_threads
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
     masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking,
                         threads=threads)
-    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand)
+    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand, threads=threads)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
     matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
     dbl = opts.dbsize or db_length
-    blocks, group = ungapped_groups(batch, matrix)
+    blocks, group = ungapped_groups(batch, matrix, threads)
     valid, gps, ssp, cg, cu, xu, stat_key = context_stats(opts, blocks, group, batch.lengths, dbl,
                                                           db_num_seqs, context_searchsp)
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
@@ -365,7 +382,7 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
-                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_nb(np.asarray(batch.seq, dtype=np.uint8)),
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_threads(batch.seq, threads),
                  strand_offsets(batch.offsets, batch.minus), stat_key)
 
 
