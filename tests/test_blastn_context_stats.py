@@ -31,13 +31,16 @@ def _batch(strand):
 @pytest.mark.parametrize("task,strand,searchsp,given", [
     ("megablast", "both", 0, False), ("blastn", "plus", 0, False), ("megablast", "both", 0, True),
     ("blastn-short", "both", 123456789, False)])
-def test_context_stats_equal_reference(task, strand, searchsp, given):
+def test_context_stats_equal_reference(task, strand, searchsp, given, monkeypatch):
     opts = BlastnOptions(task=task, strand=strand, searchsp=searchsp)
     b = _batch(strand)
     m = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)
     blocks, group = ungapped_groups(b, m)
     kus = ungapped_blocks(b, m)
     assert kus == [blocks[g] if g >= 0 else None for g in group]
+    from clalign.blast import nucl_flat_nb
+
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)   # threads on this small batch
     for t in (2, 5):                                    # letter counts on threads: same groups
         bt, gt = ungapped_groups(b, m, t)
         assert bt == blocks and np.array_equal(gt, group)

@@ -8,7 +8,14 @@ import pytest
 
 from clalign.blast.nucl_flat_nb import flat_cells_parts, part_bits
 from clalign.blast.nucl_lookup import MEGABLAST, SMALL, STANDARD, QueryBatch
+from clalign.blast import nucl_flat_nb
 from clalign.blast.nucl_scan import _flat_cells, _indexed_words_nb, build_flat, build_flat_ref
+
+
+@pytest.fixture(autouse=True)
+def _threads_on_small_inputs(monkeypatch):
+    """Groups of any size, so that these small inputs run on several threads."""
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)
 
 
 def _ref(seq, segs, width, word, latest_first):
@@ -89,3 +96,10 @@ def test_build_flat_equals_reference(kind, width, word):
             (want.kind, want.width, want.word_size, want.scan_step, want.max_cell)
         assert np.array_equal(got.cell_start, want.cell_start)
         assert np.array_equal(got.q_offs, want.q_offs)
+
+
+def test_small_work_is_one_group(monkeypatch):
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1 << 16)
+    assert nucl_flat_nb._groups(np.ones(1000, dtype=np.int64), 4) == [0, 1000]
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)
+    assert nucl_flat_nb._groups(np.ones(1000, dtype=np.int64), 4) == [0, 250, 500, 750, 1000]

@@ -97,11 +97,14 @@ def test_megablast_pv_compression():
 
 
 @pytest.mark.parametrize("strand", ["both", "plus", "minus"])
-def test_build_batch_equals_query_batch_build(strand):
+def test_build_batch_equals_query_batch_build(strand, monkeypatch):
     """nucl_setup.build_batch (the set-up's) gives QueryBatch.build's batch: sequence with
     sentinels and reverse complements, per-context arrays and segments, with and without masks,
     queries of length 1 and with ambiguity codes."""
+    from clalign.blast import nucl_flat_nb
     from clalign.blast.nucl_setup import build_batch
+
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)   # threads on these small inputs
 
     rng = np.random.default_rng(9)
     queries = [rng.integers(0, 15, int(n)).astype(np.uint8) for n in [1, 5, 40, 300, 2, 77]]

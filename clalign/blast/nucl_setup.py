@@ -187,10 +187,11 @@ def on_threads(fn, weights, threads: int):
     """``fn(lo, hi)`` over consecutive ranges of items of about equal ``weights`` sums (an int
     n: n items of weight 1), on ``threads`` threads (compiled functions without the GIL that
     write disjoint places)."""
-    from .nucl_flat_nb import _groups, _run
+    from .nucl_flat_nb import MIN_THREADED, _groups, _run
 
     if isinstance(weights, int):
-        cuts = sorted(set(np.linspace(0, weights, max(1, threads) + 1).astype(np.int64).tolist()))
+        parts = max(1, threads) if weights >= MIN_THREADED else 1
+        cuts = sorted(set(np.linspace(0, weights, parts + 1).astype(np.int64).tolist()))
     else:
         cuts = _groups(np.asarray(weights, dtype=np.int64), threads)
     _run(fn, [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a], threads)
