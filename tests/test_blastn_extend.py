@@ -118,11 +118,18 @@ def test_choose_extend():
     assert choose_extend("small", 11, 11, 1) == "direct"
 
 
-def test_compiled_compress_query_equals_spec():
-    """nucl_words.compress_query_nb (the set-up's) equals compress_query for lengths 0-9 and 1000."""
-    from clalign.blast.nucl_words import compress_query_nb
+def test_compiled_compress_query_equals_spec(monkeypatch):
+    """nucl_words.compress_query_nb and compress_query_threads (the set-up's, cut into ranges on
+    1-7 threads, more than steps included) equal compress_query for lengths 0-9 and 1000."""
+    from clalign.blast import nucl_flat_nb
+    from clalign.blast.nucl_words import compress_query_nb, compress_query_threads
 
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)   # threads on these small inputs
     rng = np.random.default_rng(2)
     for n in list(range(10)) + [1000]:
         q = rng.integers(0, 16, n).astype(np.uint8)
-        assert np.array_equal(compress_query_nb(q), compress_query(q))
+        want = compress_query(q)
+        assert np.array_equal(compress_query_nb(q), want)
+        for t in (1, 2, 3, 7):
+            got = compress_query_threads(q, t)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (n, t)

@@ -97,20 +97,28 @@ def test_megablast_pv_compression():
 
 
 @pytest.mark.parametrize("strand", ["both", "plus", "minus"])
-def test_build_batch_equals_query_batch_build(strand):
+def test_build_batch_equals_query_batch_build(strand, monkeypatch):
     """nucl_setup.build_batch (the set-up's) gives QueryBatch.build's batch: sequence with
     sentinels and reverse complements, per-context arrays and segments, with and without masks,
     queries of length 1 and with ambiguity codes."""
+    from clalign.blast import nucl_flat_nb
     from clalign.blast.nucl_setup import build_batch
+
+    monkeypatch.setattr(nucl_flat_nb, "MIN_THREADED", 1)   # threads on these small inputs
 
     rng = np.random.default_rng(9)
     queries = [rng.integers(0, 15, int(n)).astype(np.uint8) for n in [1, 5, 40, 300, 2, 77]]
     masks = [[], [(0, 2)], [(5, 9), (1, 3)], [(0, 299)], [], [(70, 76)]]
     for m in (None, masks):
         want = QueryBatch.build(queries, m, strand=strand)
-        got = build_batch(queries, m, strand=strand)
-        for name in ("seq", "offsets", "lengths", "query_of", "minus"):
-            a, b = getattr(got, name), getattr(want, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), name
-        assert got.segments == want.segments
-    assert build_batch([], None).seq.size == 0
+        for threads in (1, 2, 4, 9):
+            got = build_batch(queries, m, strand=strand, threads=threads)
+            for name in ("seq", "offsets", "lengths", "query_of", "minus"):
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+            assert got.segments == want.segments
+            assert np.array_equal(got.seg_array, np.array(want.segments, dtype=np.int64).reshape(-1, 2))
+            assert got.estimate_entries() == want.estimate_entries()
+    empty = build_batch([], None)
+    assert empty.seq.size == 0 and empty.seg_array.shape == (0, 2)
+    assert empty.estimate_entries() == QueryBatch.build([], None).estimate_entries() == (0, 0)

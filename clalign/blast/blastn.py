@@ -28,7 +28,7 @@ from .hsp import hitlist_key
 from .nucl_hsp import DEL, EVALUE_EPSILON, INS, add_subject_hits, evalue_order
 from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
                           subject_chunks)
-from .nucl_setup import BlastnOptions, read_queries, setup_search
+from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search
 from .nucl_words import DiagState
 
 LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
@@ -116,11 +116,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         return run_ungapped(queries, nt, st, progress, warn, times, device)
     times = {} if times is None else times
     times["setup"] = times.get("setup", 0.0) + clock() - t0
-    b = st.batch
-    for qi, q in enumerate(queries):
-        if not st.ctx_valid[b.query_of == qi].all():
-            warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
-                        "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    for qi in invalid_queries(st):
+        warn(queries[qi].qid, "could not calculate ungapped Karlin-Altschul parameters (invalid "
+                              "query sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
     from .nucl_split import batch_may_split, split_layout   # blastn's query chunks (nucl_split)
     lengths = [len(q.codes) for q in queries]
     split = split_layout(lengths, opts.task)

@@ -313,5 +313,6 @@ def query_masks(texts, dust: bool = True, lcase: bool = False, threads: int = 1)
     from .nucl_dust_nb import dust_intervals_many
 
     dusts = dust_intervals_many(texts, threads=threads) if dust else [[] for _ in texts]
-    return [merge_intervals((lowercase_intervals(t) if lcase else []) + d)
-            for t, d in zip(texts, dusts)]
+    if not lcase:
+        return [merge_intervals(d) if d else [] for d in dusts]
+    return [merge_intervals(lowercase_intervals(t) + d) for t, d in zip(texts, dusts)]

@@ -282,6 +282,9 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
         ivs = out.tolist()
         m = 0
         for c in counts.tolist():
-            res.append([(a, b) for a, b in ivs[m:m + c]])
-            m += c
+            if c:
+                res.append([(a, b) for a, b in ivs[m:m + c]])
+                m += c
+            else:
+                res.append([])
     return res

@@ -73,6 +73,7 @@ class QueryBatch:
     query_of: np.ndarray   # query index of each context
     minus: np.ndarray      # bool: context is the minus strand
     segments: list         # [(left, right)] in concatenated coordinates, context order
+    seg_array: np.ndarray = None   # the segments as (n, 2) int64, when the builder made it
 
     @classmethod
     def build(cls, queries, masks=None, strand="both"):
@@ -104,6 +105,9 @@ class QueryBatch:
 
     def estimate_entries(self):
         """(entries, max_off) as ``EstimateNumTableEntries``."""
+        if self.seg_array is not None:
+            seg = self.seg_array
+            return (int((seg[:, 1] - seg[:, 0]).sum()), int(seg[:, 1].max()) if seg.size else 0)
         entries = sum(r - l for l, r in self.segments)
         max_off = max((r for _, r in self.segments), default=0)
         return entries, max_off

@@ -72,10 +72,26 @@ def flat_lookup(batch, table, word_size: int) -> FlatLookup:
     return build_flat(batch, kind, table.width, word_size)
 
 
-def build_flat(batch, kind: str, width: int, word_size: int) -> FlatLookup:
+def build_flat(batch, kind: str, width: int, word_size: int, threads: int = 1) -> FlatLookup:
     """The FlatLookup of table kind ``kind`` and ``width`` for ``batch``, straight from the
-    indexed words (no intermediate table); a small table whose overflow would need 32768
-    cells or more becomes a standard table, as in ``BlastChooseNaLookupTable``."""
+    query batch by the partitioned counting sort (``nucl_flat_nb``, ``threads`` threads; equal
+    to :func:`build_flat_ref`); a small table whose overflow would need 32768 cells or more
+    becomes a standard table, as in ``BlastChooseNaLookupTable``."""
+    from .nucl_flat_nb import flat_cells_parts
+
+    seg = batch.seg_array
+    if seg is None:
+        seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
+    q_offs, start, max_cell, overflow = flat_cells_parts(batch.seq, seg[:, 0], seg[:, 1], width,
+                                                         word_size, kind == MEGABLAST, threads)
+    if kind == SMALL and 2 + overflow >= 32768:
+        kind = STANDARD
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
+
+
+def build_flat_ref(batch, kind: str, width: int, word_size: int) -> FlatLookup:
+    """:func:`build_flat`'s reference: every indexed word listed (code, offset), then one
+    counting sort over all cells."""
     seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     codes, offs = _indexed_words_nb(np.asarray(batch.seq, dtype=np.uint8), seg[:, 0].copy(),
                                     seg[:, 1].copy(), width, word_size)

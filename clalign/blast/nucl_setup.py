@@ -31,9 +31,8 @@ import numpy as np
 
 from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
-from ..stats.evalue import karlin_cutoff
 from ..stats.karlin import KarlinParams, ungapped_params
-from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params, nucl_search_space
+from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params
 from .nucl_dust import query_masks
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
@@ -139,15 +138,19 @@ def read_queries(path):
         out.append((head, b"".join(seq), head_line))
     # every letter checked at once (a numpy check per line cost ~10 us a line: ~2 s for
     # 100,000 reads); the line of a bad one is looked for only when there is one
-    if (BLASTNA_OF[np.frombuffer(b"".join(s for _, s, _ in out), dtype=np.uint8)] == 255).any():
+    # and converted at once, each query's codes a copy of its slice (a lookup per query cost
+    # ~4 us: 0.2 s for 50,000 reads)
+    codes = BLASTNA_OF[np.frombuffer(b"".join(s for _, s, _ in out), dtype=np.uint8)]
+    if (codes == 255).any():
         _bad_letter(data, path)
-    queries = []
+    queries, at = [], 0
     for head, s, line in out:
         if not s:
             raise InputError("empty query sequence", path, line)
         title = head.decode("utf-8", "replace")
         qid = title.split(None, 1)[0] if title.strip() else f"Query_{len(queries) + 1}"
-        queries.append(Query(qid, title, s, BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)].copy()))
+        queries.append(Query(qid, title, s, codes[at:at + len(s)].copy()))
+        at += len(s)
     if not queries:
         raise InputError("no query sequences", path)
     return queries
@@ -167,10 +170,10 @@ def _bad_letter(data: bytes, path):
 
 
 @njit(cache=True, nogil=True)
-def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement):
-    """Every context's codes into ``seq`` (sentinels already there): the query, or its
+def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement, c0, c1):
+    """Contexts ``c0:c1``'s codes into ``seq`` (sentinels already there): the query, or its
     reverse complement."""
-    for c in range(offsets.shape[0]):
+    for c in range(c0, c1):
         a, n, o = qstart[query_of[c]], lengths[c], offsets[c]
         if minus[c]:
             for i in range(n):
@@ -180,10 +183,25 @@ def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complem
                 seq[o + i] = allq[a + i]
 
 
-def build_batch(queries, masks=None, strand="both"):
+def on_threads(fn, weights, threads: int):
+    """``fn(lo, hi)`` over consecutive ranges of items of about equal ``weights`` sums (an int
+    n: n items of weight 1), on ``threads`` threads (compiled functions without the GIL that
+    write disjoint places)."""
+    from .nucl_flat_nb import MIN_THREADED, _groups, _run
+
+    if isinstance(weights, int):
+        parts = max(1, threads) if weights >= MIN_THREADED else 1
+        cuts = sorted(set(np.linspace(0, weights, parts + 1).astype(np.int64).tolist()))
+    else:
+        cuts = _groups(np.asarray(weights, dtype=np.int64), threads)
+    _run(fn, [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a], threads)
+
+
+def build_batch(queries, masks=None, strand="both", threads: int = 1):
     """:meth:`QueryBatch.build` (the spec) with the sequence filled in one compiled pass and
     the per-context arrays made at once; contexts without masks get their one segment
-    directly (100,000 reads: ~2 s in the per-query loop before)."""
+    directly (100,000 reads: ~2 s in the per-query loop before), and the segments come also as
+    an ``(n, 2)`` int64 array (``seg_array``)."""
     from .nucl_lookup import _COMPLEMENT, context_segments
 
     if strand not in ("both", "plus", "minus"):
@@ -203,16 +221,30 @@ def build_batch(queries, masks=None, strand="both"):
     qstart = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(qlen, out=qstart[1:])
     allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
-    _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, _COMPLEMENT)
-    segments = []
-    for c, (o, n, qi, mi) in enumerate(zip(offsets.tolist(), lengths.tolist(), query_of.tolist(),
-                                           minus.tolist())):
-        m = masks[qi] if masks is not None else None
-        if m:
-            segments += context_segments(o, n, sorted(m), mi)
-        elif n > 0:
-            segments.append((o, o + n - 1))
-    return QueryBatch(seq, offsets, lengths, query_of, minus, segments)
+    on_threads(lambda c0, c1: _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus,
+                                             _COMPLEMENT, c0, c1), lengths + 1, threads)
+    # one segment per context without masks (made at once), context_segments for the others
+    nctx = lengths.size
+    masked = np.zeros(nctx, dtype=bool)
+    if masks is not None and nctx:
+        masked = np.fromiter((bool(m) for m in masks), dtype=bool, count=nq)[query_of]
+    nseg = (~masked & (lengths > 0)).astype(np.int64)
+    special = {}
+    for c in np.flatnonzero(masked).tolist():
+        special[c] = context_segments(int(offsets[c]), int(lengths[c]), sorted(masks[int(query_of[c])]),
+                                      bool(minus[c]))
+        nseg[c] = len(special[c])
+    first = np.zeros(nctx + 1, dtype=np.int64)
+    np.cumsum(nseg, out=first[1:])
+    seg = np.empty((int(first[-1]), 2), dtype=np.int64)
+    plain = np.flatnonzero(~masked & (lengths > 0))
+    seg[first[plain], 0] = offsets[plain]
+    seg[first[plain], 1] = offsets[plain] + lengths[plain] - 1
+    for c, ss in special.items():
+        if ss:
+            seg[first[c]:first[c + 1]] = ss
+    segments = list(zip(seg[:, 0].tolist(), seg[:, 1].tolist()))
+    return QueryBatch(seq, offsets, lengths, query_of, minus, segments, seg)
 
 
 def ungapped_block(codes, matrix):
@@ -230,33 +262,44 @@ def ungapped_block(codes, matrix):
 
 
 @njit(cache=True, nogil=True)
-def _context_counts(seq, offsets, lengths):
-    """Letter counts (codes 0..15) of every context of a query batch."""
-    out = np.zeros((offsets.shape[0], 16), dtype=np.int64)
-    for c in range(offsets.shape[0]):
+def _context_counts(seq, offsets, lengths, out, c0, c1):
+    """Letter counts (codes 0..15) of contexts ``c0:c1`` of a query batch into ``out``."""
+    for c in range(c0, c1):
         for i in range(offsets[c], offsets[c] + lengths[c]):
             out[c, seq[i]] += 1
     return out
 
 
 def ungapped_blocks(batch, matrix):
-    """:func:`ungapped_block` of every context of ``batch``, computed once per distinct score
-    distribution: the block depends on a context only through the score probabilities that
-    ``score_frequencies`` accumulates from its letter frequencies, and reads of A/C/G/T share a
-    few bit patterns of those (8 among 800 contexts of 400 reads). The probabilities are
-    accumulated here for all contexts at once, term by term in the same order as
-    ``np.add.at`` does per context (the same additions, so the same bits); each group's block is
-    then computed by :func:`ungapped_block` on one of its contexts."""
+    """:func:`ungapped_block` of every context of ``batch`` (one object per group of
+    :func:`ungapped_groups`)."""
+    blocks, group = ungapped_groups(batch, matrix)
+    return [blocks[g] if g >= 0 else None for g in group.tolist()]
+
+
+def ungapped_groups(batch, matrix, threads: int = 1):
+    """(blocks, group per context, -1 where the context has no block): :func:`ungapped_block`
+    computed once per distinct score distribution. The block depends on a context only through
+    the score probabilities that ``score_frequencies`` accumulates from its letter frequencies,
+    and reads of A/C/G/T share a few bit patterns of those (8 among 800 contexts of 400 reads).
+    The probabilities are accumulated here for all contexts at once, term by term in the same
+    order as ``np.add.at`` does per context (the same additions, so the same bits); each group's
+    block is then computed by :func:`ungapped_block` on the group's first context. Letter
+    counts are whole numbers, so their sums are exact in any order."""
     M = np.asarray(matrix)[:15, :15].astype(np.int64)
     nctx = len(batch.offsets)
-    comp = _context_counts(batch.seq, np.asarray(batch.offsets, dtype=np.int64),
-                           np.asarray(batch.lengths, dtype=np.int64))[:, :15].astype(np.float64)
+    offsets = np.asarray(batch.offsets, dtype=np.int64)
+    lengths = np.asarray(batch.lengths, dtype=np.int64)
+    counts = np.zeros((nctx, 16), dtype=np.int64)
+    on_threads(lambda c0, c1: _context_counts(batch.seq, offsets, lengths, counts, c0, c1),
+               lengths + 1, threads)
+    comp = counts[:, :15].astype(np.float64)
     comp[:, 14] = 0.0
-    sums = np.array([row.sum() for row in comp])   # each row summed as ungapped_block sums it
-    out = [None] * nctx
+    sums = comp.sum(axis=1)
+    group = np.full(nctx, -1, dtype=np.int64)
     live = np.flatnonzero(sums != 0)
     if not live.size:
-        return out
+        return [], group
     freq = comp[live] / sums[live, None]
     lo = int(M.min())
     probs = np.zeros((live.size, int(M.max()) - lo + 1))
@@ -264,15 +307,17 @@ def ungapped_blocks(batch, matrix):
     for i in range(15):          # np.add.at order: i major, j minor; p_std is 0 past A/C/G/T
         for j in range(4):
             probs[:, M[i, j] - lo] += freq[:, i] * p_std
-    _, first, group = np.unique(probs, axis=0, return_index=True, return_inverse=True)
+    # rows compared by their bytes (sums of non-negative terms: no -0.0, no NaN, so equal bytes
+    # = equal values); unique's stable sort gives each group's first context
+    rows = np.ascontiguousarray(probs).view(np.dtype((np.void, probs.shape[1] * 8))).reshape(-1)
+    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
     blocks = []
-    for k in first:
+    for k in first.tolist():
         c = int(live[k])
         a, n = int(batch.offsets[c]), int(batch.lengths[c])
         blocks.append(ungapped_block(batch.seq[a:a + n], matrix))
-    for k, g in zip(live.tolist(), np.asarray(group).reshape(-1).tolist()):
-        out[k] = blocks[g]
-    return out
+    group[live] = np.asarray(inv).reshape(-1)
+    return blocks, group
 
 
 @dataclass
@@ -313,58 +358,38 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
                  context_searchsp=None, threads: int = 1) -> Setup:
     """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
     search space per context index, used instead of the computed ones (a query chunk's search,
-    :mod:`nucl_split`). ``threads``: DUST runs on that many threads (same masks)."""
+    :mod:`nucl_split`). ``threads``: DUST and the lookup table's sort run on that many threads
+    (same masks, same table)."""
+    from .nucl_context_stats import context_stats
     from .nucl_extend import choose_extend
-    from .nucl_words import compress_query_nb
+    from .nucl_words import compress_query_threads
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
     masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking,
                         threads=threads)
-    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand)
+    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand, threads=threads)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
-    flat = build_flat(batch, kind, width, opts.word_size) if batch.segments else None
+    flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
     matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
-    nctx = len(batch.offsets)
     dbl = opts.dbsize or db_length
-    valid = np.zeros(nctx, dtype=bool)
-    gps = [None] * nctx
-    ssp = np.zeros(nctx, dtype=np.float64)
-    cg = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
-    cu = np.full(nctx, 2 ** 31 - 1, dtype=np.int64)
-    xu = np.zeros(nctx, dtype=np.int64)
-    kus = ungapped_blocks(batch, matrix)
-    # (ungapped block, context length, given search space) -> (the context's values, statistics
-    # key): the same for equal keys. ungapped_blocks hands one object per distinct block, so
-    # the memo is keyed by the object's id (no dataclass hashed per context: ~1.5 s for 200,000
-    # contexts); value-equal blocks that are distinct objects get equal values and, through
-    # stat_ids (keyed by value, first context first), the same statistics key.
-    memo = {}
-    stat_key, stat_ids = [-1] * nctx, {}
-    lengths = batch.lengths.tolist()
-    for c in range(nctx):
-        ku = kus[c]
-        if ku is None:
-            continue
-        key = (id(ku), lengths[c], None if context_searchsp is None else context_searchsp[c])
-        got = memo.get(key)
-        if got is None:
-            gp = nucl_gapped_params(opts.reward, opts.penalty, opts.gap_open, opts.gap_extend, ku)
-            sp = np.float64(opts.searchsp or nucl_search_space(gp, key[1], dbl, db_num_seqs)[1]
-                            if key[2] is None else key[2])
-            g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
-            trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-            vals = (gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
-            got = memo[key] = (vals, stat_ids.setdefault(vals[:2], len(stat_ids)))
-        stat_key[c] = got[1]
-        valid[c] = True
-        gps[c], ssp[c], cg[c], cu[c], xu[c] = got[0]
+    blocks, group = ungapped_groups(batch, matrix, threads)
+    valid, gps, ssp, cg, cu, xu, stat_key = context_stats(opts, blocks, group, batch.lengths, dbl,
+                                                          db_num_seqs, context_searchsp)
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
-                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_nb(np.asarray(batch.seq, dtype=np.uint8)),
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_threads(batch.seq, threads),
                  strand_offsets(batch.offsets, batch.minus), stat_key)
+
+
+def invalid_queries(st: Setup) -> list:
+    """Indices, ascending, of the queries with a context without valid Karlin-Altschul
+    parameters (blastn warns about each; one pass, not one comparison over every context per
+    query: ~1.3 s for 50,000 reads)."""
+    b = st.batch
+    return np.unique(np.asarray(b.query_of)[~np.asarray(st.ctx_valid, dtype=bool)]).tolist()

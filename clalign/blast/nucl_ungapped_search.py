@@ -37,7 +37,7 @@ from ..stats.evalue import bit_score, karlin_cutoff
 from ..stats.nucl import NuclGappedParams, nucl_search_space, ungapped_alpha_beta
 from .nucl_hsp import NHSP, SUB, add_subject_hits, merge_subject_chunks, score_order
 from .nucl_search import DBSEQ_CHUNK_OVERLAP, initial_hits, subject_chunks
-from .nucl_setup import ungapped_block
+from .nucl_setup import invalid_queries, ungapped_block
 
 CUTOFF_E_BLASTN = 0.05      # CUTOFF_E_BLASTN: expected ungapped extensions kept per subject
 
@@ -190,10 +190,9 @@ def run_ungapped(queries, nt, st, progress=None, warn=None, times=None, device=N
     o = st.opts
     b = st.batch
     st, us = ungapped_setup(st, nt.total_bases, len(nt))
-    for qi, q in enumerate(queries):
-        if warn is not None and not st.ctx_valid[b.query_of == qi].all():
-            warn(q.qid, "could not calculate ungapped Karlin-Altschul parameters (invalid query "
-                        "sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
+    for qi in invalid_queries(st) if warn is not None else ():
+        warn(queries[qi].qid, "could not calculate ungapped Karlin-Altschul parameters (invalid "
+                              "query sequence, e.g. all N); no hits are reported for it, as BLAST+ does")
     times["setup"] = times.get("setup", 0.0) + clock() - t0
     t0 = clock()
     words0 = times.get("words", 0.0)

@@ -407,3 +407,29 @@ def compress_query_nb(q):
         x = ((x << 2) | b) & 0xFF
         out[3 - m + i] = x
     return out
+
+
+@njit(cache=True, nogil=True)
+def _compress_range(q, out, lo, hi):
+    """Steps ``lo:hi`` of :func:`compress_query_nb`'s loop (a byte packs the last four bases
+    only, so the three before ``lo`` are read again)."""
+    n = q.shape[0]
+    m = min(3, n)
+    x = 0
+    for i in range(max(0, lo - 3), hi):
+        b = q[i] & 3 if i < n else 0
+        x = ((x << 2) | b) & 0xFF
+        if i >= lo:
+            out[3 - m + i] = x
+
+
+def compress_query_threads(q, threads: int = 1):
+    """:func:`compress_query_nb` in ranges of its steps on ``threads`` threads (same bytes)."""
+    from .nucl_setup import on_threads
+
+    q = np.asarray(q, dtype=np.uint8)
+    n = q.shape[0]
+    out = np.zeros(n + 3, dtype=np.uint8)
+    on_threads(lambda lo, hi: _compress_range(q, out, lo, hi),
+               n + min(3, n), threads)
+    return out
