@@ -233,6 +233,20 @@ def test_alias_errors(tmp_path):
         open_blastdb(p)
 
 
+def test_header_missing_a_required_field_is_an_input_error(tmp_path):
+    """Found by test_fuzz_reader: one byte of nucl_v4.nhr changed (offset 466 to 32) leaves a
+    general Seq-id without its db field; the reader said KeyError, now a one-line InputError."""
+    for e in ("nin", "nsq", "nhr"):
+        data = bytearray(open(os.path.join(DB, f"nucl_v4.{e}"), "rb").read())
+        if e == "nhr":
+            data[466] = 32
+        (tmp_path / f"nucl_v4.{e}").write_bytes(bytes(data))
+    db = open_blastdb(str(tmp_path / "nucl_v4"))
+    with pytest.raises(InputError, match="required field"):
+        for i in range(len(db)):
+            db.blast_ids.sseqid(i)
+
+
 def test_fuzz_reader(tmp_path):
     """Random byte changes and truncations: the reader succeeds or raises InputError, nothing else."""
     pytest.importorskip("hypothesis")

@@ -240,6 +240,13 @@ class Defline:
 
 def decode_deflines(buf):
     """The deflines of one header (``bytes``); raises :class:`BerError` when malformed."""
+    try:
+        return _decode_deflines(buf)
+    except (KeyError, IndexError) as exc:      # a field the structure requires is absent
+        raise BerError(f"a required field is missing ({exc.__class__.__name__} {exc})") from None
+
+
+def _decode_deflines(buf):
     root = decode_ber(buf)
     if root[0] != 0 or root[1] != 16:
         raise BerError("header is not a SEQUENCE")
