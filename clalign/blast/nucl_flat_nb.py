@@ -37,32 +37,11 @@ def part_bits(width: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _count_parts(seq, seg_left, seg_right, s0, s1, width, word_size, low_bits, counts):
-    """Add the words of segments ``s0:s1`` to ``counts[part]`` (the reference's indexing:
-    runs of A/C/G/T of a segment at least ``word_size`` long)."""
-    mask = (1 << (2 * width)) - 1
-    for k in range(s0, s1):
-        left, right = seg_left[k], seg_right[k]
-        if word_size > right - left + 1:
-            continue
-        code = 0
-        run = 0
-        for pos in range(left, right + 1):
-            b = seq[pos]
-            if b > 3:
-                run = 0
-                code = 0
-                continue
-            code = ((code << 2) | b) & mask
-            run += 1
-            if run >= width:
-                counts[code >> low_bits] += 1
-
-
-@njit(cache=True, nogil=True)
-def _place_parts(seq, seg_left, seg_right, s0, s1, width, word_size, low_bits, fill, offs, lows):
-    """Write the words of segments ``s0:s1`` at ``fill[part]`` (then advanced): the offset into
-    ``offs``, the code's low bits into ``lows``."""
+def _walk_parts(seq, seg_left, seg_right, s0, s1, width, word_size, low_bits, at, place, offs, lows):
+    """The words of segments ``s0:s1`` (the reference's indexing: runs of A/C/G/T of a segment
+    at least ``word_size`` long), each advancing ``at[part]`` by one: the count pass, or with
+    ``place`` the write pass, which first writes the offset at ``offs[at[part]]`` and the
+    code's low bits at ``lows[at[part]]``."""
     mask = (1 << (2 * width)) - 1
     low_mask = (1 << low_bits) - 1
     for k in range(s0, s1):
@@ -81,10 +60,11 @@ def _place_parts(seq, seg_left, seg_right, s0, s1, width, word_size, low_bits, f
             run += 1
             if run >= width:
                 p = code >> low_bits
-                i = fill[p]
-                offs[i] = pos - width + 1
-                lows[i] = code & low_mask
-                fill[p] = i + 1
+                i = at[p]
+                if place:
+                    offs[i] = pos - width + 1
+                    lows[i] = code & low_mask
+                at[p] = i + 1
 
 
 @njit(cache=True, nogil=True)
@@ -163,9 +143,11 @@ def flat_cells_parts(seq, seg_left, seg_right, width: int, word_size: int, lates
     cells = 1 << (2 * width)
     cuts = _groups(np.maximum(seg_right - seg_left + 1, 0), threads)
     sjobs = list(zip(cuts[:-1], cuts[1:]))
+    lows_type = np.uint16 if low_bits <= 16 else np.uint32
     counts = np.zeros((len(sjobs), nparts), dtype=np.int64)
-    _run(lambda g, s0, s1: _count_parts(seq, seg_left, seg_right, s0, s1, width, word_size,
-                                        low_bits, counts[g]),
+    no_offs, no_lows = np.empty(0, dtype=np.int32), np.empty(0, dtype=lows_type)
+    _run(lambda g, s0, s1: _walk_parts(seq, seg_left, seg_right, s0, s1, width, word_size,
+                                       low_bits, counts[g], False, no_offs, no_lows),
          [(g, s0, s1) for g, (s0, s1) in enumerate(sjobs)], threads)
     # part-major, group-minor places: each part's words in insertion order
     flat = counts.T.reshape(-1)
@@ -175,9 +157,9 @@ def flat_cells_parts(seq, seg_left, seg_right, width: int, word_size: int, lates
     fills = places[:-1].reshape(nparts, len(sjobs)).T.copy()
     part_start = places[::len(sjobs)].copy()          # start of each part, and the total
     offs = np.empty(n, dtype=np.int32)
-    lows = np.empty(n, dtype=np.uint16 if low_bits <= 16 else np.uint32)
-    _run(lambda g, s0, s1: _place_parts(seq, seg_left, seg_right, s0, s1, width, word_size,
-                                        low_bits, fills[g], offs, lows),
+    lows = np.empty(n, dtype=lows_type)
+    _run(lambda g, s0, s1: _walk_parts(seq, seg_left, seg_right, s0, s1, width, word_size,
+                                       low_bits, fills[g], True, offs, lows),
          [(g, s0, s1) for g, (s0, s1) in enumerate(sjobs)], threads)
     cell_start = np.empty(cells + 1, dtype=np.int64)
     cell_start[cells] = n
