@@ -78,11 +78,9 @@ def _bisect(profile, hmm, uniq, F1, slack_bits) -> np.ndarray:
     """:func:`class_thresholds` by bisection over 0..256 (the window's fallback)."""
     lo = np.zeros(uniq.size, dtype=np.int64)
     hi = np.full(uniq.size, 256, dtype=np.int64)
-    zero = np.zeros(uniq.size, dtype=np.int64)
     while (lo < hi).any():
         mid = np.minimum((lo + hi) // 2, 255)
-        nats = reference.msv_from_bytes(profile, mid, zero, uniq)
-        ok = msv_pass(nats, uniq, hmm, F1, slack_bits=slack_bits)
+        ok = _passes(profile, hmm, mid, uniq, F1, slack_bits)
         open_ = lo < hi
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid + 1, lo)
