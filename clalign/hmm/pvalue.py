@@ -22,21 +22,9 @@ LN2 = 0.69314718055994529       # eslCONST_LOG2
 _SMALLX1 = 5e-9                 # eslSMALLX1
 
 
-_NULL: list = []         # [(length array, its null scores)], the last few
-
-
 def null_nats(L):
-    """HMMER's null1 score (nats, float32) for target length(s) ``L`` (a search asks it for
-    the same length array once per model: the last few arrays' answers are kept; only arrays of
-    a database's size, so that each model's survivors do not push those out)."""
-    if isinstance(L, np.ndarray) and L.size >= 1 << 16:
-        for arr, val in _NULL:
-            if arr is L:
-                return val
-        val = _null_nats(L)
-        _NULL.append((L, val))
-        del _NULL[:-4]
-        return val
+    """HMMER's null1 score (nats, float32) for target length(s) ``L`` (from the per-process
+    length table, :mod:`clalign.hmm.lentable`)."""
     return _null_nats(L)
 
 
