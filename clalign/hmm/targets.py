@@ -102,7 +102,7 @@ class Targets:
 
     def build_all(self, abc, described: bool = False):
         """Build (and keep) every target's sequence now, in one pass (see the module's note)."""
-        block(self, np.arange(self.off.size - 1), abc, described)
+        _build(self, np.arange(self.off.size - 1), abc, described)
 
     def name(self, i: int) -> bytes:
         return self.iblob[int(self.ioff[i]):int(self.ioff[i + 1])]
@@ -179,10 +179,16 @@ def block(targets: Targets, indices, abc, described: bool = True):
 
     Names (and with ``described`` descriptions) are the database's raw header bytes. A block
     holds references to the kept sequences, not copies."""
+    idx = np.asarray(indices, dtype=np.int64)
+    cache = _build(targets, idx, abc, described)
+    return new_block(abc, [cache[i] for i in idx.tolist()])
+
+
+def _build(t: Targets, idx, abc, described: bool) -> dict:
+    """Build and keep the sequences of the targets ``idx`` not built yet; returns the cache
+    they are kept in (``t.described`` or ``t.seqs``)."""
     from pyhmmer.easel import DigitalSequence
 
-    t = targets
-    idx = np.asarray(indices, dtype=np.int64)
     cache = t.described if described else t.seqs
     new = [i for i in idx.tolist() if i not in cache]
     if new:
@@ -198,4 +204,4 @@ def block(targets: Targets, indices, abc, described: bool = True):
         else:
             for i, (i0, i1), a, b in zip(new, names, co[:-1].tolist(), co[1:].tolist()):
                 cache[i] = DigitalSequence(abc, name=t.iblob[i0:i1], sequence=mv[a:b])
-    return new_block(abc, [cache[i] for i in idx.tolist()])
+    return cache
