@@ -73,3 +73,56 @@ def test_viterbi_decisions_as_survival_functions():
             sure_no = pvalue.gumbel_surv(bits + MARGIN_BITS, mu, lam) > F
             assert not (ok & ~sure_ok).any() and not (no & ~sure_no).any()     # never surer than before
             assert (ok != sure_ok).sum() + (no != sure_no).sum() <= 4           # and as sure, but at T
+
+
+@pytest.mark.parametrize("F1", [1e-10, 1e-3, 0.02, 0.3, 1.0])
+def test_compiled_thresholds_equal_numpy(F1):
+    pytest.importorskip("numba")
+    uniq = np.arange(0, 40001, 3)
+    for hmm in HMMS:
+        prof = build_msv_profile(hmm)
+        for slack in (0.0, 1e-3, 0.5):
+            want = np.where(uniq > 0, bytepass.class_thresholds(prof, hmm, uniq, F1, slack), 257)
+            assert np.array_equal(bytepass._thresholds_nb(prof, hmm, uniq, F1, slack), want), (hmm.name, slack)
+
+
+def test_survivors_equal_mask_and_scores():
+    """msv_survivors: the mask's indices and msv_from_bytes of them, overflows and empty targets included."""
+    pytest.importorskip("numba")
+    from clalign.hmm import reference
+
+    rng = np.random.default_rng(7)
+    lengths = np.concatenate([rng.integers(0, 36000, 50000), [0, 0, 1, 2]])
+    for hmm in HMMS[:5]:
+        prof = build_msv_profile(hmm)
+        raw = (rng.integers(0, 256, lengths.size) | (rng.random(lengths.size) < 0.02) << 8).astype(np.uint32)
+        raw[-4] |= 1 << 8
+        for F1, slack in ((0.02, 1e-3), (0.3, 0.0), (1.0, 0.0)):
+            mask = bytepass.msv_pass_bytes(prof, hmm, raw, lengths, F1, slack)
+            idx, nats = bytepass.msv_survivors(prof, hmm, raw, lengths, F1, slack)
+            assert np.array_equal(idx, np.flatnonzero(mask)) and idx.size > 0
+            sel = raw[idx]
+            want = reference.msv_from_bytes(prof, sel & 0xFF, (sel >> 8) & 1, lengths[idx])
+            assert nats.dtype == np.float32 and np.array_equal(nats, want)
+
+
+def test_compiled_decisions_equal_numpy():
+    """vit_search._decided (one compiled pass) against _decide(_bits(...)) per threshold."""
+    pytest.importorskip("numba")
+    from clalign.hmm.vit_search import _bits, _decide, _decided
+
+    rng = np.random.default_rng(11)
+    score = rng.normal(10, 20, 40000).astype(np.float32)
+    null = rng.normal(-3, 1, score.size).astype(np.float32)
+    score[:4] = [np.inf, np.nan, -np.inf, 0.0]
+    null[4] = np.nan
+    for hmm in HMMS[:4]:
+        t = pvalue.msv_bit_threshold(hmm.msv, 0.02)                # scores on and around the thresholds
+        score[5:2005] = (null[5:2005].astype(np.float64) + (t + rng.normal(0, 2e-3, 2000)) * pvalue.LN2)
+        for stats in (hmm.msv, hmm.viterbi):
+            Fs = (0.02, 1e-3, 1.0, 1e-10)
+            got = _decided(score, null, stats, *Fs)
+            for (ok, no), F in zip(got, Fs):
+                want_ok, want_no = _decide(_bits(score, null), stats, F)
+                assert np.array_equal(ok, want_ok) and np.array_equal(no, want_no), (hmm.name, F)
+

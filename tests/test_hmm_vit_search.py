@@ -71,6 +71,24 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, 
         assert _rows(r.hits) == rows and r.hits.domZ == domZ, r.hmm.name
 
 
+def test_device_viterbi_after_slane_kernels_equals_hmmer(hmmer, monkeypatch):
+    """The GPU path: S-lane MSV kernels, whose survivors and scores come from the compiled
+    byte pass (clalign.hmm.bytepass.msv_survivors), then the device Viterbi stage."""
+    from clalign.hmm import engine, kernel_choice, kernel_plan
+
+    never = (lambda caps, override=None: False)
+    for mod in (engine, kernel_choice, kernel_plan):
+        monkeypatch.setattr(mod, "use_striped", never)
+    monkeypatch.setenv(vit_search.ENV, "device")
+    monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})
+    s, res = _search()
+    assert s.stats.vit_seconds > 0
+    _, want = hmmer
+    for r, (counts, rows, domZ) in zip(res, want):
+        assert [r.n_past_msv, r.n_past_bias, r.n_past_vit, r.n_past_fwd] == counts, r.hmm.name
+        assert _rows(r.hits) == rows and r.hits.domZ == domZ, r.hmm.name
+
+
 def test_f2_one_on_hmmer_viterbi_survivors_is_hmmer(hmmer):
     """The premise: pyhmmer with F2 = 1 on exactly the targets past HMMER's Viterbi filter
     gives HMMER's hits (two models, each target's fate read from a one-target pipeline)."""

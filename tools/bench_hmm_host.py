@@ -41,10 +41,16 @@ def _fake(seed):
         raw = np.where(keep, np.minimum(t[inv] + rng.integers(0, 3, L.size), 255), 0).astype(np.uint32)
         return keep, _Run(raw)
 
+    def msv_survivors_run(profile, hmm, db, F1, slack, device=None, cache=None, **overrides):
+        from clalign.hmm import bytepass, reference
+
+        keep, run = msv_filter_run(profile, hmm, db, F1, slack)
+        return (*bytepass.msv_survivors(profile, hmm, run.raw, reference.hmmer_lengths(db), F1, slack), run)
+
     def vit_words_device(prof, residues, offsets, targets, lengths, *a, **k):
         return np.full(len(targets), -32768, dtype=np.int64), 0.0
 
-    return msv_filter_run, vit_words_device
+    return msv_filter_run, msv_survivors_run, vit_words_device
 
 
 def main(argv=None):
@@ -61,7 +67,7 @@ def main(argv=None):
     never = (lambda caps, override=None: False)
     for mod in (engine, kernel_choice, kernel_plan):
         mod.use_striped = never
-    engine.msv_filter_run, vit_engine.vit_words_device = _fake(0)
+    engine.msv_filter_run, engine.msv_survivors_run, vit_engine.vit_words_device = _fake(0)
     engine.prebuild = vit_engine.prebuild_viterbi = (lambda *x, **k: [])
     from clalign.hmm.search import hmmsearch
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..runtime.jit import njit
 from . import reference
+from .options import check
 from .pvalue import msv_pass
 
 
@@ -94,16 +95,59 @@ def msv_pass_bytes(profile, hmm, raw, lengths, F1=0.02, slack_bits=0.0) -> np.nd
     uniq, inv = reference.length_classes(lengths)
     if not inv.size:
         return np.zeros(0, dtype=bool)
-    t = class_thresholds(profile, hmm, uniq, F1, slack_bits)
-    t = np.where(uniq > 0, t, 257).astype(np.int16)         # an empty target never passes
     if inv.size >= COMPILED_MIN and "numba" in sys.modules:
+        t = _thresholds_nb(profile, hmm, uniq, F1, slack_bits)
         keep = np.empty(inv.size, dtype=bool)
         _keep(np.ascontiguousarray(raw, dtype=np.uint32), np.ascontiguousarray(inv, dtype=np.int64), t, keep)
         return keep
+    t = np.where(uniq > 0, class_thresholds(profile, hmm, uniq, F1, slack_bits), 257).astype(np.int16)
     ti = t[inv]
     keep = (raw & 0xFF).astype(np.int16) >= ti
     keep |= ((raw >> 8) & 1).astype(bool) & (ti < 257)      # overflow: +inf nats, always passes
     return keep
+
+
+def msv_survivors(profile, hmm, raw, lengths, F1=0.02, slack_bits=0.0) -> tuple:
+    """(indices, float32 nats) of the targets :func:`msv_pass_bytes` keeps: the indices of its
+    mask and ``msv_from_bytes`` of their bytes, in one compiled pass (numba)."""
+    from . import bytepass_nb as nb
+
+    uniq, inv = reference.length_classes(lengths)
+    if not inv.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    uniq = np.ascontiguousarray(uniq, dtype=np.int64)
+    terms = _terms(profile, uniq)
+    t = _thresholds_nb(profile, hmm, uniq, F1, slack_bits, terms)
+    return nb.survivors(np.ascontiguousarray(raw, dtype=np.uint32), np.ascontiguousarray(inv, dtype=np.int64), t,
+                        terms[0], *_consts(profile))
+
+
+def _consts(profile) -> tuple:
+    return (int(profile.base_b), int(profile.bias_b), int(profile.tec_b), int(profile.tbm_b),
+            np.float32(profile.scale_b))
+
+
+def _terms(profile, uniq) -> tuple:
+    """(tjb int64, null float32) of each length class."""
+    from .pvalue import _null_nats
+
+    with np.errstate(all="ignore"):
+        return (np.ascontiguousarray(reference.tjb_table(profile, uniq), dtype=np.int64),
+                np.ascontiguousarray(_null_nats(uniq), dtype=np.float32))
+
+
+def _thresholds_nb(profile, hmm, uniq, F1, slack_bits, terms=None) -> np.ndarray:
+    """:func:`class_thresholds` (int16; 257 for the empty length) by the compiled form
+    (``terms``: :func:`_terms` of ``uniq`` if the caller has them)."""
+    from . import bytepass_nb as nb
+    from .pvalue import _stats, msv_bit_threshold
+
+    check("F1", F1)
+    mu, lam = _stats(hmm)
+    uniq = np.ascontiguousarray(uniq, dtype=np.int64)
+    t = nb.class_thresholds(uniq, *(terms or _terms(profile, uniq)), *_consts(profile), mu, lam, float(F1),
+                            float(slack_bits), float(msv_bit_threshold((mu, lam), F1)), WINDOW)
+    return np.where(uniq > 0, t, 257).astype(np.int16)
 
 
 #: Fewest targets tested by the compiled loop (when numba is loaded already): one call without

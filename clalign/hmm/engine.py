@@ -431,6 +431,19 @@ def msv_filter_run(profile, hmm, db, F1: float, slack_bits: float, device: str |
     return msv_pass_bytes(profile, hmm, r.raw, hl, F1, slack_bits), r
 
 
+def msv_survivors_run(profile, hmm, db, F1: float, slack_bits: float, device: str | None = None,
+                      cache: dict | None = None, **overrides) -> tuple:
+    """(indices, float32 MSV nats of them, the kernel run) of the targets
+    :func:`msv_filter_run` keeps on the S-lane kernels (:func:`clalign.hmm.bytepass.msv_survivors`)."""
+    from .bytepass import msv_survivors
+
+    hl = hmmer_lengths(_db_arrays(db)[0])
+    db, res, offs, lens, order = _db_arrays(db)
+    cache = layout_cache(db) if cache is None else cache
+    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
+    return (*msv_survivors(profile, hmm, r.raw, hl, F1, slack_bits), r)
+
+
 def ssv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:
     """SSV filter scores (float32 nats) of every sequence, in database order, equal to
     pyhmmer's ``ssv_filter``: +inf on a conclusive overflow, NaN where it returns ``None``."""

@@ -389,39 +389,36 @@ class _Search:
         MSV nats it needs are computed for the survivors only), else (None, None)."""
         t0 = time.perf_counter()
         profile = build_msv_profile(hmm)
-        nats = None
+        nats = None                           # MSV nats of the passing targets, for the Viterbi plan
         if self.msv_scores is None:           # ours: kernel time too, layouts in our cache
             from ..runtime import Runtime
-            from .engine import msv_filter_run, msv_scores_run
+            from .engine import msv_filter_run, msv_scores_run, msv_survivors_run
             from .kernel_choice import use_striped
 
             striped = use_striped(Runtime.get(self.device).caps, layout)
+            own = {} if striped else {"queue": self._queue()}
             if self._vit and striped:   # CPU devices: scores of every target
-                nats, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
-                keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS) & (self.lengths > 0)
+                every, run = msv_scores_run(profile, self.db, device=self.device, cache=self.layouts, **layout)
+                passing = np.flatnonzero(msv_pass(every, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+                                         & (self.lengths > 0))
+                nats = every[passing]
+            elif self._vit:             # the survivors and their scores in one compiled pass
+                passing, nats, run = msv_survivors_run(profile, hmm, self.db, self.options.F1, SLACK_BITS,
+                                                       self.device, cache=self.layouts, **layout, **own)
             else:
-                own = {} if striped else {"queue": self._queue()}
                 keep, run = msv_filter_run(profile, hmm, self.db, self.options.F1, SLACK_BITS, self.device,
                                            cache=self.layouts, **layout, **own)
-                if self._vit:
-                    from .reference import msv_from_bytes
-
-                    p = np.flatnonzero(keep)
-                    raw = run.raw[p]
-                    nats = np.full(keep.size, np.nan, dtype=np.float32)
-                    nats[p] = msv_from_bytes(profile, raw & 0xFF, (raw >> 8) & 1, self.lengths[p])
+                passing = np.flatnonzero(keep)
             with self._stats_lock:
                 self.stats.kernel_seconds += run.seconds
                 self.stats.cells += hmm.M * self.stats.residues
         else:
-            nats = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
-            keep = msv_pass(nats, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
-            keep &= self.lengths > 0
-        passing = np.flatnonzero(keep)
+            every = self.msv_scores(profile, self.db, device=self.device, **layout)   # stops counted
+            passing = np.flatnonzero(msv_pass(every, self.lengths, hmm, self.options.F1, slack_bits=SLACK_BITS)
+                                     & (self.lengths > 0))
         with self._stats_lock:
             self.stats.device_seconds += time.perf_counter() - t0
-        plan = (self._viterbi_plan(hmm, nats, passing) if self.msv_scores is None and nats is not None
-                else (None, None))
+        plan = self._viterbi_plan(hmm, nats, passing) if nats is not None else (None, None)
         return hmm, passing, plan
 
     def _queue(self):

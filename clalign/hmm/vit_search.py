@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime.jit import njit
 from .pvalue import LN2, msv_bit_threshold, null_nats
 
 #: Decisions closer than this to their threshold (in bits) are left to pyhmmer's pipeline.
@@ -86,6 +87,42 @@ def _decide(bits, stats, F) -> tuple:
     t = msv_bit_threshold((float(np.float32(stats[0])), float(np.float32(stats[1]))), F)
     with np.errstate(invalid="ignore"):
         return bits - MARGIN_BITS >= t + _T_EPS, bits + MARGIN_BITS < t - _T_EPS
+
+
+def _thresholds(stats, *Fs) -> np.ndarray:
+    """(t + eps, t - eps) per P-value threshold F: the bounds :func:`_decide` compares with."""
+    out = []
+    for F in Fs:
+        t = msv_bit_threshold((float(np.float32(stats[0])), float(np.float32(stats[1]))), F)
+        out += [t + _T_EPS, t - _T_EPS]
+    return np.array(out, dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def _decide_nb(score, null, bounds, margin):
+    """:func:`_decide` of :func:`_bits` (``score`` against ``null``) for each threshold pair in
+    ``bounds`` (:func:`_thresholds`), in one pass: bit 2j set where surely P <= F_j, bit 2j+1
+    where surely P > F_j."""
+    n = score.shape[0]
+    out = np.zeros(n, dtype=np.uint8)
+    for i in range(n):
+        d = np.float32(np.float32(score[i]) - np.float32(null[i]))
+        bits = np.float64(np.float32(np.float64(d) / LN2))
+        code = 0
+        for j in range(bounds.shape[0] // 2):
+            if bits - margin >= bounds[2 * j]:
+                code |= 1 << (2 * j)
+            if bits + margin < bounds[2 * j + 1]:
+                code |= 2 << (2 * j)
+        out[i] = code
+    return out
+
+
+def _decided(score, null, stats, *Fs) -> list:
+    """[(surely P <= F, surely P > F)] per F: :func:`_decide` of :func:`_bits`, compiled."""
+    code = _decide_nb(np.ascontiguousarray(score, dtype=np.float32), np.ascontiguousarray(null, dtype=np.float32),
+                      _thresholds(stats, *Fs), MARGIN_BITS)
+    return [((code >> (2 * j)) & 1 == 1, (code >> (2 * j + 1)) & 1 == 1) for j in range(len(Fs))]
 
 
 @dataclass
@@ -153,24 +190,22 @@ class DeviceViterbi:
         return None if hmm.M > VIT_MAX_M else self.split(hmm, msv_nats, passing, lengths)
 
     def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
-        """Split ``passing`` (a superset of the MSV survivors, database indices) as above."""
+        """Split ``passing`` (a superset of the MSV survivors, database indices; ``msv_nats``
+        their MSV scores, in the same order) as above."""
         from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
         from .vit_engine import vit_words_device
         from .vit_reference import build_vit_profile, vit_nats
 
         idx = np.asarray(passing, dtype=np.int64)
         L = np.asarray(lengths, dtype=np.int64)[idx]
-        usc = np.asarray(msv_nats, dtype=np.float32)[idx]
-        null = null_nats(L)
-        m_ok, m_no = _decide(_bits(usc, null), hmm.msv, self.F1)
+        usc = np.asarray(msv_nats, dtype=np.float32)
+        [(m_ok, m_no)] = _decided(usc, null_nats(L), hmm.msv, self.F1)
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
         fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
                                 self.stops[idx[sel]], self.cmap, self.threads)   # parallel inside
-        b_bits = _bits(usc, fs)
-        b_ok, b_no = _decide(b_bits, hmm.msv, self.F1)
-        s_ok, s_no = _decide(b_bits, hmm.msv, F2_DEFAULT)         # P <= F2 skips the Viterbi filter
+        (b_ok, b_no), (s_ok, s_no) = _decided(usc, fs, hmm.msv, self.F1, F2_DEFAULT)   # P <= F2 skips Viterbi
         exact |= m_ok & ~(b_ok | b_no)
         exact |= m_ok & b_ok & ~(s_ok | s_no)
         run = np.flatnonzero(m_ok & b_ok & s_no & ~exact)
@@ -181,7 +216,7 @@ class DeviceViterbi:
             lens = L[run]
             words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
                                               self.overrides, cache=self.cache, queue=self._queue())
-            ok, no = _decide(_bits(vit_nats(words, lens), fs[run]), hmm.viterbi, F2_DEFAULT)
+            [(ok, no)] = _decided(vit_nats(words, lens), fs[run], hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True
         sure = ~exact
