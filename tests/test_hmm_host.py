@@ -126,3 +126,23 @@ def test_compiled_decisions_equal_numpy():
                 want_ok, want_no = _decide(_bits(score, null), stats, F)
                 assert np.array_equal(ok, want_ok) and np.array_equal(no, want_no), (hmm.name, F)
 
+
+def test_merged_counts_equal_counts_of_the_merge():
+    """Counts read from each part (in the pyhmmer workers) sum to those of the merged hits."""
+    pyhmmer = pytest.importorskip("pyhmmer")
+    import gzip
+    import io
+
+    from clalign.hmm.pyhmmer_adapter import merged_counts, pipeline_counts
+
+    aa = pyhmmer.easel.Alphabet.amino()
+    with gzip.open(os.path.join(DATA, "proteome.faa.gz")) as fh:
+        seqs = list(pyhmmer.easel.SequenceFile(io.BytesIO(fh.read()), digital=True, alphabet=aa,
+                                               format="fasta").read_block())
+    with pyhmmer.plan7.HMMFile(os.path.join(DATA, "hmms.hmm")) as hf:
+        phmm = list(hf)[3]
+    blocks = [seqs[:700], seqs[700:1500], seqs[1500:]]
+    parts = [pyhmmer.plan7.Pipeline(aa, Z=len(seqs), **({"F2": 1.0} if k else {})).search_hmm(
+        phmm, pyhmmer.easel.DigitalSequenceBlock(aa, b)) for k, b in enumerate(blocks)]
+    want = pipeline_counts(parts[0].merge(*parts[1:]))
+    assert merged_counts([pipeline_counts(h) for h in parts]) == want and want["n_past_vit"] > 0

@@ -81,6 +81,16 @@ def pipeline_counts(hits) -> dict:
     return {k: st[k] for k in ("n_past_msv", "n_past_bias", "n_past_vit", "n_past_fwd", "F1", "F2", "F3")}
 
 
+def merged_counts(parts: list) -> dict:
+    """:func:`pipeline_counts` of the merge of TopHits whose counts are ``parts`` (in merge
+    order): ``TopHits.merge`` sums the targets past each filter and keeps the first's thresholds."""
+    out = dict(parts[0])
+    for st in parts[1:]:
+        for k in ("n_past_msv", "n_past_bias", "n_past_vit", "n_past_fwd"):
+            out[k] += st[k]
+    return out
+
+
 def read_models(data: bytes) -> list:
     """pyhmmer HMM objects of an HMM file's bytes (plain text; callers decompress)."""
     from pyhmmer.plan7 import HMMFile

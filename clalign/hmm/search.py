@@ -41,7 +41,7 @@ from .profile import build_msv_profile
 from .options import SearchOptions
 from .hmmtext import hmmer_order
 from .pvalue import msv_pass
-from .pyhmmer_adapter import pipeline_counts, read_models, same_name as _same_name
+from .pyhmmer_adapter import merged_counts, pipeline_counts, read_models, same_name as _same_name
 from .tables import _name_bytes, wide_threshold
 from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
 from ..switch import short_switch as _short_switch
@@ -260,9 +260,11 @@ class _Search:
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         _check_targets(self.db, seqdb)
 
-    def _pyhmmer_part(self, phmm, block, E=None, F2=None):
+    def _pyhmmer_part(self, phmm, block, E=None, F2=None, counts=False):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one
-        model's targets; returns (TopHits, thread seconds). pyhmmer releases the GIL here.
+        model's targets; returns (TopHits, thread seconds, its pipeline counts if ``counts``
+        else None). pyhmmer releases the GIL here; the counts are read here too, not on the
+        main loop (:func:`pipeline_counts` copies out the whole hit list).
         ``E``: another reporting threshold (the hit-list pass of :mod:`clalign.hmm.tables`);
         ``F2``: 1.0 for targets whose Viterbi filter passed on the device (:mod:`clalign.hmm.vit_search`)."""
         import pyhmmer
@@ -272,7 +274,8 @@ class _Search:
         pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=o.F1, E=o.E if E is None else E,
                                           domE=o.domE, incE=o.incE, incdomE=o.incdomE,
                                           **({} if F2 is None else {"F2": F2}))
-        return pipeline.search_hmm(phmm, block), time.perf_counter() - t0
+        hits = pipeline.search_hmm(phmm, block)
+        return hits, time.perf_counter() - t0, pipeline_counts(hits) if counts else None
 
     def _second_pass(self, item, pool):
         """Once a model's parts are done: merge them (pyhmmer ``TopHits.merge``: Z is fixed, so
@@ -290,9 +293,10 @@ class _Search:
         except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
             raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
                              hmm.line) from None
-        hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(h for h, _ in parts[1:]))
-        item.counts = pipeline_counts(hits) if item.plan is None else item.plan.counts(pipeline_counts(hits))
-        item.seconds = sum(t for _, t in parts)
+        hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(p[0] for p in parts[1:]))
+        st = merged_counts([p[2] for p in parts])          # pipeline_counts(hits), from the parts
+        item.counts = st if item.plan is None else item.plan.counts(st)
+        item.seconds = sum(p[1] for p in parts)
         item.hits, item.final = hits, []
         if self.z_fixed:
             item.width = listed_name_width(hits)
@@ -309,8 +313,8 @@ class _Search:
         hits = item.hits
         if not self.z_fixed:
             again = [f.result() for f in item.final]
-            hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(h for h, _ in again[1:]))
-            item.seconds += sum(t for _, t in again)
+            hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(p[0] for p in again[1:]))
+            item.seconds += sum(p[1] for p in again)
         st = item.counts
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],
@@ -452,7 +456,7 @@ class _Search:
                     k = max(1, min(self.cpus, members.size // self.min_part))
                     for part in np.array_split(members, k):
                         block = _block(self._targets, part, phmm.alphabet, described=self.z_fixed)  # see _second_pass
-                        jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2))
+                        jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2, True))
                 item = _Pending((hmm, phmm, passing, jobs))
                 item.plan = plan
                 pending.append(item)

@@ -125,11 +125,11 @@ class Targets:
         else:
             if self._hash is None:
                 self._hash = _name_hashes(self.iblob, self.ioff)
-            hs = self._hash[among]
-            for nm in out:
-                for k in among[hs == _hash_of(nm)].tolist():
-                    if self.name(k) == nm:
-                        out[nm].append(k)
+            want = np.array(sorted({_hash_of(nm) for nm in out}), dtype=self._hash.dtype)
+            for k in among[np.isin(self._hash[among], want)].tolist():    # one pass for all names
+                lst = out.get(self.name(k))
+                if lst is not None:
+                    lst.append(k)
         return {nm: np.asarray(v, dtype=np.int64) for nm, v in out.items()}
 
     def codes(self, idx):
