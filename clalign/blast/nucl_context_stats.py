@@ -1,5 +1,6 @@
 """Per-context statistics of a BLASTN search (``setup_search``): gapped block, effective search
-space, gapped and ungapped cutoffs, ungapped X-drop and the statistics key.
+space, gapped and ungapped cutoffs, ungapped X-drop (:func:`ungapped_xdrop`) and the statistics
+key.
 
 :func:`context_stats_ref` is the rule, context by context (a memo per (ungapped block, length,
 given search space)); :func:`context_stats` computes the same values once per distinct key,
@@ -14,7 +15,15 @@ import numpy as np
 
 from ..stats.evalue import karlin_cutoff
 from ..stats.nucl import nucl_gapped_params, nucl_search_space
-from .nucl_setup import GAP_TRIGGER_BITS, LN2, UNGAPPED_XDROP_BITS
+from .nucl_setup import GAP_TRIGGER_BITS, LN2, TASK_UNGAPPED_XDROP_BITS
+
+
+def ungapped_xdrop(bits: float, lam: float, cutoff: int) -> int:
+    """The ungapped X-drop (raw) of a context, as ``BlastInitialWordParametersUpdate``: ``bits``
+    converted with the ungapped Lambda (``x_dropoff_init``), or, when that is 0 (megablast sets
+    no ungapped X-drop), the context's ungapped cutoff ``cutoff``."""
+    x = int(math.ceil(bits * LN2 / lam))
+    return x if x != 0 else int(cutoff)
 
 
 def _space(opts, gp, length, given, dbl, db_num_seqs):
@@ -29,7 +38,8 @@ def _values(opts, gp, ku, length, given, dbl, db_num_seqs):
     sp = _space(opts, gp, length, given, dbl, db_num_seqs)
     g = max(1, karlin_cutoff(opts.evalue, gp.karlin, sp))
     trigger = int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam)
-    return gp, sp, g, min(trigger, g), int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam))
+    cut = min(trigger, g)
+    return gp, sp, g, cut, ungapped_xdrop(TASK_UNGAPPED_XDROP_BITS[opts.task], ku.lam, cut)
 
 
 def _gapped(opts, ku):
@@ -68,8 +78,8 @@ def context_stats_ref(opts, kus, lengths, dbl, db_num_seqs, context_searchsp=Non
 def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_searchsp=None):
     """:func:`context_stats_ref` from ``ungapped_groups``' (blocks, group per context): the
     values per distinct (group, length, given search space), in order of first context; the
-    gapped block, gap trigger and X-drop once per group (they depend on the ungapped block
-    only); search space and gapped cutoff once per (gapped block's values, length, given
+    gapped block and gap trigger once per group (they depend on the ungapped block only);
+    search space, cutoffs and ungapped X-drop once per (gapped block's values, length, given
     space): 1,000 instead of 7,700 for 50,000 reads."""
     group = np.asarray(group, dtype=np.int64)
     nctx = group.size
@@ -100,9 +110,8 @@ def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_search
             got = gapped.get(g)
             if got is None:
                 gp = _gapped(opts, ku)
-                got = gapped[g] = (gp, int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam),
-                                   int(math.ceil(UNGAPPED_XDROP_BITS * LN2 / ku.lam)))
-            gp, trigger, xdrop = got
+                got = gapped[g] = (gp, int((GAP_TRIGGER_BITS * LN2 + ku.logK) / ku.lam), ku.lam)
+            gp, trigger, lam = got
             # search space and gapped cutoff: functions of the gapped block's values and the
             # length (or the given space); value-equal blocks of distinct groups share them
             given = None if context_searchsp is None else context_searchsp[c]
@@ -112,7 +121,8 @@ def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_search
                 sp = _space(opts, gp, skey[1], given, dbl, db_num_seqs)
                 sg = spaces[skey] = (sp, max(1, karlin_cutoff(opts.evalue, gp.karlin, sp)))
             sp, gcut = sg
-            v = (gp, sp, gcut, min(trigger, gcut), xdrop)
+            cut = min(trigger, gcut)
+            v = (gp, sp, gcut, cut, ungapped_xdrop(TASK_UNGAPPED_XDROP_BITS[opts.task], lam, cut))
             vals.append(v + (stat_ids.setdefault(v[:2], len(stat_ids)),))
         idx = rank[inv]                                   # per live context: its key's entry
         ugp = [v[0] for v in vals]

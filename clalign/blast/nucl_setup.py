@@ -43,7 +43,10 @@ TASKS = ("megablast", "blastn", "blastn-short")
 TASK_DEFAULTS = {"megablast": (28, 1, -2, 0, 0, 25.0, True, 6),
                  "blastn": (11, 2, -3, 5, 2, 30.0, False, 50),
                  "blastn-short": (7, 1, -3, 5, 2, 30.0, False, 50)}
-UNGAPPED_XDROP_BITS = 20.0
+#: task -> ungapped X-drop in bits. BLAST+ 2.12's megablast defaults set none (its options
+#: start at 0), so ``BlastInitialWordParametersUpdate`` takes the context's ungapped cutoff as
+#: the X-drop instead (:func:`clalign.blast.nucl_context_stats.ungapped_xdrop`).
+TASK_UNGAPPED_XDROP_BITS = {"megablast": 0.0, "blastn": 20.0, "blastn-short": 20.0}
 GAP_XDROP_FINAL_BITS = 100.0
 GAP_TRIGGER_BITS = 27.0
 #: Letters to BLASTNA codes (A C G T R Y M K W S B D H V N); U reads as T. A '-' in a query

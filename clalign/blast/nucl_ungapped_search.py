@@ -11,7 +11,8 @@ Karlin block ``kbp`` (query composition against uniform bases):
   2 x context length) x avg subject length`` with the gap-decay correction (rate 0.5), at
   most the hit cutoff; reduced cutoff 0.8 of it;
 - ungapped X-drop: 20 bits for blastn and blastn-short; megablast sets no ungapped X-drop, so
-  BLAST+ uses the context's word cutoff as X-drop (``x_dropoff_init`` 0): blastn 2.12's
+  BLAST+ uses the context's word cutoff as X-drop (``x_dropoff_init`` 0; the gapped search
+  does the same with its own cutoff, :func:`~.nucl_context_stats.ungapped_xdrop`): blastn 2.12's
   output changes with an explicit ``-xdrop_ungap 20`` for megablast only, and the cutoff rule
   reproduces it at ``-evalue`` 1e-3, 10 and 1000.
 
@@ -37,7 +38,8 @@ from ..stats.evalue import bit_score, karlin_cutoff
 from ..stats.nucl import NuclGappedParams, nucl_search_space, ungapped_alpha_beta
 from .nucl_hsp import NHSP, SUB, add_subject_hits, merge_subject_chunks, score_order
 from .nucl_search import DBSEQ_CHUNK_OVERLAP, initial_hits, subject_chunks
-from .nucl_setup import invalid_queries, ungapped_block
+from .nucl_context_stats import ungapped_xdrop
+from .nucl_setup import TASK_UNGAPPED_XDROP_BITS, invalid_queries, ungapped_block
 
 CUTOFF_E_BLASTN = 0.05      # CUTOFF_E_BLASTN: expected ungapped extensions kept per subject
 
@@ -70,6 +72,7 @@ def ungapped_setup(st, db_length: int, db_num_seqs: int):
     big = 2 ** 31 - 1
     ch = np.full(nctx, big, dtype=np.int64)
     cw = np.full(nctx, big, dtype=np.int64)
+    xdrop = np.array(st.xdrop_ungapped, dtype=np.int64)
     for c in range(nctx):
         if not st.ctx_valid[c]:
             continue
@@ -83,9 +86,7 @@ def ungapped_setup(st, db_length: int, db_num_seqs: int):
         ch[c] = max(1, karlin_cutoff(o.evalue, ku, ssp[c]))
         word = word_cutoff(CUTOFF_E_BLASTN, ku, min(avg, 2 * n) * avg)
         cw[c] = min(word, ch[c])
-    xdrop = st.xdrop_ungapped
-    if o.task == "megablast":   # no ungapped X-drop in bits: BLAST+ takes the cutoff
-        xdrop = np.where(st.ctx_valid, cw, st.xdrop_ungapped)
+        xdrop[c] = ungapped_xdrop(TASK_UNGAPPED_XDROP_BITS[o.task], ku.lam, cw[c])
     st2 = replace(st, cutoff_ungapped=cw, reduced_cutoff=(0.8 * cw).astype(np.int64),
                   searchsp=ssp, cutoff_gapped=ch, xdrop_ungapped=xdrop)
     return st2, UngappedStats(ks, adj, ssp, ch, cw)
