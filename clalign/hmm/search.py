@@ -131,8 +131,10 @@ def _pool(workers):
     pool.shutdown(wait=True)
 
 
-#: Models the MSV stage may run ahead of the main loop (its results wait in a queue).
-MSV_AHEAD = 3
+#: Models the MSV stage may run ahead of the main loop (its results, each model's survivor
+#: indices and plan, ~2 % of the targets, wait in a queue). Deep enough that the stage works
+#: through the main loop's start (pyhmmer's model parse, every target's sequence built).
+MSV_AHEAD = 32
 #: Threads of the MSV stage on the S-lane (GPU) path, each with its own command queue: while
 #: some wait for their kernels the others do their host work (the byte test, the bias filter,
 #: profiles, uploads, decisions: ~60 ms of CPU per model at 572,100 targets against ~15 ms of
@@ -228,11 +230,7 @@ class _Search:
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=self._load_seconds)
-        if len(self.db) and _prebuild_all(len(self.hmms), options.F1):
-            from pyhmmer.easel import Alphabet
-
-            self._targets = _Targets(self.db, self.stops)
-            self._targets.build_all(Alphabet.amino(), described=self.z_fixed)
+        self._build_all = bool(len(self.db)) and _prebuild_all(len(self.hmms), options.F1)   # in __iter__
 
     def _start(self, hmmfile, seqdb, options, device, msv_scores):
         """The database read in a thread while the models are read and their kernels built."""
@@ -341,7 +339,7 @@ class _Search:
         with _short_switch():
             stage.start()            # the first models' device work goes on while pyhmmer reads the file
             try:
-                phmms = _pyhmmer_models(self.hmmfile)
+                phmms = self._prepare()
                 if len(phmms) != len(self.hmms) or not all(_same_name(p, h) for p, h in zip(phmms, self.hmms)):
                     raise InputError("pyhmmer reads this HMM file differently (model count or names differ)",
                                      self.hmmfile)
@@ -352,6 +350,21 @@ class _Search:
         if bar is not None:
             bar.close()
         self.stats.seconds = time.perf_counter() - t_start
+
+    def _prepare(self) -> list:
+        """pyhmmer's models, read while every target's sequence is built in a thread (where
+        :func:`clalign.hmm.targets.prebuild_all` says so), both beside the stage's first models."""
+        if not self._build_all:
+            return _pyhmmer_models(self.hmmfile)
+        from pyhmmer.easel import Alphabet
+
+        self._targets = _Targets(self.db, self.stops)
+        with ThreadPoolExecutor(1, thread_name_prefix="clalign-targets") as ex:
+            built = ex.submit(self._targets.build_all, Alphabet.amino(), self.z_fixed)
+            try:
+                return _pyhmmer_models(self.hmmfile)
+            finally:
+                built.result()
 
     def _msv_stage(self, ahead, stop):
         """The device filters of every model (MSV, and the bias + Viterbi stage where it runs on
