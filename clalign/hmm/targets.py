@@ -186,7 +186,8 @@ def block(targets: Targets, indices, abc, described: bool = True):
 
 def _build(t: Targets, idx, abc, described: bool) -> dict:
     """Build and keep the sequences of the targets ``idx`` not built yet; returns the cache
-    they are kept in (``t.described`` or ``t.seqs``)."""
+    they are kept in (``t.described`` or ``t.seqs``). Threads may call it at once: a target
+    two of them build is kept once (either copy: the same sequence)."""
     from pyhmmer.easel import DigitalSequence
 
     cache = t.described if described else t.seqs
