@@ -72,9 +72,12 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, 
 
 
 def test_device_viterbi_after_slane_kernels_equals_hmmer(hmmer, monkeypatch):
-    """The GPU path: S-lane MSV kernels, whose survivors and scores come from the compiled
-    byte pass (clalign.hmm.bytepass.msv_survivors), then the device Viterbi stage."""
-    from clalign.hmm import engine, kernel_choice, kernel_plan
+    """The GPU path of a many-model search: S-lane MSV kernels, whose survivors and scores come
+    from the compiled byte pass (clalign.hmm.bytepass.msv_survivors), the device Viterbi stage,
+    every target's sequence built up front and the pyhmmer workers assembling their blocks."""
+    from clalign.hmm import engine, kernel_choice, kernel_plan, targets
+
+    monkeypatch.setattr(targets, "PREBUILD_SHARE", 0.0)
 
     never = (lambda caps, override=None: False)
     for mod in (engine, kernel_choice, kernel_plan):

@@ -305,6 +305,14 @@ class _Search:
         item.final = [pool.submit(self._final_part, phmm, part)
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
 
+    def _first_part(self, phmm, indices, E, F2):
+        """:meth:`_pyhmmer_part` (with counts) of a block the worker assembles from sequences
+        built up front (:meth:`_prepare`): no sequence is made here, and the main loop does not
+        wait on pyhmmer's block constructor (which releases the GIL: 3-6 s of the main loop in
+        y16's 1,000-model profile)."""
+        return self._pyhmmer_part(phmm, _block(self._targets, indices, phmm.alphabet, described=self.z_fixed),
+                                  E, F2, True)
+
     def _final_part(self, phmm, indices):
         """:meth:`_pyhmmer_part` of reported targets, their sequences (with descriptions) built
         here in the worker: a handful per model, whose construction on the main loop (each
@@ -465,7 +473,8 @@ class _Search:
                 hmm, passing, (plan, groups) = got
                 # pyhmmer sequences are built here, not in the workers: building them holds the
                 # GIL, and 16 workers queueing for it took 5-10x longer than this one thread
-                # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers)
+                # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers).
+                # Where every sequence was built up front, the workers only assemble their blocks.
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
                 E = None if self.z_fixed or not passing.size else wide_threshold(
@@ -474,6 +483,9 @@ class _Search:
                 for members, F2 in groups or [(passing, None)]:
                     k = max(1, min(self.cpus, members.size // self.min_part))
                     for part in np.array_split(members, k):
+                        if self._build_all:        # every sequence built: the worker makes its block
+                            jobs.append(pool.submit(self._first_part, phmm, part, E, F2))
+                            continue
                         block = _block(self._targets, part, phmm.alphabet, described=self.z_fixed)  # see _second_pass
                         jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2, True))
                 item = _Pending((hmm, phmm, passing, jobs))
