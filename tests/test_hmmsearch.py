@@ -510,3 +510,26 @@ def test_blocks_in_one_assignment_and_targets_built_up_front(tmp_path, monkeypat
         h = str(tmp_path / "h.tbl")
         subprocess.run([HMMSEARCH, "--noali", "--tblout", h, "-o", os.devnull, "-Z", "1000", hmm, FAA], check=True)
         assert _rows(ctbl) == _rows(h)
+
+
+def test_model_pyhmmer_refuses_is_an_error_in_model_order(monkeypatch):
+    """A model whose pyhmmer search fails (its second pass runs in a worker's callback) is an
+    InputError naming it, raised when the main loop reaches it: the models before it are yielded."""
+    from clalign.errors import InputError
+    from clalign.hmm import search as S
+
+    orig = S._Search._pyhmmer_part
+
+    def part(self, phmm, block, *a):
+        if phmm.name in ("LuxC", b"LuxC"):
+            raise ValueError("refused")
+        return orig(self, phmm, block, *a)
+
+    monkeypatch.setattr(S._Search, "_pyhmmer_part", part)
+    hmms = os.path.join(DATA, "hmms.hmm")
+    got = []
+    with pytest.raises(InputError, match="cannot search model 'LuxC'"):
+        for r in hmmsearch(hmms, FAA, cpus=2, engine="opencl"):
+            got.append(r.hmm.name)
+    names = [ln.split()[1] for ln in open(hmms) if ln.startswith("NAME ")]
+    assert got == names[:names.index("LuxC")]
