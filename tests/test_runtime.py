@@ -130,3 +130,28 @@ def test_probe_fields(rt):
     assert c.simd_variant == ("ptx" if c.ptx else "swar")
     if not c.is_nvidia:
         assert not (c.ptx or c.ptx_s16x2 or c.ptx_shfl)
+
+
+def test_scratch_buffers_reused_per_thread(rt):
+    """clalign.runtime.scratch: a name's buffer is kept while it is large enough, grows by
+    doubling, holds what was uploaded, and is a different buffer in another thread."""
+    import threading
+
+    from clalign.runtime.scratch import scratch
+
+    s = scratch(rt.ctx)
+    assert scratch(rt.ctx) is s
+    keep = []
+    a = s.upload(rt.queue, "x", np.arange(100, dtype=np.int32), keep)
+    assert s.upload(rt.queue, "x", np.arange(50, dtype=np.int32), keep) is a and a.size == 400
+    b = s.upload(rt.queue, "x", np.arange(150, dtype=np.int32), keep)
+    assert b is not a and b.size == 800 and s.buffer("x", 10) is b
+    got = np.empty(150, dtype=np.int32)
+    cl.enqueue_copy(rt.queue, got, b)
+    rt.queue.finish()
+    assert np.array_equal(got, np.arange(150)) and s.upload(rt.queue, "e", np.zeros(0), keep).size == 16
+    other = []
+    t = threading.Thread(target=lambda: other.append(scratch(rt.ctx).buffer("x", 4)))
+    t.start()
+    t.join()
+    assert other[0] is not b

@@ -56,6 +56,7 @@ import pyopencl as cl
 
 from ..errors import ParameterError
 from ..runtime import Runtime
+from ..runtime.scratch import scratch
 from . import reference
 from .kernel_choice import choose_kernel, use_striped
 from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
@@ -274,10 +275,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         return _Run(out, 0.0, values, blocks)
     prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
     knl = kernel_of(prg, "hmm_slane")
-    mf = cl.mem_flags
     ctx, q = rt.ctx, (rt.queue if queue is None else queue)
-    buf = _buffer_maker(ctx)
-
     tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths) if algo == "msv"
             else np.zeros(n_ext, np.uint8))
     if dev_bufs is None:
@@ -286,18 +284,21 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
             for entry in cache.values():
                 if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
                     entry[1] = dev_bufs
-    args = [*dev_bufs, buf(tjbm), buf(striped_table(profile, algo, S, H, wave, values["LANE"]))]
-    d_out = cl.Buffer(ctx, mf.READ_WRITE, size=out.nbytes)
+    sc, keep = scratch(ctx), []           # per-model arrays in this thread's reused buffers
+    args = [*dev_bufs, sc.upload(q, "slane_tjbm", tjbm, keep),
+            sc.upload(q, "slane_table", striped_table(profile, algo, S, H, wave, values["LANE"]), keep)]
+    d_out = sc.buffer("slane_out", out.nbytes)
     knl.set_args(*args, np.uint32(profile.base_b), np.uint32(profile.bias_b), np.uint32(profile.tec_b), d_out)
     WG = wave * wgw
     times = []
     for _ in range(max(1, repeat)):
-        cl.enqueue_copy(q, d_out, out)
+        cl.enqueue_copy(q, d_out, out, is_blocking=False)       # zeros (``out`` is read back after)
         ev = cl.enqueue_nd_range_kernel(q, knl, (blocks.nblocks * WG,), (WG,))
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     cl.enqueue_copy(q, out, d_out)
     q.finish()
+    del keep
     if n_ext > n:            # SSV pieces: a sequence's result is the max over its pieces
         np.maximum.at(out, blocks.pieces.parent, out[n:])
         out = out[:n]

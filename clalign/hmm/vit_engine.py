@@ -146,23 +146,20 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
     lens = np.asarray(lengths, dtype=np.int64)
     moves = np.asarray(ViterbiProfile.move_w(lens), dtype=np.int16).reshape(-1)
     order = np.argsort(-lens, kind="stable")         # longest first: the launch ends on short ones
-    mf = cl.mem_flags
-
-    def buf(a):
-        a = np.ascontiguousarray(a)
-        return cl.Buffer(rt.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-
     prg = rt.program(TEMPLATE, HMM_VITERBI, values)
+    from ..runtime.scratch import scratch
     from .engine import kernel_of
 
     knl = kernel_of(prg, "hmm_viterbi")
-    out = np.zeros(n, dtype=np.int32)
-    d_out = cl.Buffer(rt.ctx, mf.WRITE_ONLY, size=out.nbytes)
-    keep = [buf(targets[order].astype(np.uint32)), buf(lens[order].astype(np.uint32)), buf(moves[order]),
-            buf(rw), buf(tw), buf(G)]                # referenced until the launches finish
-    knl.set_args(db.res, db.offs, *keep, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
-    wg = values["WG"]
     q = rt.queue if queue is None else queue
+    out = np.zeros(n, dtype=np.int32)
+    sc, keep = scratch(rt.ctx), []                  # this thread's reused buffers
+    arrays = (("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32)),
+              ("moves", moves[order]), ("rw", rw), ("tw", tw), ("G", G))
+    bufs = [sc.upload(q, "vit_" + name, a, keep) for name, a in arrays]
+    d_out = sc.buffer("vit_out", out.nbytes)
+    knl.set_args(db.res, db.offs, *bufs, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
+    wg = values["WG"]
     times = []
     for _ in range(max(1, repeat)):
         ev = cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
@@ -170,6 +167,7 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     cl.enqueue_copy(q, out, d_out)
     q.finish()
+    del keep
     words = np.empty(n, dtype=np.int64)
     words[order] = out
     return words, float(np.median(times))
