@@ -81,3 +81,47 @@ def test_setup_falls_back_to_numpy_forms_while_preloading(monkeypatch):
             assert getattr(got, name) == getattr(w, name), name
         for name in ("starts", "qoffs", "present"):
             assert np.array_equal(getattr(got.lookup, name), getattr(w.lookup, name)), name
+
+
+@jit.njit(cache=False)
+def _callee_slow(x):
+    return x * 3
+
+
+@jit.njit(cache=False)
+def _caller_raced(x):
+    return _callee_slow(x) + 1
+
+
+def test_dispatcher_published_only_after_its_callees_are_bound(monkeypatch):
+    """A second thread that sees a function's dispatcher (attribute or module global) while the
+    first is still binding its callees would type a call to a Deferred and fail: the
+    dispatcher must appear only once the callees are dispatchers."""
+    import threading
+
+    seen = []
+    real_bind = jit._bind
+
+    def slow_bind(code, g):
+        # what another thread could see now: the function's dispatcher must not be out yet
+        seen.append((_caller_raced._disp, isinstance(g["_caller_raced"], jit.Deferred)))
+        real_bind(code, g)
+
+    monkeypatch.setattr(jit, "_bind", slow_bind)
+    t = threading.Thread(target=_caller_raced.dispatcher)
+    t.start()
+    t.join()
+    assert seen and seen[0] == (None, True)
+    assert _caller_raced(2) == 7
+
+
+@jit.njit(cache=False)
+def _fact(n):
+    if n <= 1:
+        return 1
+    return n * _fact(n - 1)
+
+
+def test_self_recursive_deferred_binds_to_its_own_dispatcher():
+    assert _fact(5) == 120
+    assert not isinstance(_fact.py_func.__globals__["_fact"], jit.Deferred)

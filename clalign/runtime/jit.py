@@ -45,6 +45,7 @@ class Deferred:
         self.py_func = func
         self._options = options
         self._disp = None
+        self._making = None         # the dispatcher while its callees are bound (under _LOCK)
         _BY_FUNC[func] = self
 
     def dispatcher(self):
@@ -53,13 +54,18 @@ class Deferred:
         if disp is None:
             with _LOCK:
                 if self._disp is None:
+                    if self._making is not None:    # (mutual) recursion, this thread's
+                        return self._making
                     import numba
 
-                    self._disp = numba.njit(**self._options)(self.py_func)
+                    # published only once its callees are bound: another thread that sees the
+                    # dispatcher (here or as the module global) may compile with it at once
+                    disp = self._making = numba.njit(**self._options)(self.py_func)
                     g = self.py_func.__globals__
-                    if g.get(self.__name__) is self:
-                        g[self.__name__] = self._disp
                     _bind(self.py_func.__code__, g)
+                    if g.get(self.__name__) is self:
+                        g[self.__name__] = disp
+                    self._disp = disp
                 disp = self._disp
         return disp
 
