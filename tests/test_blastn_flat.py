@@ -24,14 +24,22 @@ def _ref(seq, segs, width, word, latest_first):
     return _flat_cells(codes, offs, 1 << (2 * width), latest_first)
 
 
+def _presence(start):
+    """The presence words of a cell_start as the device upload made them before (numpy)."""
+    bits = np.packbits(start[1:] != start[:-1], bitorder="little")
+    bits = np.concatenate([bits, np.zeros((-len(bits)) % 4 + 4, np.uint8)])
+    return bits.view(np.uint32)
+
+
 def _check(seq, segs, width, word, latest_first, threads=(1, 2, 3)):
     want = _ref(seq, segs, width, word, latest_first)
     s = np.array(segs, dtype=np.int64).reshape(-1, 2)
     for t in threads:
         got = flat_cells_parts(seq, s[:, 0], s[:, 1], width, word, latest_first, t)
         assert np.array_equal(got[0], want[0]) and got[0].dtype == np.int32
-        assert np.array_equal(got[1], want[1]) and got[1].dtype == np.int64
-        assert got[2:] == (int(want[2]), int(want[3]))
+        assert np.array_equal(got[1], want[1]) and got[1].dtype == np.int32
+        assert np.array_equal(got[2], _presence(want[1])) and got[2].dtype == np.uint32
+        assert got[3:] == (int(want[2]), int(want[3]))
     return want
 
 
@@ -95,7 +103,10 @@ def test_build_flat_equals_reference(kind, width, word):
         assert (got.kind, got.width, got.word_size, got.scan_step, got.max_cell) == \
             (want.kind, want.width, want.word_size, want.scan_step, want.max_cell)
         assert np.array_equal(got.cell_start, want.cell_start)
+        assert got.cell_start.dtype == want.cell_start.dtype == np.int32
         assert np.array_equal(got.q_offs, want.q_offs)
+        assert np.array_equal(got.present, want.present)
+        assert np.array_equal(got.present, _presence(want.cell_start))
 
 
 def test_small_work_is_one_group(monkeypatch):

@@ -117,16 +117,11 @@ class NuclDeviceWords:
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a) if len(a) else np.zeros(4, np.uint8))
-        cs = flat.cell_start
-        present = np.packbits(cs[1:] != cs[:-1], bitorder="little")
-        present = np.concatenate([present, np.zeros((-len(present)) % 4 + 4, np.uint8)]).view(np.uint32)
         b = st.batch
         self.qn = len(b.seq)
         self.nctx = len(b.offsets)
-        self.b_pv = ro(present)
-        if len(flat.q_offs) >= 1 << 32:
-            raise ParameterError("blastn device: more than 2**32 - 1 query words in one batch")
-        self.b_cell = ro(cs.astype(np.uint32))
+        self.b_pv = ro(flat.present)
+        self.b_cell = ro(flat.cell_start.view(np.uint32))   # int32 counts below 2**31
         self.b_qoffs = ro(np.asarray(flat.q_offs, np.int32))
         self.b_q = ro(np.asarray(b.seq, np.uint8))
         self.b_cq = ro(np.asarray(st.compressed_query, np.uint8))

@@ -68,10 +68,13 @@ def _walk_parts(seq, seg_left, seg_right, s0, s1, width, word_size, low_bits, at
 
 
 @njit(cache=True, nogil=True)
-def _sort_parts(part_start, p0, p1, low_bits, latest_first, offs, lows, cell_start, scratch):
+def _sort_parts(part_start, p0, p1, low_bits, latest_first, offs, lows, cell_start, present,
+                scratch):
     """Counting sort of each part ``p0:p1`` over its cells, in place in ``offs``; fills the
-    part's ``cell_start`` entries. Returns (largest cell, sum of count + 1 over cells of 2 or
-    more offsets). ``scratch``: at least the largest part's size."""
+    part's ``cell_start`` entries and its words of ``present`` (bit ``c & 31`` of word
+    ``c >> 5``: cell ``c`` holds an offset; a part of fewer than 32 cells is the only part).
+    Returns (largest cell, sum of count + 1 over cells of 2 or more offsets). ``scratch``: at
+    least the largest part's size."""
     ncell = 1 << low_bits
     cnt = np.empty(ncell, dtype=np.int32)
     largest = 0
@@ -82,17 +85,25 @@ def _sort_parts(part_start, p0, p1, low_bits, latest_first, offs, lows, cell_sta
         if a == b:
             for c in range(ncell):
                 cell_start[base + c] = a
+            for w in range(base >> 5, (base + ncell + 31) >> 5):
+                present[w] = 0
             continue
         cnt[:] = 0
         for i in range(a, b):
             cnt[lows[i]] += 1
         pos = 0
+        word = 0
         for c in range(ncell):
             k = cnt[c]
             if k > largest:
                 largest = k
             if k > 1:
                 overflow += k + 1
+            if k > 0:
+                word |= 1 << (c & 31)
+            if (c & 31) == 31 or c == ncell - 1:
+                present[(base + c) >> 5] = word
+                word = 0
             cell_start[base + c] = a + pos
             cnt[c] = pos
             pos += k
@@ -130,10 +141,19 @@ def _run(fn, jobs, threads):
         return [f.result() for f in [pool.submit(fn, *j) for j in jobs]]
 
 
+def presence_words(cells: int) -> int:
+    """uint32 words of a presence vector of ``cells`` bits, as the device reads it: one word
+    past the last (its loads may run one word over)."""
+    return (cells + 31) // 32 + 1
+
+
 def flat_cells_parts(seq, seg_left, seg_right, width: int, word_size: int, latest_first: bool,
                      threads: int = 1):
-    """``(q_offs int32, cell_start int64, largest cell, overflow)`` of the words of the segments
-    ``seg_left[k]..seg_right[k]`` of ``seq``: the reference's indexing and counting sort."""
+    """``(q_offs int32, cell_start int32, present uint32, largest cell, overflow)`` of the
+    words of the segments ``seg_left[k]..seg_right[k]`` of ``seq``: the reference's indexing and
+    counting sort, and the presence bit of every cell (:func:`presence_words`). ``cell_start``
+    is int32 (the offsets are int32, so are their counts): half the 4^12-cell megablast table's
+    bytes to write and no copy for the device, which reads it as uint32."""
     seq = np.asarray(seq, dtype=np.uint8)
     seg_left = np.ascontiguousarray(seg_left, dtype=np.int64)
     seg_right = np.ascontiguousarray(seg_right, dtype=np.int64)
@@ -156,19 +176,22 @@ def flat_cells_parts(seq, seg_left, seg_right, width: int, word_size: int, lates
     n = int(places[-1])
     fills = places[:-1].reshape(nparts, len(sjobs)).T.copy()
     part_start = places[::len(sjobs)].copy()          # start of each part, and the total
+    if n > np.iinfo(np.int32).max:
+        raise ValueError("more than 2**31 - 1 query words in one lookup table")
     offs = np.empty(n, dtype=np.int32)
     lows = np.empty(n, dtype=lows_type)
     _run(lambda g, s0, s1: _walk_parts(seq, seg_left, seg_right, s0, s1, width, word_size,
                                        low_bits, fills[g], True, offs, lows),
          [(g, s0, s1) for g, (s0, s1) in enumerate(sjobs)], threads)
-    cell_start = np.empty(cells + 1, dtype=np.int64)
+    cell_start = np.empty(cells + 1, dtype=np.int32)
     cell_start[cells] = n
+    present = np.zeros(presence_words(cells), dtype=np.uint32)
     sizes = np.diff(part_start)
     pcuts = _groups(sizes + 1, threads)
     res = _run(lambda p0, p1: _sort_parts(part_start, p0, p1, low_bits, latest_first, offs, lows,
-                                          cell_start,
+                                          cell_start, present,
                                           np.empty(int(sizes[p0:p1].max(initial=0)), dtype=np.int32)),
                list(zip(pcuts[:-1], pcuts[1:])), threads)
     largest = max((r[0] for r in res), default=0)
     overflow = sum(r[1] for r in res)
-    return offs, cell_start, int(largest), int(overflow)
+    return offs, cell_start, present, int(largest), int(overflow)

@@ -29,9 +29,10 @@ class FlatLookup:
     width: int
     word_size: int
     scan_step: int
-    cell_start: np.ndarray   # int64 (4^width + 1,)
+    cell_start: np.ndarray   # int32 (4^width + 1,)
     q_offs: np.ndarray       # int32
     max_cell: int = 0        # largest number of offsets of one code
+    present: np.ndarray = None   # uint32 words, bit c & 31 of word c >> 5: cell c not empty
 
 
 @njit(cache=True, nogil=True)
@@ -82,11 +83,11 @@ def build_flat(batch, kind: str, width: int, word_size: int, threads: int = 1) -
     seg = batch.seg_array
     if seg is None:
         seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
-    q_offs, start, max_cell, overflow = flat_cells_parts(batch.seq, seg[:, 0], seg[:, 1], width,
-                                                         word_size, kind == MEGABLAST, threads)
+    q_offs, start, present, max_cell, overflow = flat_cells_parts(
+        batch.seq, seg[:, 0], seg[:, 1], width, word_size, kind == MEGABLAST, threads)
     if kind == SMALL and 2 + overflow >= 32768:
         kind = STANDARD
-    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell, present)
 
 
 def build_flat_ref(batch, kind: str, width: int, word_size: int) -> FlatLookup:
@@ -95,10 +96,16 @@ def build_flat_ref(batch, kind: str, width: int, word_size: int) -> FlatLookup:
     seg = np.array(batch.segments, dtype=np.int64).reshape(-1, 2)
     codes, offs = _indexed_words_nb(np.asarray(batch.seq, dtype=np.uint8), seg[:, 0].copy(),
                                     seg[:, 1].copy(), width, word_size)
+    from .nucl_flat_nb import presence_words
+
     q_offs, start, max_cell, overflow = _flat_cells(codes, offs, 1 << (2 * width), kind == MEGABLAST)
     if kind == SMALL and 2 + overflow >= 32768:
         kind = STANDARD
-    return FlatLookup(kind, width, word_size, word_size - width + 1, start, q_offs, max_cell)
+    bits = np.packbits(start[1:] != start[:-1], bitorder="little")
+    present = np.zeros(presence_words(len(start) - 1) * 4, dtype=np.uint8)
+    present[:bits.size] = bits
+    return FlatLookup(kind, width, word_size, word_size - width + 1, start.astype(np.int32), q_offs,
+                      max_cell, present.view(np.uint32))
 
 
 @njit(cache=True, nogil=True)
