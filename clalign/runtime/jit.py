@@ -30,6 +30,7 @@ _LOCK = threading.RLock()
 _PROBE_LOCK = threading.Lock()
 _PRELOADS = [0]                     # preloads running (guarded by _LOCK)
 _BY_FUNC = {}                       # plain function -> its Deferred
+_QUEUED = set()                     # specs given to a preload of this process
 _DISPATCHER_ATTRS = frozenset((
     "signatures", "nopython_signatures", "overloads", "stats", "compile", "recompile",
     "targetctx", "typingctx", "targetoptions", "_cache", "inspect_types", "inspect_llvm",
@@ -184,8 +185,12 @@ def _skip_blas_probe():
 
 def preload(specs) -> threading.Thread:
     """Load the cached code of ``specs`` ("module:function" or "module:maker()", in the order
-    they will be called) on a daemon thread; returns the thread. Errors are left to the real
-    calls to raise."""
+    they will be called) on a daemon thread; returns the thread. Specs an earlier preload of
+    this process was given are left out (a command may start the loads before its library call
+    asks for them again). Errors are left to the real calls to raise."""
+    with _LOCK:
+        specs = [s for s in specs if s not in _QUEUED]
+        _QUEUED.update(specs)
 
     def run():
         try:
