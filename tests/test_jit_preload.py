@@ -67,3 +67,32 @@ def test_skip_blas_probe_restores_numba(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path,
                    env={**os.environ,
                         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+
+
+def test_preload_leaves_out_specs_an_earlier_preload_was_given(monkeypatch):
+    """A command starts the loads before its library call asks for the same ones: the second
+    preload gets only what the first was not given."""
+    from clalign.runtime import jit
+
+    given = []
+    monkeypatch.setattr(jit, "_QUEUED", set())
+    monkeypatch.setattr(jit, "_dispatcher", lambda spec: given.append(spec))
+    monkeypatch.setattr(jit, "load_cached", lambda disp: 0)
+    monkeypatch.setattr(jit, "_skip_blas_probe", lambda: None)
+    jit.preload(["m:a", "m:b"]).join()
+    jit.preload(["m:b", "m:c", "m:a"]).join()
+    assert given == ["m:a", "m:b", "m:c"]
+
+
+def test_blastn_preload_names_compiled_stages():
+    """Every stage ``clalign blastn`` preloads exists and is a compiled (deferred) function, with
+    and without a device; a renamed stage would be skipped silently by the preload."""
+    from clalign.blast.nucl_preload import preload_specs
+    from clalign.runtime import jit
+
+    for device in (None, "0:0"):
+        specs = preload_specs(device)
+        assert len(set(specs)) == len(specs)
+        for spec in specs:
+            assert isinstance(jit._dispatcher(spec), jit.Deferred), spec
+    assert set(preload_specs(None)) == set(preload_specs("0:0"))
