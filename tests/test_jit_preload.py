@@ -94,5 +94,6 @@ def test_blastn_preload_names_compiled_stages():
         specs = preload_specs(device)
         assert len(set(specs)) == len(specs)
         for spec in specs:
-            assert isinstance(jit._dispatcher(spec), jit.Deferred), spec
+            # deferred, or its dispatcher once a search in this process has called it
+            assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec
     assert set(preload_specs(None)) == set(preload_specs("0:0"))
