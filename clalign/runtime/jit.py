@@ -194,7 +194,12 @@ def preload(specs) -> threading.Thread:
 
     def run():
         try:
-            _skip_blas_probe()
+            # numba's import under _LOCK, as a deferred function's first call imports it: two
+            # threads importing numba's modules at once can meet a partly initialised module
+            # ("cannot import name ... from partially initialized module"), seen with a thread
+            # importing numba beside this one at a command's start
+            with _LOCK:
+                _skip_blas_probe()
             for spec in specs:
                 try:
                     load_cached(_dispatcher(spec))
