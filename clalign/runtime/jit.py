@@ -57,6 +57,7 @@ class Deferred:
                 if self._disp is None:
                     if self._making is not None:    # (mutual) recursion, this thread's
                         return self._making
+                    _skip_blas_probe()
                     import numba
 
                     # published only once its callees are bound: another thread that sees the
@@ -158,8 +159,9 @@ def _skip_blas_probe():
     """numba's array-math module, loaded with numba's CPU target, imports ``scipy.linalg`` when
     scipy is installed, only to learn whether ``np.convolve``/``np.correlate`` may call BLAS:
     0.3-0.5 s of Python holding the interpreter lock while a command's device work starts.
-    clalign's compiled code calls neither, so the preload has that probe answer "no BLAS"
-    (those two then use numba's own loop; every other function is unaffected)."""
+    clalign's compiled code calls neither, so numba's import by clalign (the preload, or a
+    deferred function's first call: blastn's DUST paid the probe before) has that probe answer
+    "no BLAS" (those two then use numba's own loop; every other function is unaffected)."""
     with _PROBE_LOCK:   # two preloads (concurrent searches in one process) may both call it
         if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
             return
