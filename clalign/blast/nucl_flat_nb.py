@@ -92,21 +92,19 @@ def _sort_parts(part_start, p0, p1, low_bits, latest_first, offs, lows, cell_sta
         for i in range(a, b):
             cnt[lows[i]] += 1
         pos = 0
-        word = 0
-        for c in range(ncell):
-            k = cnt[c]
-            if k > largest:
-                largest = k
-            if k > 1:
-                overflow += k + 1
-            if k > 0:
-                word |= 1 << (c & 31)
-            if (c & 31) == 31 or c == ncell - 1:
-                present[(base + c) >> 5] = word
-                word = 0
-            cell_start[base + c] = a + pos
-            cnt[c] = pos
-            pos += k
+        for c0 in range(0, ncell, 32):          # one presence word per 32 cells
+            word = 0
+            for c in range(c0, min(c0 + 32, ncell)):
+                k = cnt[c]
+                if k > largest:
+                    largest = k
+                if k > 1:
+                    overflow += k + 1
+                word |= (1 if k > 0 else 0) << (c - c0)
+                cell_start[base + c] = a + pos
+                cnt[c] = pos
+                pos += k
+            present[(base + c0) >> 5] = word
         n = b - a
         for j in range(n):
             scratch[j] = offs[a + j]
