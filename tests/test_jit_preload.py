@@ -85,15 +85,14 @@ def test_preload_leaves_out_specs_an_earlier_preload_was_given(monkeypatch):
 
 
 def test_blastn_preload_names_compiled_stages():
-    """Every stage ``clalign blastn`` preloads exists and is a compiled (deferred) function, with
+    """Every stage ``run_blastn`` preloads exists and is a compiled (deferred) function, with
     and without a device; a renamed stage would be skipped silently by the preload."""
-    from clalign.blast.nucl_preload import preload_specs
+    from clalign.blast.blastn import PRELOAD, PRELOAD_DEVICE
     from clalign.runtime import jit
 
-    for device in (None, "0:0"):
-        specs = preload_specs(device)
+    for specs in (PRELOAD, PRELOAD_DEVICE):
         assert len(set(specs)) == len(specs)
         for spec in specs:
             # deferred, or its dispatcher once a search in this process has called it
             assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec
-    assert set(preload_specs(None)) == set(preload_specs("0:0"))
+    assert set(PRELOAD) == set(PRELOAD_DEVICE)

@@ -25,7 +25,6 @@ import numpy as np
 from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from ..runtime.jit import preload
-from .nucl_preload import preload_specs
 from .hsp import hitlist_key
 from .nucl_hsp import DEL, EVALUE_EPSILON, INS, add_subject_hits, evalue_order
 from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
@@ -35,6 +34,22 @@ from .nucl_words import DiagState
 
 LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
 COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
+
+
+#: compiled stages whose cached code ``run_blastn`` loads on a thread from its start
+#: (``runtime.jit.preload``), in the order of need: the query set-up (DUST, batch, lookup table,
+#: letter counts, compressed query), the word finder, the preliminary gapped stage, the
+#: traceback, the CPU scan (before the word finder without a device). The first load pays
+#: numba's own start, as DUST's first call did; the others were each made by the first worker
+#: calling the stage, the other workers waiting on numba's lock.
+_SETUP = ("clalign.blast.nucl_dust_nb:_dust_many", "clalign.blast.nucl_setup:_fill_contexts",
+          "clalign.blast.nucl_flat_nb:_walk_parts", "clalign.blast.nucl_flat_nb:_sort_parts",
+          "clalign.blast.nucl_setup:_context_counts", "clalign.blast.nucl_words:_compress_range")
+_SEARCH = ("clalign.blast.nucl_words:word_finder", "clalign.blast.nucl_stages_nb:prelim_rows",
+           "clalign.blast.nucl_stages_nb:subject_blastna", "clalign.blast.nucl_stages_nb:traceback_unit")
+_SCAN = ("clalign.blast.nucl_scan:scan_subject",)
+PRELOAD = _SETUP + _SCAN + _SEARCH
+PRELOAD_DEVICE = _SETUP + _SEARCH + _SCAN
 
 
 def _prelim_hitlist_size(n: int) -> int:
@@ -108,9 +123,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
     for that device). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
     under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged.
-    The stages' cached compiled code is loaded on a thread from the start (:mod:`nucl_preload`)."""
+    The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``)."""
     t0 = time.perf_counter()
-    loader = preload(preload_specs(device))
+    loader = preload(PRELOAD if device is None else PRELOAD_DEVICE)
     try:
         return _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)
     finally:

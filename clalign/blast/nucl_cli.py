@@ -63,12 +63,9 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
            dust, lcase_masking, strand, max_target_seqs, max_hsps, outfmt, num_threads, dbsize,
            searchsp, perc_identity, ungapped, device):
     from .. import cl_early
-    from ..runtime.jit import preload
-    from .nucl_preload import preload_specs
 
     if device is not None:
         cl_early.start(device)   # the device's context while the engine is imported
-    preload(preload_specs(device))   # numba's start and the stages' loads, likewise
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from .blastn import run_blastn, tabular_lines

@@ -188,8 +188,8 @@ def _skip_blas_probe():
 def preload(specs) -> threading.Thread:
     """Load the cached code of ``specs`` ("module:function" or "module:maker()", in the order
     they will be called) on a daemon thread; returns the thread. Specs an earlier preload of
-    this process was given are left out (a command may start the loads before its library call
-    asks for them again). Errors are left to the real calls to raise."""
+    this process was given are left out (a process running several searches reads each stage's
+    cache index once). Errors are left to the real calls to raise."""
     with _LOCK:
         specs = [s for s in specs if s not in _QUEUED]
         _QUEUED.update(specs)
