@@ -46,6 +46,14 @@ def _env(tree):
     return dict(os.environ, PYTHONPATH=path)
 
 
+def _run(cmd, tree, **kw):
+    """``cmd`` with ``tree`` first on the path and as the working directory: ``python -m`` and
+    ``-c`` put the working directory before ``PYTHONPATH``, so a checkout there would be the one
+    measured whatever the tree."""
+    return subprocess.run(cmd, env=_env(tree), cwd=os.path.abspath(tree), capture_output=True,
+                          check=True, **kw)
+
+
 def cli_once(tree, args):
     """Wall seconds of one whole command; raises when its output differs from ``--expect``."""
     cmd = [sys.executable, "-m", "clalign", "blastn", "-task", args.task, "-query", args.query,
@@ -53,7 +61,7 @@ def cli_once(tree, args):
     if args.device:
         cmd += ["--device", args.device]
     t = time.perf_counter()
-    r = subprocess.run(cmd, env=_env(tree), capture_output=True, check=True)
+    r = _run(cmd, tree)
     wall = time.perf_counter() - t
     if args.expect is not None:
         with open(args.expect, "rb") as fh:
@@ -66,8 +74,7 @@ def first_once(tree, args):
     """Phases of a fresh process's first run_blastn (seconds)."""
     a = {"query": args.query, "db": args.db, "task": args.task, "threads": args.threads,
          "device": args.device}
-    r = subprocess.run([sys.executable, "-c", FIRST, json.dumps(a)], env=_env(tree),
-                       capture_output=True, text=True, check=True)
+    r = _run([sys.executable, "-c", FIRST, json.dumps(a)], tree, text=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -82,6 +89,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--trees", default=ROOT, help="comma-separated source trees (PYTHONPATH)")
     args = ap.parse_args()
+    for name in ("query", "db", "expect"):      # the commands run in each tree's folder
+        if getattr(args, name) is not None:
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     trees = args.trees.split(",")
     for tree in trees:                  # warm-up: the numba and kernel caches of each tree
         cli_once(tree, args)
