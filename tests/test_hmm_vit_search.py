@@ -51,6 +51,17 @@ def _search():
     return s, list(s)
 
 
+def _device_search_equals_hmmer(hmmer):
+    """A search that ran the device Viterbi stage: every model's pipeline counts, hits and domZ
+    are HMMER's."""
+    s, res = _search()
+    assert s.stats.vit_seconds > 0
+    _, want = hmmer
+    for r, (counts, rows, domZ) in zip(res, want):
+        assert [r.n_past_msv, r.n_past_bias, r.n_past_vit, r.n_past_fwd] == counts, r.hmm.name
+        assert _rows(r.hits) == rows and r.hits.domZ == domZ, r.hmm.name
+
+
 @pytest.mark.parametrize("margin,max_m", [(vit_search.MARGIN_BITS, None), (1e9, None), (vit_search.MARGIN_BITS, 100)])
 def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, max_m):
     """Default margin: nearly every target decided here; 1e9 bits: every target left to
@@ -63,12 +74,7 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, 
     if max_m:
         monkeypatch.setattr(vit_engine, "VIT_MAX_M", max_m)
     monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})   # one kernel build
-    s, res = _search()
-    assert s.stats.vit_seconds > 0
-    _, want = hmmer
-    for r, (counts, rows, domZ) in zip(res, want):
-        assert [r.n_past_msv, r.n_past_bias, r.n_past_vit, r.n_past_fwd] == counts, r.hmm.name
-        assert _rows(r.hits) == rows and r.hits.domZ == domZ, r.hmm.name
+    _device_search_equals_hmmer(hmmer)
 
 
 def test_device_viterbi_after_slane_kernels_equals_hmmer(hmmer, monkeypatch):
@@ -84,12 +90,7 @@ def test_device_viterbi_after_slane_kernels_equals_hmmer(hmmer, monkeypatch):
         monkeypatch.setattr(mod, "use_striped", never)
     monkeypatch.setenv(vit_search.ENV, "device")
     monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})
-    s, res = _search()
-    assert s.stats.vit_seconds > 0
-    _, want = hmmer
-    for r, (counts, rows, domZ) in zip(res, want):
-        assert [r.n_past_msv, r.n_past_bias, r.n_past_vit, r.n_past_fwd] == counts, r.hmm.name
-        assert _rows(r.hits) == rows and r.hits.domZ == domZ, r.hmm.name
+    _device_search_equals_hmmer(hmmer)
 
 
 def test_f2_one_on_hmmer_viterbi_survivors_is_hmmer(hmmer):

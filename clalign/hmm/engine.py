@@ -420,15 +420,13 @@ def msv_filter_run(profile, hmm, db, F1: float, slack_bits: float, device: str |
     the striped CPU kernel's scores with :func:`clalign.hmm.pvalue.msv_pass`."""
     from .pvalue import msv_pass
 
-    hl = hmmer_lengths(_db_arrays(db)[0])
     if use_striped(Runtime.get(device).caps, overrides):
+        hl = hmmer_lengths(_db_arrays(db)[0])
         nats, run = msv_scores_run(profile, db, device, cache, **overrides)
         return msv_pass(nats, hl, hmm, F1, slack_bits=slack_bits) & (hl > 0), run
     from .bytepass import msv_pass_bytes
 
-    db, res, offs, lens, order = _db_arrays(db)
-    cache = layout_cache(db) if cache is None else cache
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
+    hl, r = _msv_slane(profile, db, device, cache, overrides)
     return msv_pass_bytes(profile, hmm, r.raw, hl, F1, slack_bits), r
 
 
@@ -438,11 +436,16 @@ def msv_survivors_run(profile, hmm, db, F1: float, slack_bits: float, device: st
     :func:`msv_filter_run` keeps on the S-lane kernels (:func:`clalign.hmm.bytepass.msv_survivors`)."""
     from .bytepass import msv_survivors
 
-    hl = hmmer_lengths(_db_arrays(db)[0])
-    db, res, offs, lens, order = _db_arrays(db)
-    cache = layout_cache(db) if cache is None else cache
-    r = run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
+    hl, r = _msv_slane(profile, db, device, cache, overrides)
     return (*msv_survivors(profile, hmm, r.raw, hl, F1, slack_bits), r)
+
+
+def _msv_slane(profile, db, device, cache, overrides) -> tuple:
+    """(HMMER's target lengths, the S-lane MSV kernel's run) over ``db``: both filter runs' launch."""
+    db, res, offs, lens, order = _db_arrays(db)
+    hl = hmmer_lengths(db)
+    cache = layout_cache(db) if cache is None else cache
+    return hl, run_raw(profile, res, offs, lens, order, "msv", device, cache=cache, model_lengths=hl, **overrides)
 
 
 def ssv_scores(hmm, db, device: str | None = None, **overrides) -> np.ndarray:

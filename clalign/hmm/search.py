@@ -189,6 +189,12 @@ def hmmsearch(hmmfile, seqdb, *, F1: float = 0.02, E: float = 10.0, Z: float | N
     return search
 
 
+def _merged(parts) -> tuple:
+    """(the parts' TopHits merged, their thread seconds summed) of :meth:`_Search._pyhmmer_part` results."""
+    hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(p[0] for p in parts[1:]))
+    return hits, sum(p[1] for p in parts)
+
+
 class _Pending:
     """A model on its way through pyhmmer: ``model`` = (hmm, pyhmmer hmm, passing indices,
     futures of its parts); ``final``: futures of its second pass (None until submitted)."""
@@ -301,10 +307,9 @@ class _Search:
         except (RuntimeError, SystemError, ValueError) as exc:   # HMMER (pyhmmer) refused the model
             raise InputError(f"HMMER (pyhmmer) cannot search model {hmm.name!r}: {exc}", self.hmmfile,
                              hmm.line) from None
-        hits = parts[0][0] if len(parts) == 1 else parts[0][0].merge(*(p[0] for p in parts[1:]))
+        hits, item.seconds = _merged(parts)
         st = merged_counts([p[2] for p in parts])          # pipeline_counts(hits), from the parts
         item.counts = st if item.plan is None else item.plan.counts(st)
-        item.seconds = sum(p[1] for p in parts)
         item.hits, item.final = hits, []
         if self.z_fixed:
             item.width = listed_name_width(hits)
@@ -337,9 +342,8 @@ class _Search:
         hmm, _, passing, _ = item.model
         hits = item.hits
         if not self.z_fixed:
-            again = [f.result() for f in item.final]
-            hits = again[0][0] if len(again) == 1 else again[0][0].merge(*(p[0] for p in again[1:]))
-            item.seconds += sum(p[1] for p in again)
+            hits, seconds = _merged([f.result() for f in item.final])
+            item.seconds += seconds
         st = item.counts
         return ModelResult(hmm=hmm, hits=hits, n_device_pass=int(passing.size), n_past_msv=st["n_past_msv"],
                            n_past_bias=st["n_past_bias"], n_past_vit=st["n_past_vit"],

@@ -84,9 +84,9 @@ def _decide(bits, stats, F) -> tuple:
     P-value is F, moved a further ``_T_EPS`` bits away for its float error: two comparisons
     instead of two survival functions (~16 numpy calls a model less, from threads that share
     the interpreter lock)."""
-    t = msv_bit_threshold((float(np.float32(stats[0])), float(np.float32(stats[1]))), F)
+    hi, lo = _thresholds(stats, F)
     with np.errstate(invalid="ignore"):
-        return bits - MARGIN_BITS >= t + _T_EPS, bits + MARGIN_BITS < t - _T_EPS
+        return bits - MARGIN_BITS >= hi, bits + MARGIN_BITS < lo
 
 
 def _thresholds(stats, *Fs) -> np.ndarray:
