@@ -96,13 +96,3 @@ def test_blastn_preload_names_compiled_stages():
             # deferred, or its dispatcher once a search in this process has called it
             assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec
     assert set(PRELOAD) == set(PRELOAD_DEVICE)
-
-
-def test_hmmsearch_preload_names_compiled_stages():
-    """Every stage the OpenCL hmmsearch preloads exists and is a compiled (deferred) function."""
-    from clalign.hmm.search import PRELOAD
-    from clalign.runtime import jit
-
-    assert len(set(PRELOAD)) == len(PRELOAD)
-    for spec in PRELOAD:
-        assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec

@@ -149,15 +149,6 @@ def stage_workers(cpus: int) -> int:
     spreads over a pool of its own, :mod:`clalign.hmm.vit_bias`)."""
     return MSV_WORKERS or max(2, min(8, int(cpus) // 2))
 
-#: Compiled stages of the OpenCL path, in the order its first model needs them: the S-lane
-#: block layout's fill, the byte test, the survivors' nats, the Viterbi plan's decisions, the
-#: Easel codes of pyhmmer's sequences. Their cached code is loaded on a thread from the
-#: search's start (``runtime.jit.preload``): the first model's layout waited ~0.5 s for
-#: numba's import and first load on the H100 host (14 models, run y21).
-PRELOAD = ("clalign.hmm.layout_nb:_fill_slots", "clalign.hmm.bytepass_nb:class_thresholds",
-           "clalign.hmm.bytepass:_keep", "clalign.hmm.bytepass_nb:survivors",
-           "clalign.hmm.vit_search:_decide_nb", "clalign.hmm.layout_nb:easel_codes")
-
 #: Fewest passing targets per pyhmmer task: a model's survivors are cut into up to ``cpus``
 #: parts of at least this many, searched in parallel and merged (as HMMER's threads do).
 MIN_PART = 256
@@ -258,12 +249,7 @@ class _Search:
         self._build_all = bool(len(self.db)) and _prebuild_all(len(self.hmms), options.F1)   # in __iter__
 
     def _start(self, hmmfile, seqdb, options, device, msv_scores):
-        """The database read in a thread while the models are read and their kernels built
-        (and, on the OpenCL path, the compiled stages loaded: :data:`PRELOAD`)."""
-        if msv_scores is None:
-            from ..runtime.jit import preload
-
-            preload(PRELOAD)
+        """The database read in a thread while the models are read and their kernels built."""
         loading = _Loading(seqdb)
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         self.hmms = read_all(hmmfile)        # in processes for a large file (clalign.hmm.hmmpool)
