@@ -141,19 +141,30 @@ def tjbm_per_sequence(profile, lengths) -> np.ndarray:
 
 
 _KERNELS = threading.local()
-_LAYOUT_LOCK = threading.Lock()
+_LOCKS_LOCK = threading.Lock()
+
+
+def _layout_lock(cache, key) -> threading.Lock:
+    """The lock one layout is made under, kept in the cache beside it: layouts of other
+    geometries are made at the same time (the 14 bundled models need two on the H100; made
+    one after the other, the second kept 7 of the first 8 models waiting ~0.5 s, run y23)."""
+    if cache is None:
+        return threading.Lock()
+    with _LOCKS_LOCK:
+        return cache.setdefault(("lock", key), threading.Lock())
 
 
 def _layout(cache, key, n, ctx, build, pieces):
     """(blocks, device buffers) of a layout from a search's cache, made (``build``) and uploaded
-    once under :data:`_LAYOUT_LOCK` (the MSV stage runs models in several threads). A layout
-    already made is taken without the lock: its holder may be waiting for the interpreter lock
-    (13 thread-seconds of the 1,000-model run on the H100 host went to that wait)."""
+    once under its own lock (:func:`_layout_lock`; the MSV stage runs models in several
+    threads). A layout already made is taken without the lock: its holder may be waiting for
+    the interpreter lock (13 thread-seconds of the 1,000-model run on the H100 host went to
+    that wait)."""
     hit = cache.get(key) if cache is not None else None
     if hit is not None and hit[1] is not None:
         return hit[0], hit[1]
     dev_bufs = None
-    with _LAYOUT_LOCK:
+    with _layout_lock(cache, key):
         hit = cache.get(key) if cache is not None else None
         if hit is None:
             blocks = build()
@@ -281,7 +292,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     if dev_bufs is None:
         dev_bufs = _block_buffers(ctx, blocks)
         if cache is not None and blocks.C == C:
-            for entry in cache.values():
+            for entry in list(cache.values()):
                 if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
                     entry[1] = dev_bufs
     sc, keep = scratch(ctx), []           # per-model arrays in this thread's reused buffers
