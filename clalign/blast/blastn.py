@@ -24,6 +24,7 @@ import numpy as np
 
 from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
+from ..runtime.gcpause import paused
 from ..runtime.jit import preload
 from .hsp import hitlist_key
 from .nucl_hsp import DEL, EVALUE_EPSILON, INS, add_subject_hits, evalue_order
@@ -123,11 +124,13 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
     for that device). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
     under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged.
-    The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``)."""
+    The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``); Python's
+    cyclic garbage collector is paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
     t0 = time.perf_counter()
     loader = preload(PRELOAD if device is None else PRELOAD_DEVICE)
     try:
-        return _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)
+        with paused():               # no full collections of the process's objects mid-search
+            return _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)
     finally:
         loader.join()                # no load left running into the interpreter's exit
 

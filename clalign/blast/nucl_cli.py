@@ -68,6 +68,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
         cl_early.start(device)   # the device's context while the engine is imported
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
+    from ..runtime.gcpause import paused
     from .blastn import run_blastn, tabular_lines
     from .nucl_setup import BlastnOptions
 
@@ -83,8 +84,9 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                          max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
                          searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-    results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
-    lines = tabular_lines(results, columns=columns, comments=kind == "7",
-                          database=db)
+    with paused():    # the records and rows are acyclic (clalign.runtime.gcpause)
+        results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
+        lines = tabular_lines(results, columns=columns, comments=kind == "7",
+                              database=db)
     with atomic_output(out, force=force) as fh:
         fh.write("".join(line + "\n" for line in lines))
