@@ -133,3 +133,30 @@ def test_tsv_and_json_carry_the_alignment(golden_results):
     h = d["hits"][0]
     assert {"cigar", "qseq", "sseq", "evalue", "bitscore", "qstart", "send"} <= set(h)
     assert len(h["qseq"]) == h["length"]
+
+
+def test_std_row_equals_the_getters(golden_results):
+    """``std_row`` (the default columns' one format call) gives the ``FIELDS`` getters' text,
+    on the golden records and on edge values (E-values and bit scores at every format's
+    boundary, an empty alignment, numpy integers)."""
+    import random
+
+    import numpy as np
+
+    from clalign.output.tabular import FIELDS, STD_FIELDS, std_row
+
+    recs = [a for r in golden_results for a in r.hits]
+    rnd = random.Random(3)
+    for e in (0.0, 1e-181, 1e-180, 8.99e-4, 9e-4, 0.0999, 0.1, 0.999, 1.0, 9.99, 10.0, 123.4):
+        for b in (0.0, 99.9, 99.95, 100.0, 99999.0, 99999.5, 123456.7, rnd.uniform(0, 500)):
+            q = "AC-GT" * rnd.randrange(0, 4)
+            recs.append(Alignment(f"q{e}", "s", np.int64(len(q)), 9, 5, b, e, np.int64(1), 3, 7, 2, q,
+                                  q.replace("-", "A"), q.count("A"), 0, q.count("-"), q.count("-")))
+    for a in recs:
+        assert std_row(a) == "\t".join(FIELDS[c][1](a, {}) for c in STD_FIELDS)
+    fh, gh = io.StringIO(), io.StringIO()
+    write_tabular(fh, golden_results)
+    for r in golden_results:
+        for a in order_hits(list(r.hits)):
+            gh.write("\t".join(FIELDS[c][1](a, {}) for c in STD_FIELDS) + "\n")
+    assert fh.getvalue() == gh.getvalue()

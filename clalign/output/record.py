@@ -203,6 +203,8 @@ def order_hits(alignments):
     1e-180 tie), then raw score descending, then the *later* database sequence first (BLAST
     compares ordinal ids in reverse); each subject's HSPs follow together in HSP order.
     """
+    if len(alignments) <= 1:
+        return list(alignments)
     groups = {}
     for a in alignments:
         groups.setdefault((a.subject_index, a.subject_id), []).append(a)

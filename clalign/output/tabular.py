@@ -84,6 +84,16 @@ STD_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "
               "sstart", "send", "evalue", "bitscore")
 
 
+def std_row(a) -> str:
+    """The ``STD_FIELDS`` row of ``a`` (no newline): what the ``FIELDS`` getters give, joined by
+    tabs, in one format call (the default columns of every search's tabular output)."""
+    n = len(a.qseq)
+    pident = a.nident / n * 100 if n > 0 else 0.0
+    return (f"{a.query_id}\t{a.subject_id}\t{pident:.3f}\t{n}\t{n - a.nident - a.gaps}\t"
+            f"{a.gapopen}\t{a.qstart}\t{a.qend}\t{a.sstart}\t{a.send}\t{format_evalue(a.evalue)}\t"
+            f"{format_bitscore(a.bitscore)}")
+
+
 def parse_outfmt(spec, extra=("tsv", "json")):
     """(kind, columns) of an ``-outfmt`` value: ``"6"``, ``"7"``, ``"6 qseqid sseqid ..."`` (``std``
     expands to the 12 standard columns) or one of ``extra`` (then columns is None)."""
@@ -120,6 +130,7 @@ def write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLAS
     getters = [FIELDS[c][1] for c in columns]
     fields_line = "# Fields: " + ", ".join(FIELDS[c][0] for c in columns) + "\n"
     need_cov = "qcovs" in columns
+    std = tuple(columns) == STD_FIELDS and not comments
     n = 0
     for r in results:
         n += 1
@@ -131,6 +142,9 @@ def write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLAS
             if hits:
                 fh.write(fields_line)
             fh.write(f"# {len(hits)} hits found\n")
+        if std:
+            fh.write("".join(std_row(a) + "\n" for a in hits))
+            continue
         for a in hits:
             fh.write("\t".join(g(a, ctx) for g in getters))
             fh.write("\n")
