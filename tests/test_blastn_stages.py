@@ -169,3 +169,24 @@ def test_unit_records_equal_pair_by_pair(task, perc):
         assert got == want
         seen += sum(len(r) for *_, r in want)
     assert seen > 20
+
+
+@pytest.mark.parametrize("task,reward,penalty,dbsize", [("megablast", 0, 0, 0), ("blastn", 2, -3, 0),
+                                                        ("blastn", 0, 0, 10 ** 12)])
+def test_evalues_bits_equal_scalar(task, reward, penalty, dbsize):
+    """Setup.evalues_bits (arrays) gives Setup.evalue_bits' floats bit for bit, over every
+    context and a range of scores (odd scores of a round-down table included)."""
+    queries = read_queries(os.path.join(HERE, "reads.fa"))
+    nt = open_nucleotide(os.path.join(HERE, "genome.fa"))
+    st = setup_search(queries, BlastnOptions(task=task, reward=reward, penalty=penalty, dbsize=dbsize),
+                      nt.total_bases, len(nt))
+    ctx = np.flatnonzero(st.ctx_valid)
+    rng = np.random.default_rng(5)
+    scores = np.concatenate([np.arange(1, 400), rng.integers(1, 20000, 600)])
+    c = np.repeat(ctx, 3)[rng.permutation(3 * len(ctx))][:len(scores)]
+    c = np.resize(c, len(scores))
+    e, b = st.evalues_bits(scores, c)
+    want = [st.evalue_bits(int(s), int(k)) for s, k in zip(scores, c)]
+    assert e.tolist() == [w[0] for w in want]
+    assert b.tolist() == [w[1] for w in want]
+    assert any(g.round_down for g in st.gapped if g is not None) == (task == "blastn")   # 2/-3

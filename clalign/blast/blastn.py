@@ -367,37 +367,44 @@ def traceback_unit_records(st, queries, oid, name, pairs, s_codes, s_len):
                                st.cutoff_gapped, COMPLEMENT)
     t0 = time.perf_counter()
     qtext, stext = LETTERS[QA].tobytes().decode(), LETTERS[SA].tobytes().decode()
+    if not len(R):
+        return [], time.perf_counter() - t0
+    e, bits = st.evalues_bits(R[:, 0], R[:, 5])
+    keep = np.flatnonzero(e <= o.evalue)
+    R, e, bits = R[keep], e[keep], bits[keep]
+    # each pair's HSPs in s_EvalueCompareHSPs order (stable), pairs in unit order
+    ek = np.where(e < EVALUE_EPSILON, 0.0, e)
+    order = np.lexsort((np.arange(len(R)), -R[:, 2], R[:, 1], -R[:, 4], R[:, 3], -R[:, 0], ek, R[:, 8]))
+    R, e, bits = R[order], e[order], bits[order]
+    pair = R[:, 8]
+    starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(R) else np.zeros(0, np.int64)
+    best_e = np.minimum.reduceat(e, starts) if len(R) else e
+    best_s = np.maximum.reduceat(R[:, 0], starts) if len(R) else R[:, 0]
+    c = R[:, 5]
+    minus = np.asarray(b.minus, dtype=bool)[c]
+    qlen = np.array([len(queries[qi].codes) for qi, _ in pairs], dtype=np.int64)[pair]
+    qs, qe, ss, se, qres, sres = R[:, 1], R[:, 2], R[:, 3], R[:, 4], R[:, 14], R[:, 15]
+    qstart = np.where(minus, qlen - qe + 1, qs + 1)
+    sstart = np.where(minus, se, ss + 1)
+    send = np.where(minus, ss + 1, ss + sres)
+    cols = np.column_stack([R[:, 0], qstart, qstart + qres - 1, sstart, send, R[:, 9], R[:, 9] + R[:, 10],
+                            R[:, 11], R[:, 12], R[:, 13], minus]).tolist()
+    e, bits = e.tolist(), bits.tolist()
     sid, title = name
-    rows = R.tolist()
-    out, i = [], 0
-    while i < len(rows):
-        k, kept = rows[i][8], []
-        while i < len(rows) and rows[i][8] == k:
-            r = rows[i]
-            e, bits = st.evalue_bits(r[0], r[5])
-            if e <= o.evalue:
-                kept.append((0.0 if e < EVALUE_EPSILON else e, -r[0], r[3], -r[4], r[1], -r[2], e, bits, r))
-            i += 1
-        if not kept:
-            continue
-        qi = pairs[k][0]
+    sid = str(sid)
+    out = []
+    bounds = starts.tolist() + [len(cols)]
+    for g, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        qi = pairs[int(pair[lo])][0]
         query = queries[qi]
-        qlen = len(query.codes)
-        best_e, best_s = min(t[6] for t in kept), max(t[8][0] for t in kept)
-        kept.sort(key=lambda t: t[:6])   # s_EvalueCompareHSPs (nucl_hsp.evalue_order); stable
-        recs = []
-        for *_, e, bits, r in kept:
-            sc, qs, qe, ss, se, c = r[:6]
-            col, n, ident, gaps, opens, qres, sres = r[9:16]
-            minus = bool(b.minus[c])
-            qstart = qlen - qe + 1 if minus else qs + 1
-            sstart, send = (se, ss + 1) if minus else (ss + 1, ss + sres)
-            recs.append(Alignment(str(query.qid), str(sid), int(qlen), int(s_len), int(sc), float(bits),
-                                  float(e), qstart, qstart + qres - 1, sstart, send, qtext[col:col + n],
-                                  stext[col:col + n], ident, ident, gaps, opens, subject_index=oid,
-                                  subject_title=title, query_title=query.title,
-                                  sstrand="minus" if minus else "plus"))
-        out.append((qi, best_e, best_s, recs))
+        q_id, q_len, q_title = str(query.qid), len(query.codes), query.title
+        recs = [Alignment(q_id, sid, q_len, s_len, sc, bits[i], e[i], q0, q1, s0, s1, qtext[c0:c1],
+                          stext[c0:c1], ident, ident, gaps, opens, subject_index=oid,
+                          subject_title=title, query_title=q_title,
+                          sstrand="minus" if mi else "plus")
+                for i, (sc, q0, q1, s0, s1, c0, c1, ident, gaps, opens, mi) in
+                enumerate(cols[lo:hi], lo)]
+        out.append((qi, float(best_e[g]), int(best_s[g]), recs))
     return out, time.perf_counter() - t0
 
 

@@ -174,10 +174,13 @@ def prelim_combine(st, pieces):
     combined = None
     for off, hsps in pieces:
         combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
+    if not combined:
+        return []
+    e, bits = st.evalues_bits([h.score for h in combined], [h.context for h in combined])
     out = []
-    for h in combined or []:
-        h.evalue, h.bit_score = st.evalue_bits(h.score, h.context)
-        if h.evalue <= st.opts.evalue:
+    for h, ev, bs in zip(combined, e.tolist(), bits.tolist()):
+        h.evalue, h.bit_score = ev, bs
+        if ev <= st.opts.evalue:
             out.append(h)
     return out
 

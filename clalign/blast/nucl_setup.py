@@ -31,6 +31,7 @@ import numpy as np
 
 from ..data.nucleotide import blastna_matrix
 from ..errors import InputError, ParameterError
+from ..stats.evalue import LN2 as BIT_LN2
 from ..stats.karlin import KarlinParams, ungapped_params
 from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params
 from .nucl_dust import query_masks
@@ -346,6 +347,7 @@ class Setup:
     strand_off: list = None
     stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
     _evalues: dict = field(default_factory=dict, repr=False)
+    _keys: tuple = field(default=None, repr=False)     # evalues_bits' arrays per statistics key
 
     def evalue_bits(self, score: int, context: int):
         """``nucl_evalue_bits`` of a raw score in a context, remembered per (score, statistics
@@ -355,6 +357,41 @@ class Setup:
         if r is None:
             r = self._evalues[key] = nucl_evalue_bits(score, self.gapped[context], self.searchsp[context])
         return r
+
+    def evalues_bits(self, scores, contexts):
+        """(E-values, bit scores) as float arrays of rows (raw score, context), the floats
+        :meth:`evalue_bits` gives: the same IEEE operations elementwise (``searchsp * exp(-lambda
+        S + ln K)``, ``(S lambda - ln K) / ln 2``) with ``math.exp`` once per distinct exponent
+        (numpy's vectorised exp may differ in the last bit: ``stats.evalue.karlin_evalue``)."""
+        scores = np.asarray(scores, dtype=np.int64)
+        contexts = np.asarray(contexts, dtype=np.int64)
+        if not len(scores):
+            return np.zeros(0), np.zeros(0)
+        if self._keys is None:
+            self._keys = _key_values(self.stat_key, self.gapped, self.searchsp)
+        key_of, lam, logk, rnd, ssp = self._keys
+        k = key_of[contexts]
+        rs = np.where(rnd[k], scores & ~1, scores).astype(np.float64)
+        x = -lam[k] * rs + logk[k]
+        u, inv = np.unique(x, return_inverse=True)
+        ex = np.array([math.exp(v) for v in u.tolist()], dtype=np.float64)[inv.reshape(-1)]
+        return ssp[k] * ex, (scores.astype(np.float64) * lam[k] - logk[k]) / BIT_LN2
+
+
+def _key_values(stat_key, gapped, searchsp):
+    """Per statistics key (``stat_key``'s numbers; -1, an invalid context, becomes the last):
+    lambda, ln K, round-down flag and search space, as arrays, with each context's key."""
+    key_of = np.asarray(stat_key, dtype=np.int64)
+    n = int(key_of.max()) + 2 if len(key_of) else 1
+    key_of = np.where(key_of < 0, n - 1, key_of)
+    lam, logk = np.full(n, np.nan), np.full(n, np.nan)
+    rnd, ssp = np.zeros(n, dtype=bool), np.full(n, np.nan)
+    keys, first = np.unique(key_of, return_index=True)
+    for j, c in zip(keys.tolist(), first.tolist()):   # any context of a key has its values
+        g = gapped[c]
+        if g is not None:
+            lam[j], logk[j], rnd[j], ssp[j] = g.karlin.lam, g.karlin.logK, g.round_down, float(searchsp[c])
+    return key_of, lam, logk, rnd, ssp
 
 
 def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
