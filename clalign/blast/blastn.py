@@ -26,10 +26,10 @@ from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from ..runtime.gcpause import paused
 from ..runtime.jit import preload
-from .hsp import hitlist_key
-from .nucl_hsp import DEL, EVALUE_EPSILON, INS, add_subject_hits, evalue_order
-from .nucl_search import (prelim_combine, prelim_piece, prelim_subject, subject_array,
-                          subject_chunks)
+from .nucl_hsp import DEL, INS, evalue_order
+from .nucl_pairs import FinalHits, PrelimHits, evalue_rank
+from .nucl_search import (hsps_of_rows, prelim_combine_rows, prelim_piece_rows, prelim_subject_rows,
+                          rows_of_hsps, subject_array, subject_chunks)
 from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search
 from .nucl_words import DiagState
 
@@ -196,14 +196,15 @@ class _DeviceWords:
             return got[0][k]
 
 
-def _prelim_all(st, nt, oids, times, pool, dev=None):
-    """(oid, preliminary HSPs) of every subject in OID order, on the pool when there is one;
-    ``dev``: the device's word finder (:func:`nucl_device.device_words`) or None."""
+def _prelim_rows_all(st, nt, oids, times, pool, dev=None):
+    """(oid, preliminary rows, their E-values and bit scores) of every subject in OID order
+    (:func:`nucl_search.prelim_combine_rows`), on the pool when there is one; ``dev``: the
+    device's word finder (:func:`nucl_device.device_words`) or None."""
     if pool is None:
         diag = DiagState(len(st.batch.seq))
         for oid in oids:
-            yield oid, prelim_subject(st, diag, nt.packed(oid), int(nt.lengths[oid]), times,
-                                      None if dev is None else dev.pairs(oid))
+            yield (oid,) + prelim_subject_rows(st, diag, nt.packed(oid), int(nt.lengths[oid]), times,
+                                               None if dev is None else dev.pairs(oid))
         return
     local = threading.local()
     words = None if dev is None else _DeviceWords(dev, nt)
@@ -216,20 +217,30 @@ def _prelim_all(st, nt, oids, times, pool, dev=None):
         for oid, k, off, n in group:
             if oid != last:
                 s, last = subject_array(nt.packed(oid)), oid
-            out.append((oid, off, prelim_piece(st, diag, s, off, n, times,
-                                               None if words is None else words.piece(oid, k))))
+            out.append((oid, off, prelim_piece_rows(st, diag, s, off, n, times,
+                                                    None if words is None else words.piece(oid, k))))
         return out
 
     cur, pieces = -1, []
     for res in pool.map(work, _prelim_groups(nt, oids)):
-        for oid, off, hsps in res:
+        for oid, off, rows in res:
             if oid != cur and cur >= 0:
-                yield cur, prelim_combine(st, pieces)
+                yield (cur,) + prelim_combine_rows(st, pieces)
                 pieces = []
             cur = oid
-            pieces.append((off, hsps))
+            pieces.append((off, rows))
     if cur >= 0:
-        yield cur, prelim_combine(st, pieces)
+        yield (cur,) + prelim_combine_rows(st, pieces)
+
+
+def _prelim_all(st, nt, oids, times, pool, dev=None):
+    """(oid, preliminary HSPs with E-values) of every subject in OID order: :func:`_prelim_rows_all`
+    as [NHSP] (the query chunks' search, :func:`nucl_split.split_prelim`)."""
+    for oid, rows, e, bits in _prelim_rows_all(st, nt, oids, times, pool, dev):
+        hsps = hsps_of_rows(rows)
+        for h, ev, bs in zip(hsps, e.tolist(), bits.tolist()):
+            h.evalue, h.bit_score = ev, bs
+        yield oid, hsps
 
 
 def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, split=None):
@@ -238,73 +249,50 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
     clock = time.perf_counter
     t0 = clock()
     b = st.batch
-    per_query = [[] for _ in queries]
+    hits = PrelimHits(b.query_of)
     oids = range(len(nt) if st.ctx_valid.any() else 0)
     dev = None
     if split is not None and st.ctx_valid.any():
         from .nucl_split import split_prelim
-        prelim = split_prelim(st, queries, nt, opts, split, _prelim_all,
-                              _prelim_hitlist_size(opts.max_target_seqs), times, pool, device)
+        prelim = ((oid, rows_of_hsps(hs), np.array([h.evalue for h in hs], dtype=np.float64), None)
+                  for oid, hs in split_prelim(st, queries, nt, opts, split, _prelim_all,
+                                              _prelim_hitlist_size(opts.max_target_seqs), times,
+                                              pool, device))
     else:
         if device is not None and st.flat is not None and st.ctx_valid.any():
             from .nucl_device import device_words   # scan/lookup/mini-extension on the device
             dev = device_words(nt, st, device, times)
-        prelim = _prelim_all(st, nt, oids, times, pool, dev)
-    for oid, hsps in prelim:
+        prelim = _prelim_rows_all(st, nt, oids, times, pool, dev)
+    for oid, rows, e, _ in prelim:
         if progress is not None:
             progress(oid)
-        if not hsps:
-            continue
-        add_subject_hits(per_query, b.query_of, oid, hsps)
+        hits.add(oid, rows, e)
     times["prelim"] = times.get("prelim", 0.0) + clock() - t0   # wall, words included
     t0 = clock()
-    # traceback subject by subject (each subject's codes restored once), then per query
-    jobs = {}
-    for qi in range(len(queries)):
-        lists = sorted(per_query[qi], key=lambda t: t[0])[:_prelim_hitlist_size(opts.max_target_seqs)]
-        for _, oid, hs in lists:
-            jobs.setdefault(oid, []).append((qi, hs))
+    # traceback subject by subject (each subject's codes restored once): units of at most a
+    # 4 * threads-th of all (query, subject) pairs (nucl_pairs)
+    units = hits.units(_prelim_hitlist_size(opts.max_target_seqs), threads)
     ids = subject_ids(nt)
-    names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted(jobs)}  # BLAST+'s accession.version, title
-    # (oid, pairs): an oid's (query, HSPs) pairs cut into pieces of at most a 4 * threads-th of
-    # all pairs (about 4 units a worker; many subjects: one unit each, a unit costing one
-    # compiled call and its set-up in Python)
-    units = []
-    step = max(1, -(-sum(len(p) for p in jobs.values()) // (4 * threads)))
-    for oid in sorted(jobs):
-        pairs = jobs[oid]
-        units += [(oid, pairs[i:i + step]) for i in range(0, len(pairs), step)]
-    codes = _SubjectCodes(nt, [oid for oid, _ in units])
+    names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted({u[0] for u in units})}
+    codes = _SubjectCodes(nt, [u[0] for u in units])   # BLAST+'s accession.version, title
 
     def work(unit):
-        oid, pairs = unit
+        oid, qis, P, first = unit
         s_codes = codes.get(oid)
         try:
-            done, rec_s = traceback_unit_records(st, queries, oid, names[oid], pairs, s_codes,
-                                                 int(nt.lengths[oid]))
+            got = _unit_records(st, queries, oid, names[oid], qis, P, first, s_codes,
+                                int(nt.lengths[oid]))
         finally:
             codes.release(oid)
-        return oid, done, rec_s   # rec_s summed here, added by the caller (no shared dict)
+        return oid, got   # the records' seconds summed here, added by the caller (no shared dict)
 
-    final = [[] for _ in queries]
-    records = {}
-    for oid, done, rec_s in (pool.map if pool is not None else map)(work, units):
+    final = FinalHits()
+    for oid, (kq, best_e, best_s, recs, rec_s) in (pool.map if pool is not None else map)(work, units):
         times["records"] = times.get("records", 0.0) + rec_s
-        for qi, best_e, best_s, recs in done:
-            final[qi].append((hitlist_key(best_e, best_s, oid), oid, None))
-            records[qi, oid] = recs
+        final.add(oid, kq, best_e, best_s, recs)
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
-    results = []
-    for qi, query in enumerate(queries):
-        final[qi].sort(key=lambda t: t[0])
-        hits = []
-        for _, oid, out in final[qi][:opts.max_target_seqs]:
-            recs = records[qi, oid]
-            if opts.max_hsps > 0:
-                recs = recs[:opts.max_hsps]
-            hits += recs
-        results.append(QueryHits(query.qid, len(query.codes), hits, query.title))
-    return results
+    per_query = final.hits(len(queries), opts.max_target_seqs, opts.max_hsps)
+    return [QueryHits(q.qid, len(q.codes), h, q.title) for q, h in zip(queries, per_query)]
 
 
 class _SubjectCodes:
@@ -349,40 +337,51 @@ class _SubjectCodes:
 def traceback_unit_records(st, queries, oid, name, pairs, s_codes, s_len):
     """The traceback stage of a work unit (one subject ``oid``, its ``(query, preliminary
     HSPs)`` pairs): ([(query, best E-value, best score, output records best first)] of the pairs
-    that keep an HSP, seconds of the records' Python). One compiled call does every pair's
-    traceback and the records' columns (:func:`nucl_stages_nb.traceback_unit`); E-values, the
-    E-value cut, the order and the records are made here, as ``nucl_search.traceback_subject``
-    and :func:`alignment_record` make them pair by pair (their specs)."""
+    that keep an HSP, seconds of the records' Python): :func:`_unit_records` of the pairs' rows.
+    ``nucl_search.traceback_subject`` and :func:`alignment_record` make the same pair by pair
+    (their specs)."""
+    P = rows_of_hsps([h for _, hs in pairs for h in hs])
+    first = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum([len(hs) for _, hs in pairs], out=first[1:])
+    qis = np.array([qi for qi, _ in pairs], dtype=np.int64)
+    kq, best_e, best_s, recs, rec_s = _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len)
+    return [(q, e, sc, r) for q, e, sc, r in zip(kq.tolist(), best_e.tolist(), best_s.tolist(), recs)], rec_s
+
+
+def _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len):
+    """The traceback of a work unit's pairs (query ``qis[k]``, preliminary rows
+    ``P[first[k]:first[k + 1]]``, one subject): (queries, best E-values, best scores, records
+    best first, per pair that keeps an HSP; seconds of the records' Python). One compiled call
+    does every pair's traceback and the records' columns (:func:`nucl_stages_nb.traceback_unit`);
+    E-values, the E-value cut, the order and the records are made here with numpy."""
     from .nucl_stages_nb import traceback_unit
 
     o, b = st.opts, st.batch
-    P = np.array([(h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.context, h.q_gstart, h.s_gstart)
-                  for _, hs in pairs for h in hs], dtype=np.int64).reshape(-1, 8)
-    first = np.zeros(len(pairs) + 1, dtype=np.int64)
-    np.cumsum([len(hs) for _, hs in pairs], out=first[1:])
     R, QA, SA = traceback_unit(P, first, b.seq, b.offsets, b.lengths,
                                np.ascontiguousarray(b.minus, dtype=np.bool_), s_codes, s_len, o.greedy,
                                st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
                                st.xdrop_final, o.min_diag_separation, float(o.perc_identity),
                                st.cutoff_gapped, COMPLEMENT)
     t0 = time.perf_counter()
-    qtext, stext = LETTERS[QA].tobytes().decode(), LETTERS[SA].tobytes().decode()
-    if not len(R):
-        return [], time.perf_counter() - t0
     e, bits = st.evalues_bits(R[:, 0], R[:, 5])
     keep = np.flatnonzero(e <= o.evalue)
     R, e, bits = R[keep], e[keep], bits[keep]
+    if not len(R):
+        z = np.zeros(0, dtype=np.int64)
+        return z, np.zeros(0), z, [], time.perf_counter() - t0
+    qtext, stext = LETTERS[QA].tobytes().decode(), LETTERS[SA].tobytes().decode()
     # each pair's HSPs in s_EvalueCompareHSPs order (stable), pairs in unit order
-    ek = np.where(e < EVALUE_EPSILON, 0.0, e)
-    order = np.lexsort((np.arange(len(R)), -R[:, 2], R[:, 1], -R[:, 4], R[:, 3], -R[:, 0], ek, R[:, 8]))
+    order = np.lexsort((np.arange(len(R)), -R[:, 2], R[:, 1], -R[:, 4], R[:, 3], -R[:, 0],
+                        evalue_rank(e), R[:, 8]))
     R, e, bits = R[order], e[order], bits[order]
     pair = R[:, 8]
-    starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(R) else np.zeros(0, np.int64)
-    best_e = np.minimum.reduceat(e, starts) if len(R) else e
-    best_s = np.maximum.reduceat(R[:, 0], starts) if len(R) else R[:, 0]
-    c = R[:, 5]
-    minus = np.asarray(b.minus, dtype=bool)[c]
-    qlen = np.array([len(queries[qi].codes) for qi, _ in pairs], dtype=np.int64)[pair]
+    starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+    best_e = np.minimum.reduceat(e, starts)
+    best_s = np.maximum.reduceat(R[:, 0], starts)
+    kq = np.asarray(qis, dtype=np.int64)[pair[starts]]
+    minus = np.asarray(b.minus, dtype=bool)[R[:, 5]]
+    qlen = np.array([len(queries[qi].codes) for qi in kq.tolist()], dtype=np.int64)
+    qlen = np.repeat(qlen, np.diff(np.r_[starts, len(R)]))
     qs, qe, ss, se, qres, sres = R[:, 1], R[:, 2], R[:, 3], R[:, 4], R[:, 14], R[:, 15]
     qstart = np.where(minus, qlen - qe + 1, qs + 1)
     sstart = np.where(minus, se, ss + 1)
@@ -392,20 +391,18 @@ def traceback_unit_records(st, queries, oid, name, pairs, s_codes, s_len):
     e, bits = e.tolist(), bits.tolist()
     sid, title = name
     sid = str(sid)
-    out = []
+    recs = []
     bounds = starts.tolist() + [len(cols)]
-    for g, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-        qi = pairs[int(pair[lo])][0]
+    for qi, lo, hi in zip(kq.tolist(), bounds[:-1], bounds[1:]):
         query = queries[qi]
         q_id, q_len, q_title = str(query.qid), len(query.codes), query.title
-        recs = [Alignment(q_id, sid, q_len, s_len, sc, bits[i], e[i], q0, q1, s0, s1, qtext[c0:c1],
-                          stext[c0:c1], ident, ident, gaps, opens, subject_index=oid,
-                          subject_title=title, query_title=q_title,
-                          sstrand="minus" if mi else "plus")
-                for i, (sc, q0, q1, s0, s1, c0, c1, ident, gaps, opens, mi) in
-                enumerate(cols[lo:hi], lo)]
-        out.append((qi, float(best_e[g]), int(best_s[g]), recs))
-    return out, time.perf_counter() - t0
+        recs.append([Alignment(q_id, sid, q_len, s_len, sc, bits[i], e[i], q0, q1, s0, s1, qtext[c0:c1],
+                               stext[c0:c1], ident, ident, gaps, opens, subject_index=oid,
+                               subject_title=title, query_title=q_title,
+                               sstrand="minus" if mi else "plus")
+                     for i, (sc, q0, q1, s0, s1, c0, c1, ident, gaps, opens, mi) in
+                     enumerate(cols[lo:hi], lo)])
+    return kq, best_e, best_s, recs, time.perf_counter() - t0
 
 
 def _records(st, query, nt, oid, name, hsps, s_codes):

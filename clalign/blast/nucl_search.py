@@ -123,9 +123,10 @@ def prelim_chunk_ref(st, rows, s_packed, s_len: int):
     return kept
 
 
-def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
+def _prelim_chunk_rows(st, diag, s_packed, s_len: int, times=None, words=None) -> np.ndarray:
     """Preliminary gapped HSPs of one subject (chunk), purged and in score order (compiled:
-    :func:`nucl_stages_nb.prelim_hsps`)."""
+    :func:`nucl_stages_nb.prelim_hsps`): int64 rows (score, q_start, q_end, s_start, s_end,
+    context, q_gstart, s_gstart), query positions relative to the context."""
     from .nucl_stages_nb import prelim_hsps
 
     t0 = time.perf_counter()
@@ -133,9 +134,24 @@ def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
     if times is not None:
         times["words"] = times.get("words", 0.0) + time.perf_counter() - t0
     if not len(rows):
-        return []
-    return [NHSP(c, sc, qs, qe, ss, se, qg, sg)
-            for sc, qs, qe, ss, se, c, qg, sg in prelim_hsps(st, rows, s_packed, s_len).tolist()]
+        return np.zeros((0, 8), dtype=np.int64)
+    return prelim_hsps(st, rows, s_packed, s_len)
+
+
+def _prelim_chunk(st, diag, s_packed, s_len: int, times=None, words=None):
+    """:func:`_prelim_chunk_rows` as [NHSP]."""
+    return hsps_of_rows(_prelim_chunk_rows(st, diag, s_packed, s_len, times, words))
+
+
+def hsps_of_rows(rows):
+    """[NHSP] of preliminary rows (:func:`_prelim_chunk_rows`' columns)."""
+    return [NHSP(c, sc, qs, qe, ss, se, qg, sg) for sc, qs, qe, ss, se, c, qg, sg in rows.tolist()]
+
+
+def rows_of_hsps(hsps) -> np.ndarray:
+    """The rows of [NHSP] (:func:`hsps_of_rows` reversed)."""
+    return np.array([(h.score, h.q_start, h.q_end, h.s_start, h.s_end, h.context, h.q_gstart,
+                      h.s_gstart) for h in hsps], dtype=np.int64).reshape(-1, 8)
 
 
 def subject_chunks(s_len: int):
@@ -154,18 +170,22 @@ def subject_chunks(s_len: int):
     return out
 
 
+def prelim_piece_rows(st, diag, s_packed, off: int, n: int, times=None, words=None) -> np.ndarray:
+    """Preliminary HSPs of the piece ``(off, n)`` of one subject (:func:`subject_chunks`) as rows
+    (:func:`_prelim_chunk_rows`), subject offsets shifted to the whole subject. Pieces are
+    independent (each thread keeps its own ``diag``: stale diagonals never block a new subject
+    or piece), so they may run concurrently. ``words``: the piece's word starts from the device
+    (:meth:`nucl_device.NuclDeviceWords.pairs`), else the CPU scans."""
+    rows = _prelim_chunk_rows(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times, words)
+    rows[:, 3] += off
+    rows[:, 4] += off
+    rows[:, 7] += off
+    return rows
+
+
 def prelim_piece(st, diag, s_packed, off: int, n: int, times=None, words=None):
-    """Preliminary HSPs of the piece ``(off, n)`` of one subject (:func:`subject_chunks`), subject
-    offsets shifted to the whole subject. Pieces are independent (each thread keeps its own
-    ``diag``: stale diagonals never block a new subject or piece), so they may run concurrently.
-    ``words``: the piece's word starts from the device (:meth:`nucl_device.NuclDeviceWords.pairs`),
-    else the CPU scans."""
-    hsps = _prelim_chunk(st, diag, s_packed[off // 4:(off + n + 3) // 4], n, times, words)
-    for h in hsps:
-        h.s_start += off
-        h.s_end += off
-        h.s_gstart += off
-    return hsps
+    """:func:`prelim_piece_rows` as [NHSP]."""
+    return hsps_of_rows(prelim_piece_rows(st, diag, s_packed, off, n, times, words))
 
 
 def prelim_combine(st, pieces):
@@ -183,6 +203,22 @@ def prelim_combine(st, pieces):
         if ev <= st.opts.evalue:
             out.append(h)
     return out
+
+
+def prelim_combine_rows(st, pieces):
+    """:func:`prelim_combine` of pieces given as rows (:func:`prelim_piece_rows`): (rows, their
+    E-values, bit scores) of the HSPs kept, in the same order. One piece (a subject up to 5 Mb) needs no
+    merge; several go through ``merge_subject_chunks`` as HSPs."""
+    if len(pieces) == 1:
+        rows = pieces[0][1]
+    else:
+        combined = None
+        for off, r in pieces:
+            combined = merge_subject_chunks(combined, hsps_of_rows(r), off, DBSEQ_CHUNK_OVERLAP)
+        rows = rows_of_hsps(combined or [])
+    e, bits = st.evalues_bits(rows[:, 0], rows[:, 5])
+    keep = e <= st.opts.evalue
+    return rows[keep], e[keep], bits[keep]
 
 
 def subject_array(s_packed) -> np.ndarray:
@@ -205,6 +241,14 @@ def prelim_subject(st, diag, s_packed, s_len: int, times=None, words=None):
     return prelim_combine(st, [(off, prelim_piece(st, diag, s_packed, off, n, times,
                                                   None if words is None else words[k]))
                                for k, (off, n) in enumerate(subject_chunks(s_len))])
+
+
+def prelim_subject_rows(st, diag, s_packed, s_len: int, times=None, words=None):
+    """:func:`prelim_subject` as :func:`prelim_combine_rows` gives it: (rows, E-values, bits)."""
+    s_packed = subject_array(s_packed)
+    return prelim_combine_rows(st, [(off, prelim_piece_rows(st, diag, s_packed, off, n, times,
+                                                            None if words is None else words[k]))
+                                    for k, (off, n) in enumerate(subject_chunks(s_len))])
 
 
 def identities(h: NHSP, q, s):

@@ -1,0 +1,133 @@
+"""BLASTN's hit lists as arrays: from the preliminary HSPs of every subject to the traceback's
+work units, and from the units' records to each query's output, with no Python per HSP.
+
+What ``blastn._search`` did per HSP and per (query, subject) pair in Python (``add_subject_hits``,
+a sorted list per query, a dict of jobs per subject, a list per query of final subjects), done
+on the arrays of all pairs at once, in the same order:
+
+* a (query, subject) pair holds that query's preliminary HSPs of the subject in the subject's
+  list order; its hit-list key is ``hsp.hitlist_key(best E-value, best score, oid)``;
+* each query keeps the ``prelim_hitlist_size`` pairs of lowest key; the kept pairs go to
+  traceback by subject (ascending), within a subject by query, cut into units of at most
+  ``step`` pairs (``step`` = a ``4 * threads``-th of all kept pairs);
+* after traceback each query keeps its ``max_target_seqs`` pairs of lowest key (recomputed from
+  the final HSPs), each with its first ``max_hsps`` records.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .hsp import EVALUE_EPSILON
+
+
+def evalue_rank(e):
+    """``hsp._evalue_rank`` of an array: E-values below 1e-180 compare equal (0)."""
+    e = np.asarray(e, dtype=np.float64)
+    return np.where(e < EVALUE_EPSILON, 0.0, e)
+
+
+def _rank_in_group(group):
+    """Position of each element within its run of equal ``group`` values (sorted input)."""
+    n = len(group)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    start = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    first = np.repeat(start, np.diff(np.r_[start, n]))
+    return np.arange(n) - first
+
+
+def _starts(*keys):
+    """Starts of the runs of equal keys (all arrays of one length, sorted together)."""
+    n = len(keys[0])
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+        for k in keys:
+            change[1:] |= k[1:] != k[:-1]
+    return np.flatnonzero(change)
+
+
+def _exclusive_cumsum(counts):
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+class PrelimHits:
+    """The preliminary stage's HSPs, subject by subject (``add``), then the traceback's work
+    units (``units``). ``query_of``: the query of each context."""
+
+    def __init__(self, query_of):
+        self.query_of = np.asarray(query_of, dtype=np.int64)
+        self.rows, self.evalues, self.oids = [], [], []
+
+    def add(self, oid: int, rows, evalues):
+        """One subject's HSPs in its list order: int64 rows (score, q_start, q_end, s_start,
+        s_end, context, q_gstart, s_gstart) and their E-values."""
+        if len(rows):
+            self.rows.append(np.asarray(rows, dtype=np.int64).reshape(-1, 8))
+            self.evalues.append(np.asarray(evalues, dtype=np.float64))
+            self.oids.append(np.full(len(rows), oid, dtype=np.int64))
+
+    def units(self, hitlist_size: int, threads: int):
+        """[(oid, queries, P, first)]: the traceback's work units in order, ``P`` the rows of the
+        unit's pairs one after the other, pair ``k``'s in ``P[first[k]:first[k + 1]]``."""
+        if not self.rows:
+            return []
+        R, E, O = np.concatenate(self.rows), np.concatenate(self.evalues), np.concatenate(self.oids)
+        Q = self.query_of[R[:, 5]]
+        order = np.lexsort((np.arange(len(R)), O, Q))          # by query, subject, list order
+        R, E, O, Q = R[order], E[order], O[order], Q[order]
+        starts = _starts(Q, O)
+        counts = np.diff(np.r_[starts, len(R)])
+        pq, po = Q[starts], O[starts]
+        best_e = np.minimum.reduceat(E, starts)
+        best_s = np.maximum.reduceat(R[:, 0], starts)
+        by_key = np.lexsort((-po, -best_s, evalue_rank(best_e), pq))
+        keep = by_key[_rank_in_group(pq[by_key]) < hitlist_size]
+        keep = keep[np.lexsort((pq[keep], po[keep]))]          # by subject, then query
+        cnt = counts[keep]
+        first = _exclusive_cumsum(cnt)
+        P = R[np.repeat(starts[keep] - first[:-1], cnt) + np.arange(int(first[-1]))]
+        kq, ko = pq[keep], po[keep]
+        step = max(1, -(-len(keep) // (4 * threads)))
+        out = []
+        bounds = np.r_[_starts(ko), len(keep)].tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            for i in range(a, b, step):
+                j = min(i + step, b)
+                out.append((int(ko[i]), kq[i:j], P[first[i]:first[j]], first[i:j + 1] - first[i]))
+        return out
+
+
+class FinalHits:
+    """The traceback's pairs, unit by unit (``add``), then each query's output (``hits``)."""
+
+    def __init__(self):
+        self.queries, self.best_e, self.best_s, self.oids, self.records = [], [], [], [], []
+
+    def add(self, oid: int, queries, best_e, best_s, records):
+        """The pairs of one unit that keep an HSP: their queries, best E-values and scores, and
+        records (a list per pair, best first)."""
+        if len(records):
+            self.queries.append(np.asarray(queries, dtype=np.int64))
+            self.best_e.append(np.asarray(best_e, dtype=np.float64))
+            self.best_s.append(np.asarray(best_s, dtype=np.int64))
+            self.oids.append(np.full(len(records), oid, dtype=np.int64))
+            self.records.extend(records)
+
+    def hits(self, nqueries: int, max_target_seqs: int, max_hsps: int):
+        """Per query (0..nqueries-1) its records in output order: its ``max_target_seqs`` pairs
+        of lowest hit-list key, each pair's first ``max_hsps`` records (all when 0)."""
+        out = [[] for _ in range(nqueries)]
+        if not self.records:
+            return out
+        Q, O = np.concatenate(self.queries), np.concatenate(self.oids)
+        BE, BS = np.concatenate(self.best_e), np.concatenate(self.best_s)
+        by_key = np.lexsort((-O, -BS, evalue_rank(BE), Q))
+        keep = by_key[_rank_in_group(Q[by_key]) < max_target_seqs]
+        recs = self.records
+        for q, i in zip(Q[keep].tolist(), keep.tolist()):
+            r = recs[i]
+            out[q] += r[:max_hsps] if max_hsps > 0 else r
+        return out
