@@ -255,6 +255,13 @@ def main():
         sys.exit(f"bench_blastn: the warm-up failed (exit {child.returncode})")
     print(f"warm-up (numba compilation or cache loads, kernel builds, in a child process on 20 Mb, "
           f"beside the data generation): {time.perf_counter() - t:.1f} s since the start", flush=True)
+    # the same warm-up in this process, so that every case's in-process run finds numba started
+    # and its stages loaded (before, the first case's run paid numba's import and start and the
+    # cache loads, ~1.3 s on the H100 host, and the later cases' did not: docs/perf/blastn.md,
+    # session 13)
+    t = time.perf_counter()
+    warm_up(os.path.join(args.work, "warm"), args.cases, args.device)
+    print(f"in-process warm-up: {time.perf_counter() - t:.1f} s", flush=True)
     run_cases(args, bases, ncontigs)
 
 
