@@ -138,6 +138,8 @@ class NuclDeviceWords:
         self.blocks = self._blocks(v["BLOCK_BASES"])
         self.keep = None             # a dict: run_block stores its matched positions and pairs
         self.done_seg = 0            # segments whose results have been taken
+        self._bufs = {}              # the blocks' buffers by role, reused (grown when too small)
+        self._events = []            # (event, times key) of the block's launches
         self.results = {}            # oid -> [(hq, hs)] per chunk
         self._next_block = 0
         self._queue = None
@@ -168,10 +170,36 @@ class NuclDeviceWords:
         self.times[key] = self.times.get(key, 0.0) + seconds
 
     def _launch(self, kernel, n, key):
+        """Enqueue ``kernel`` on ``n`` work-items (rounded up to work-groups); not waited on: the
+        queue is in order and the next blocking read waits (kernel times: ``_kernel_times``)."""
         ev = cl.enqueue_nd_range_kernel(self.rt.queue, kernel, (-(-n // self.wg) * self.wg,),
                                         (self.wg,))
-        ev.wait()
-        self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
+        self._events.append((ev, key))
+
+    def _kernel_times(self):
+        """Add the block's kernel times (profiling events) once a blocking read has passed them."""
+        for ev, key in self._events:
+            ev.wait()
+            self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
+        self._events = []
+
+    def _buffer(self, role: str, nbytes: int):
+        """A device buffer of at least ``nbytes`` for ``role``, kept for the next blocks (one
+        allocation per role and size class instead of a dozen per block). Reuse is safe on the
+        in-order queue: a later write is queued behind every earlier reader."""
+        got = self._bufs.get(role)
+        if got is None or got.size < nbytes:
+            got = self._bufs[role] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE,
+                                               max(16, nbytes + nbytes // 4))
+        return got
+
+    def _upload(self, role: str, a):
+        """``_buffer(role)`` holding the array ``a`` (a blocking copy)."""
+        a = np.ascontiguousarray(a)
+        buf = self._buffer(role, a.nbytes)
+        if a.nbytes:
+            cl.enqueue_copy(self.rt.queue, buf, a)
+        return buf
 
     def _counters(self):
         got = np.zeros(4, np.uint32)
@@ -189,26 +217,26 @@ class NuclDeviceWords:
         got[index] = 0
         cl.enqueue_copy(self.rt.queue, self.counters, got)
 
-    def _ordered(self, src, runs_buf, ngroups, n, width, key):
+    def _ordered(self, src, runs_buf, ngroups, n, width, key, role):
         """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
-        into a new buffer with the runs in work-group order (nscan_order)."""
-        ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
+        into the buffer of ``role`` with the runs in work-group order (nscan_order)."""
+        q = self.rt.queue
         runs = np.empty((ngroups, 2), np.uint32)
         cl.enqueue_copy(q, runs, runs_buf)
         runs = runs[runs[:, 1] > 0]
-        dst = cl.Buffer(ctx, mf.READ_WRITE, 4 * width * max(n, 1))
+        dst = self._buffer(role, 4 * width * max(n, 1))
         if len(runs):
             dest = np.zeros(len(runs), np.uint32)
             np.cumsum(runs[:-1, 1], out=dest[1:])
-            b_runs = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(runs))
-            b_dest = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=dest)
+            b_runs = self._upload(role + "_runs", runs)
+            b_dest = self._upload(role + "_dest", dest)
             self.k_order.set_args(src, dst, b_runs, b_dest, np.int32(width))
             self._launch(self.k_order, len(runs) * self.wg, key)
         return dst
 
     def run_block(self, a: int, e: int) -> np.ndarray:
         """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s)."""
-        ctx, mf, q = self.rt.ctx, cl.mem_flags, self.rt.queue
+        q = self.rt.queue
         _, _, byte, length, npos = self.seg
         t0 = time.perf_counter()
         lo = int(byte[a])
@@ -220,28 +248,28 @@ class NuclDeviceWords:
         total = int(pos0[-1])
         if total == 0:
             return np.zeros((0, 3), np.int64)
-        ro = lambda x: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(x))
-        b_data = ro(data)
-        b_byte = ro((byte[a:e] - lo).astype(np.uint32))
-        b_len = ro(length[a:e].astype(np.int32))
-        b_pos0 = ro(pos0[:-1].astype(np.uint32))
+        b_data = self._upload("data", data)
+        b_byte = self._upload("byte", (byte[a:e] - lo).astype(np.uint32))
+        b_len = self._upload("len", length[a:e].astype(np.int32))
+        b_pos0 = self._upload("pos0", pos0[:-1].astype(np.uint32))
         nseg = e - a
         groups = lambda n: -(-n // self.wg)
         cl.enqueue_copy(q, self.counters, np.zeros(4, np.uint32))
-        matched = cl.Buffer(ctx, mf.READ_WRITE, 8 * total)
-        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(total))
+        matched = self._buffer("matched", 8 * total)
+        runs = self._buffer("runs_scan", 8 * groups(total))
         self._add("device_copies", time.perf_counter() - t0)
         self.k_scan.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
                              self.counters, matched, runs)
         self._launch(self.k_scan, total, "device_scan")
         nmatched = int(self._counters()[0])
         if nmatched == 0:
+            self._kernel_times()
             return np.zeros((0, 3), np.int64)
-        matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order")
+        matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order", "matched_o")
         room = max(MIN_ROOM, 2 * nmatched)
-        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(nmatched))
+        runs = self._buffer("runs_lookup", 8 * groups(nmatched))
         while True:
-            pairs = cl.Buffer(ctx, mf.READ_WRITE, 8 * room)
+            pairs = self._buffer("pairs", 8 * room)
             self.k_lookup.set_args(matched, np.uint32(nmatched), self.b_cell, self.counters, pairs,
                                    np.uint32(room), runs)
             self._launch(self.k_lookup, nmatched, "device_lookup")
@@ -250,14 +278,14 @@ class NuclDeviceWords:
                 break
             room = npairs
             self._zero(1)
-        pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order")
+        pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order", "pairs_o")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
             self.keep.update(pos0=pos0, matched=self._read(matched, nmatched, 2),
                              pairs=self._read(pairs, npairs, 2))
         room = npairs if self.values["EXT"] == 0 else max(MIN_ROOM, npairs // 4)
-        runs = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups(npairs))
+        runs = self._buffer("runs_extend", 8 * groups(npairs))
         while True:
-            out = cl.Buffer(ctx, mf.READ_WRITE, 16 * max(room, 1))
+            out = self._buffer("out", 16 * max(room, 1))
             self.k_extend.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0,
                                    np.int32(nseg), self.b_qoffs, self.b_q, np.int32(self.qn),
                                    self.b_cq, self.b_ctx_off, self.b_ctx_len, np.int32(self.nctx),
@@ -268,10 +296,11 @@ class NuclDeviceWords:
                 break
             room = nout
             self._zero(2)
-        out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order")
+        out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order", "out_o")
         t0 = time.perf_counter()
         rows = self._read(out, nout, 4).view(np.int32)
         self._add("device_copies", time.perf_counter() - t0)
+        self._kernel_times()
         t0 = time.perf_counter()
         seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right")
         self._add("device_split", time.perf_counter() - t0)
