@@ -140,6 +140,7 @@ class NuclDeviceWords:
         self.done_seg = 0            # segments whose results have been taken
         self._bufs = {}              # the blocks' buffers by role, reused (grown when too small)
         self._events = []            # (event, times key) of the block's launches
+        self._held = []              # host arrays of the block's uploads not waited on
         self.results = {}            # oid -> [(hq, hs)] per chunk
         self._next_block = 0
         self._queue = None
@@ -177,11 +178,13 @@ class NuclDeviceWords:
         self._events.append((ev, key))
 
     def _kernel_times(self):
-        """Add the block's kernel times (profiling events) once a blocking read has passed them."""
+        """Add the block's kernel times (profiling events) once a blocking read has passed them;
+        the uploads' host arrays are free then too."""
         for ev, key in self._events:
             ev.wait()
             self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
         self._events = []
+        self._held = []
 
     def _buffer(self, role: str, nbytes: int):
         """A device buffer of at least ``nbytes`` for ``role``, kept for the next blocks (one
@@ -194,12 +197,17 @@ class NuclDeviceWords:
         return got
 
     def _upload(self, role: str, a):
-        """``_buffer(role)`` holding the array ``a`` (a blocking copy)."""
+        """``_buffer(role)`` holding the array ``a``: a copy not waited on (``a`` is held until
+        the block's last read, which the in-order queue puts after it)."""
         a = np.ascontiguousarray(a)
         buf = self._buffer(role, a.nbytes)
         if a.nbytes:
-            cl.enqueue_copy(self.rt.queue, buf, a)
+            self._write(buf, a)
         return buf
+
+    def _write(self, buf, a):
+        cl.enqueue_copy(self.rt.queue, buf, a, is_blocking=False)
+        self._held.append(a)
 
     def _counters(self):
         got = np.zeros(4, np.uint32)
@@ -215,7 +223,7 @@ class NuclDeviceWords:
     def _zero(self, index):
         got = self._counters()
         got[index] = 0
-        cl.enqueue_copy(self.rt.queue, self.counters, got)
+        self._write(self.counters, got)
 
     def _ordered(self, src, runs_buf, ngroups, n, width, key, role):
         """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
@@ -236,13 +244,12 @@ class NuclDeviceWords:
 
     def run_block(self, a: int, e: int) -> np.ndarray:
         """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s)."""
-        q = self.rt.queue
         _, _, byte, length, npos = self.seg
         t0 = time.perf_counter()
         lo = int(byte[a])
         hi = int((byte[a:e] + (length[a:e] + 3) // 4).max())
-        data = np.ascontiguousarray(np.asarray(self.nt.data[lo:hi], dtype=np.uint8))
-        data = np.concatenate([data, np.zeros(4, np.uint8)])
+        data = np.zeros(hi - lo + 4, np.uint8)      # 4 zero bytes past the block's last byte
+        data[:hi - lo] = self.nt.data[lo:hi]
         pos0 = np.zeros(e - a + 1, np.int64)
         np.cumsum(npos[a:e], out=pos0[1:])
         total = int(pos0[-1])
@@ -254,7 +261,7 @@ class NuclDeviceWords:
         b_pos0 = self._upload("pos0", pos0[:-1].astype(np.uint32))
         nseg = e - a
         groups = lambda n: -(-n // self.wg)
-        cl.enqueue_copy(q, self.counters, np.zeros(4, np.uint32))
+        self._write(self.counters, np.zeros(4, np.uint32))
         matched = self._buffer("matched", 8 * total)
         runs = self._buffer("runs_scan", 8 * groups(total))
         self._add("device_copies", time.perf_counter() - t0)
