@@ -125,7 +125,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     for that device). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
     under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged.
     The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``); Python's
-    cyclic garbage collector is paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
+    full garbage collections are paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
     t0 = time.perf_counter()
     loader = preload(PRELOAD if device is None else PRELOAD_DEVICE)
     try:

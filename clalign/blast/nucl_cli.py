@@ -84,7 +84,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                          max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
                          searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
     plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-    with paused():    # the records and rows are acyclic (clalign.runtime.gcpause)
+    with paused():    # no full collections while records and rows are made (runtime.gcpause)
         results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
         lines = tabular_lines(results, columns=columns, comments=kind == "7",
                               database=db)

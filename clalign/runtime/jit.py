@@ -60,6 +60,9 @@ class Deferred:
                     _skip_blas_probe()
                     import numba
 
+                    from .gcpause import watch_numba
+                    watch_numba()           # full collections allowed while numba compiles
+
                     # published only once its callees are bound: another thread that sees the
                     # dispatcher (here or as the module global) may compile with it at once
                     disp = self._making = numba.njit(**self._options)(self.py_func)
