@@ -112,3 +112,20 @@ def test_query_masks_batched_equal_per_query():
     for threads in (2, 3, 40):   # groups of queries on threads: the same masks, in order
         assert query_masks(texts, threads=threads) == query_masks(texts)
     assert query_masks([], threads=4) == []
+
+
+def test_dust_many_from_letters_equals_from_codes():
+    """_dust_many_text (letters, codes made in the compiled call) = _dust_many (codes)."""
+    from clalign.blast.nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, dust_codes
+    from clalign.blast.nucl_dust_nb import _LUT64, _STATE0, _dust_many, _dust_many_text
+    rng = np.random.default_rng(6)
+    seqs = [name_seq[1].encode() for name_seq in _golden()][:10]
+    seqs += ["".join(rng.choice(list("ACGTNRacgtn"), int(rng.integers(0, 300)))).encode()
+             for _ in range(30)]
+    text = np.frombuffer(b"".join(seqs), dtype=np.uint8)
+    starts = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
+    args = (DUST_LEVEL, DUST_WINDOW, DUST_LINKER, _STATE0)
+    got = _dust_many_text(text, starts, _LUT64, *args)
+    want = _dust_many(dust_codes(text).astype(np.int64), starts, *args)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert len(got[0]) > 5

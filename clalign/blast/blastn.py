@@ -43,7 +43,7 @@ COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dt
 #: traceback, the CPU scan (before the word finder without a device). The first load pays
 #: numba's own start, as DUST's first call did; the others were each made by the first worker
 #: calling the stage, the other workers waiting on numba's lock.
-_SETUP = ("clalign.blast.nucl_dust_nb:_dust_many", "clalign.blast.nucl_setup:_fill_contexts",
+_SETUP = ("clalign.blast.nucl_dust_nb:_dust_many_text", "clalign.blast.nucl_setup:_fill_contexts",
           "clalign.blast.nucl_flat_nb:_walk_parts", "clalign.blast.nucl_flat_nb:_sort_parts",
           "clalign.blast.nucl_setup:_context_counts", "clalign.blast.nucl_words:_compress_range")
 _SEARCH = ("clalign.blast.nucl_words:word_finder", "clalign.blast.nucl_stages_nb:prelim_rows",

@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..runtime.jit import njit
 import numpy as np
 
-from .nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _RANDOM_STATE, check_dust_params, dust_codes
+from .nucl_dust import (DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _BASE2, _RANDOM_STATE, check_dust_params,
+                        dust_codes)
 
 _STATE0 = np.array(_RANDOM_STATE, dtype=np.uint32)
 
@@ -249,6 +250,19 @@ def _dust_many(codes, starts, level, window, linker, state0):
     return out, counts
 
 
+@njit(cache=True, nogil=True)
+def _dust_many_text(text, starts, lut, level, window, linker, state0):
+    """:func:`_dust_many` of sequences given as letters (uint8), DUST's codes made here
+    (``lut``: :data:`nucl_dust._BASE2` as int64), on the calling thread."""
+    codes = np.empty(text.shape[0], dtype=np.int64)
+    for i in range(text.shape[0]):
+        codes[i] = lut[text[i]]
+    return _dust_many(codes, starts, level, window, linker, state0)
+
+
+_LUT64 = _BASE2.astype(np.int64)
+
+
 def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
                         linker: int = DUST_LINKER, threads: int = 1):
     """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes), one compiled
@@ -258,8 +272,8 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)
     starts = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    codes = dust_codes(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
-                                for s in seqs))   # made int64 group by group, on the threads
+    text = np.frombuffer(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
+                                 for s in seqs), dtype=np.uint8)   # codes made on the threads
     groups = min(max(1, threads), len(seqs))
     cuts = np.searchsorted(starts, np.linspace(0, starts[-1], groups + 1), side="left")
     cuts[0], cuts[-1] = 0, len(seqs)
@@ -267,8 +281,8 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
 
     def run(k):
         a, e = int(cuts[k]), int(cuts[k + 1])
-        return _dust_many(codes[starts[a]:starts[e]].astype(np.int64), starts[a:e + 1] - starts[a],
-                          level, window, linker, _STATE0)
+        return _dust_many_text(text[starts[a]:starts[e]], starts[a:e + 1] - starts[a], _LUT64,
+                               level, window, linker, _STATE0)
 
     if len(cuts) > 2:
         from concurrent.futures import ThreadPoolExecutor
