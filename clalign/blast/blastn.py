@@ -27,7 +27,8 @@ from ..output import Alignment, QueryHits, write_tabular
 from ..runtime.gcpause import paused
 from ..runtime.jit import preload
 from .nucl_hsp import DEL, INS, evalue_order
-from .nucl_pairs import FinalHits, PrelimHits, evalue_rank
+from .hsp import evalue_rank
+from .nucl_pairs import FinalHits, PrelimHits
 from .nucl_search import (hsps_of_rows, prelim_combine_rows, prelim_piece_rows, prelim_subject_rows,
                           rows_of_hsps, subject_array, subject_chunks)
 from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search

@@ -36,7 +36,7 @@ from ..stats import (KarlinParams, SearchStatistics, composition, karlin_cutoff,
                      robinson_frequencies, spouge_cutoff, ungapped_params)
 from ..stats.karlin import ROBINSON
 from ..stats.karlin_nb import std_frequencies, ungapped_karlin
-from .hsp import EVALUE_EPSILON, HSP, evalue_key
+from .hsp import HSP, evalue_key, evalue_rank
 from .lookup_query import mask_query, query_lookup, scan_lookup
 from .matrix import blast_matrix
 from .options import (GAP_TRIGGER_BITS, GAP_XDROP_BITS, GAP_XDROP_FINAL_BITS, RESTRICTED_MULT,
@@ -300,8 +300,7 @@ def _best_per_subject(qs, subjects, P):
         return keep, P, e, np.zeros(0, np.int64), np.zeros(0, np.int64)
     starts = np.flatnonzero(np.r_[True, P[1:, 0] != P[:-1, 0]])
     best_e = np.minimum.reduceat(e, starts)
-    rank = np.where(best_e < EVALUE_EPSILON, 0.0, best_e)
-    order = np.lexsort((-P[starts, 0], -P[starts, 1], rank))
+    order = np.lexsort((-P[starts, 0], -P[starts, 1], evalue_rank(best_e)))
     return keep, P, e, starts, order
 
 

@@ -58,6 +58,12 @@ def _evalue_rank(e: float) -> float:
     return 0.0 if e < EVALUE_EPSILON else e
 
 
+def evalue_rank(e) -> np.ndarray:
+    """:func:`_evalue_rank` of an array: E-values below 1e-180 compare equal (0)."""
+    e = np.asarray(e, dtype=np.float64)
+    return np.where(e < EVALUE_EPSILON, 0.0, e)
+
+
 def evalue_key(h: HSP):
     return (_evalue_rank(h.evalue),) + score_key(h)
 

@@ -17,23 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hsp import EVALUE_EPSILON
-
-
-def evalue_rank(e):
-    """``hsp._evalue_rank`` of an array: E-values below 1e-180 compare equal (0)."""
-    e = np.asarray(e, dtype=np.float64)
-    return np.where(e < EVALUE_EPSILON, 0.0, e)
+from .hsp import evalue_rank
 
 
 def _rank_in_group(group):
     """Position of each element within its run of equal ``group`` values (sorted input)."""
-    n = len(group)
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    start = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    first = np.repeat(start, np.diff(np.r_[start, n]))
-    return np.arange(n) - first
+    start = _starts(group)
+    return np.arange(len(group)) - np.repeat(start, np.diff(np.r_[start, len(group)]))
 
 
 def _starts(*keys):
