@@ -245,7 +245,7 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
     else:
         if device is not None and st.flat is not None and st.ctx_valid.any():
             from .nucl_device import device_words   # scan/lookup/mini-extension on the device
-            dev = device_words(nt, st, device, times)
+            dev = device_words(nt, st, device, times, hits=True)
         prelim = _prelim_all(st, nt, oids, times, pool, dev)
     for oid, hsps in prelim:
         if progress is not None:
