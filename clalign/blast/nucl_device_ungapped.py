@@ -116,11 +116,13 @@ class DeviceUngapped:
         if resets[-1] > 0:
             self.k[:] = 0
 
-    def _launch(self, kernel, n):
+    def _launch(self, kernel, n, key="device_ungapped"):
+        """Run ``kernel`` on n work-items (rounded up to WG); its device seconds go to ``key``
+        (``device_ung_sort``: the two binning kernels; ``device_ungapped``: nw_extend)."""
         wg = self.values["WG"]
         ev = cl.enqueue_nd_range_kernel(self.dev.rt.queue, kernel, (-(-n // wg) * wg,), (wg,))
         ev.wait()
-        self.dev._add("device_ungapped", (ev.profile.end - ev.profile.start) * 1e-9)
+        self.dev._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
 
     def run(self, words, n: int, blk: dict, resets) -> np.ndarray:
         """Sorted saved hits (:func:`sort_hits`, int64 rows, block-local segments) of the ``n``
@@ -134,7 +136,7 @@ class DeviceUngapped:
         counts = cl.Buffer(ctx, mf.READ_WRITE, 4 * nb * ngroups)
         self.k_hist.set_args(words, np.uint32(n), np.int32(self.dlen), counts, np.uint32(ngroups))
         dev._add("device_copies", time.perf_counter() - t0)
-        self._launch(self.k_hist, ngroups * v["WG"])
+        self._launch(self.k_hist, ngroups * v["WG"], "device_ung_sort")
         t0 = time.perf_counter()
         h = np.empty(nb * ngroups, np.uint32)
         cl.enqueue_copy(q, h, counts)
@@ -149,7 +151,7 @@ class DeviceUngapped:
         self.k_scatter.set_args(words, np.uint32(n), np.int32(self.dlen), b_offsets,
                                 np.uint32(ngroups), perm)
         dev._add("device_copies", time.perf_counter() - t0)
-        self._launch(self.k_scatter, ngroups * v["WG"])
+        self._launch(self.k_scatter, ngroups * v["WG"], "device_ung_sort")
         t0 = time.perf_counter()
         cells = self.k.astype(np.int64) + per_key if self.hash else np.zeros(nb, np.int64)
         cbase = np.zeros(nb, np.int64)

@@ -192,7 +192,7 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
                              "extension run: 'cpu' (the compiled word finder), 'blastn' (on the "
                              "device for -task blastn/blastn-short, megablast on the CPU; "
                              "blast_nucl_ungapped.mako), 'all' (on the device for every task)",
-                 ("cpu", "blastn", "all"), default="cpu"),
+                 ("cpu", "blastn", "all"), default="blastn"),
 ))
 
 #: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
