@@ -6,33 +6,38 @@ mini-extension's word starts of one block (kernels/blast_nucl.mako's nscan_exten
 
 The diagonal store's state that a word start reads is a function of its key alone: the folded
 cell (s + DLEN - q) & (DLEN - 1) of the array store, or the bucket of the hash store (chains are
-per bucket). So each key's starts are processed in scan order by one work-item and keys run in
-parallel:
+per bucket). So each key's starts are processed in scan order, keys in parallel, and within a
+key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstring argues it):
 
 1. nw_hist: work-group g counts the keys (key mod NBUCKET) of rows g*TILE .. g*TILE+TILE-1 in a
    local histogram, written to counts[key * ngroups + g]; the host takes the exclusive sum.
 2. nw_scatter: a stable counting sort: each row goes to offsets[key * ngroups + g] + (rows of
    its key before it in the tile), so perm lists every key's rows in scan order.
-3. nw_extend: one work-item per key walks its rows: diagonal test, word check (WORD > WIDTH,
-   s_TypeOfWord), ungapped extension (EXACT: s_NuclUngappedExtendExact, else the byte-wise
-   s_NuclUngappedExtend with the exact redo at the context's reduced cutoff), saved hits
-   written (segment, row, q, s, q_start, s_start, length, score, context) through counters[0].
+3. nw_spec: one work-item per piece (PIECE starts of one key) as if the store entered the piece
+   with enough dead cells (SLOTS private cells); per start: diagonal test, word check (WORD >
+   WIDTH, s_TypeOfWord), ungapped extension (EXACT: s_NuclUngappedExtendExact, else the
+   byte-wise s_NuclUngappedExtend with the exact redo at the context's reduced cutoff), saved
+   hits written (segment, row, q, s, q_start, s_start, length, score, context, piece) through
+   counters[0]; the end written per start and what the host needs to check the assumption.
+4. nw_redo: one work-item per key with a piece the host did not keep: the real store from the
+   block's start, the kept pieces replayed from their recorded ends, the rest searched again.
 
 Positions are block positions (segment offset segoff[g] + subject offset): they grow from
 segment to segment as BLAST+'s running diagonal offset does, so earlier segments' entries never
-block and are stale. Hash store (HASH): each bucket's chain is an array of cells, the head last;
+block and are stale. Hash store (HASH): a bucket's chain is an array of cells, the head last;
 a block starts with k_in[b] stale cells (the chain's length after the previous block: only that
 length, not the stale cells' contents, can change a later decision); resets[g] counts BLAST+'s
 store clears (Blast_ExtendWordExit past INT4_MAX / 4) before segment g (resets[nseg]: after the
 last); k_out[b] is the chain's length at the end. Array store: levels (DLEN cells, zero).
 
 Parameters (clalign/blast/params.py, BLASTN_UNGAPPED): WG, TILE, WIDTH, WORD, HASH, EXACT,
-NBUCKET, HASH_MUL.
+SLOTS, NBUCKET, HASH_MUL (PIECE is the host's).
 </%doc>
-/* blast_nucl_ungapped: WG=${WG} TILE=${TILE} WIDTH=${WIDTH} WORD=${WORD} HASH=${int(HASH)} EXACT=${int(EXACT)} NBUCKET=${NBUCKET} */
+/* blast_nucl_ungapped: WG=${WG} TILE=${TILE} WIDTH=${WIDTH} WORD=${WORD} HASH=${int(HASH)} EXACT=${int(EXACT)} SLOTS=${SLOTS} NBUCKET=${NBUCKET} */
 #define SENTINEL 15
 #define STALE (-(1 << 30))
 #define ROW 10
+#define NOWRITE (-0x7FFFFFFF - 1)
 
 inline int segment_of(__global const uint *pos0, const int nseg, const uint p)
 {
@@ -243,24 +248,163 @@ inline int4 ungapped_approx(__global const uchar *q, const int qn, __global cons
 }
 % endif
 
-__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_extend(__global const int4 *words, __global const uint *perm, __global const uint *base,
-               __global const uchar *packed, __global const uint *seg_byte,
-               __global const int *seg_len, __global const uint *pos0, const int nseg,
-               __global const int *segoff, __global const int *resets,
-               __global const uchar *q, const int qn, __global const int *ctx_off,
-               __global const int *ctx_len, const int nctx, __global const uint *cell_start,
-               __global const int *q_offs, __global const int *matrix, __global const int *table,
-               __global const int *cutoff, __global const int *xdrop, __global const int *reduced,
-               const int dlen, __global int *levels, __global int *cdiag, __global int *clevel,
-               __global const uint *cbase, __global const int *k_in, __global int *k_out,
-               volatile __global uint *counters, __global int *out, const uint capacity)
+#define SEARCH_ARGS __global const uchar *packed, __global const uint *seg_byte, \
+    __global const int *seg_len, __global const int *segoff, __global const uchar *q, const int qn, \
+    __global const int *ctx_off, __global const int *ctx_len, const int nctx, \
+    __global const uint *cell_start, __global const int *q_offs, __global const int *matrix, \
+    __global const int *table, __global const int *cutoff, __global const int *xdrop, \
+    __global const int *reduced, volatile __global uint *counters, __global int *out, \
+    const uint capacity
+#define SEARCH_PASS packed, seg_byte, seg_len, segoff, q, qn, ctx_off, ctx_len, nctx, cell_start, \
+    q_offs, matrix, table, cutoff, xdrop, reduced, counters, out, capacity
+
+/* A start that passed the diagonal test: word check, ungapped extension, the saved hit (tagged);
+   the end to write on its diagonal, or NOWRITE (the word check failed: nothing written). */
+inline int extend_start(const int g, const uint i, int qo, int so, const int tag, SEARCH_ARGS)
 {
-    const uint b = get_global_id(0);
-    if (b >= ${NBUCKET}) return;
+    __global const uchar *s = packed + seg_byte[g];
+    const int s_len = seg_len[g], off = segoff[g];
+    int s_end = so + ${WORD}, s_end_pos = s_end + off;
+% if WORD > WIDTH:
+    int extended = 0;
+    if (!type_of_word(&qo, &so, &extended, cell_start, q_offs, s, s_len, ctx_off, ctx_len, nctx))
+        return NOWRITE;
+    s_end += extended;
+    s_end_pos += extended;
+% endif
+    const int c = context_of(ctx_off, nctx, qo);
+% if EXACT:
+    const int4 r = ungapped_exact(q, qn, s, s_len, matrix, qo, so, -xdrop[c]);
+% else:
+    const int4 r = ungapped_approx(q, qn, s, s_len, matrix, table, qo, s_end, so, -xdrop[c],
+                                   reduced[c]);
+% endif
+    if (r.w >= cutoff[c]) {
+        const uint at = atomic_inc(&counters[0]);
+        if (at < capacity) {
+            __global int *o = out + (size_t)at * ROW;
+            o[0] = g;
+            o[1] = (int)i;
+            o[2] = qo;
+            o[3] = so;
+            o[4] = r.x;
+            o[5] = r.y;
+            o[6] = r.z;
+            o[7] = r.w;
+            o[8] = c;
+            o[9] = tag;
+        }
+        s_end_pos = r.z + r.y + off;
+    }
+    return s_end_pos;
+}
+
+/* Piece cuts: work-item m takes starts m*window .. (m+1)*window-1 of the sorted order and
+   names the first whose block position is at least gap past the previous start's (or whose
+   key differs), 0 if none: the host cuts each key's run there (and at the keys' bounds). */
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_cuts(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
+             const int nseg, __global const int *segoff, const int dlen, const uint n,
+             const uint window, const int gap, __global uint *cuts)
+{
+    const uint m = get_global_id(0);
+    const uint a = m * window, e = min(a + window, n);
+    if (a >= n) return;
+    uint got = 0;
+    int4 w = words[perm[a > 0 ? a - 1 : 0]];
+    int prev = w.w + segoff[segment_of(pos0, nseg, (uint)w.x)];
+    uint pkey = key_of(w.z, w.w, dlen);
+    for (uint j = max(a, 1u); j < e && !got; j++) {
+        w = words[perm[j]];
+        const int pos = w.w + segoff[segment_of(pos0, nseg, (uint)w.x)];
+        const uint key = key_of(w.z, w.w, dlen);
+        if (key != pkey || pos - prev >= gap) got = j;
+        prev = pos;
+        pkey = key;
+    }
+    cuts[m] = got;
+}
+
+/* One work-item per piece (starts lo[p] .. lo[p+1]-1 of one key, in scan order), as if the store
+   entered it with enough dead cells (ends at or before every start of the piece): the hash
+   chain's SLOTS first cells, head first, or the array cells the piece writes. Records per start
+   the end written (lev, NOWRITE if none) and per piece (cells used, greatest end written, least
+   start, whether a store clear precedes a start): the host keeps a piece's hits when the real
+   store did enter it so (nucl_device_ungapped.DeviceUngapped.run). */
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_spec(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
+             const int nseg, __global const int *resets, const int dlen, __global const uint *lo,
+             const uint npieces, __global int *lev, __global int4 *pinfo, SEARCH_ARGS)
+{
+    const uint p = get_global_id(0);
+    if (p >= npieces) return;
+    int sd[${SLOTS}], sv[${SLOTS}];
+    int used = 0, max_end = STALE, min_s = 0x7FFFFFFF, cleared = 0;
+    for (uint j = lo[p]; j < lo[p + 1]; j++) {
+        const uint i = perm[j];
+        const int4 w = words[i];
+        const int g = segment_of(pos0, nseg, (uint)w.x);
+        cleared |= resets[g] != 0;
+        const int diag = w.w - w.z, s_off_pos = w.w + segoff[g];
 % if HASH:
-    __global int *cd = cdiag + cbase[b];
-    __global int *cv = clevel + cbase[b];
+        const int id = diag;
+% else:
+        const int id = (w.w + dlen - w.z) & (dlen - 1);
+% endif
+        min_s = min(min_s, s_off_pos);
+        lev[j] = NOWRITE;
+        int last = 0;
+        for (int k = 0; k < used; k++)
+            if (sd[k] == id) {
+                last = sv[k];
+                break;
+            }
+        if (s_off_pos < last) continue;
+        const int e = extend_start(g, i, w.z, w.w, (int)p, SEARCH_PASS);
+        if (e == NOWRITE) continue;
+        lev[j] = e;
+        max_end = max(max_end, e);
+        int k = 0;
+% if HASH:
+        while (k < used && sd[k] != id && s_off_pos - sv[k] <= 1 - ${WORD}) k++;
+% else:
+        while (k < used && sd[k] != id) k++;
+% endif
+        if (k == used) {
+            if (used == ${SLOTS}) {      /* more cells than slots: the piece is redone */
+                used = ${SLOTS} + 1;
+                break;
+            }
+            used++;
+        }
+        sd[k] = id;
+        sv[k] = e;
+    }
+% if not HASH:
+    used = used > ${SLOTS} ? used : 0;  /* the array needs no dead cells, only the ends */
+% endif
+    pinfo[p] = (int4)(used, max_end, min_s, cleared);
+}
+
+/* One work-item per key whose pieces were not all kept: the store's real state, in scan order
+   from the block's start (as the sequential kernel): the kept pieces' starts (j < from[t]) are
+   replayed from lev, the rest searched again (hits tagged -1). Hash: the chain of cells of its
+   key, head last, entering with k_in stale cells; resets[g] counts BLAST+'s store clears before
+   segment g (resets[nseg]: after the last); k_out gets the chain's length. Array: levels. */
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_redo(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
+             const int nseg, __global const int *resets, const int dlen,
+             __global const uint *base, __global const uint *keys, __global const uint *from,
+             const uint nkeys, __global const int *lev, __global int *levels, __global int *cdiag,
+             __global int *clevel, __global const uint *cbase, __global const int *k_in,
+             __global int *k_out, SEARCH_ARGS)
+{
+    const uint t = get_global_id(0);
+    if (t >= nkeys) return;
+    const uint b = keys[t];
+% if HASH:
+    __global int *cd = cdiag + cbase[t];
+    __global int *cv = clevel + cbase[t];
     int len = k_in[b], epoch = 0;
     for (int k = 0; k < len; k++) {
         cd[k] = 0;
@@ -277,62 +421,34 @@ void nw_extend(__global const int4 *words, __global const uint *perm, __global c
             epoch = resets[g];
         }
 % endif
-        __global const uchar *s = packed + seg_byte[g];
-        const int s_len = seg_len[g], off = segoff[g];
-        int qo = w.z, so = w.w;
-        const int diag = so - qo, s_off_pos = so + off;
-        int s_end = so + ${WORD}, s_end_pos = s_end + off, last = 0;
+        const int diag = w.w - w.z, s_off_pos = w.w + segoff[g];
+        int e;
 % if HASH:
-        for (int k = len - 1; k >= 0; k--)
-            if (cd[k] == diag) {
-                last = cv[k];
-                break;
-            }
-% else:
-        const int cell = (so + dlen - qo) & (dlen - 1);
-        last = levels[cell];
-% endif
-        if (s_off_pos < last) continue;
-% if WORD > WIDTH:
-        int extended = 0;
-        if (!type_of_word(&qo, &so, &extended, cell_start, q_offs, s, s_len, ctx_off, ctx_len, nctx))
-            continue;
-        s_end += extended;
-        s_end_pos += extended;
-% endif
-        const int c = context_of(ctx_off, nctx, qo);
-% if EXACT:
-        const int4 r = ungapped_exact(q, qn, s, s_len, matrix, qo, so, -xdrop[c]);
-% else:
-        const int4 r = ungapped_approx(q, qn, s, s_len, matrix, table, qo, s_end, so, -xdrop[c],
-                                       reduced[c]);
-% endif
-        if (r.w >= cutoff[c]) {
-            const uint at = atomic_inc(&counters[0]);
-            if (at < capacity) {
-                __global int *o = out + (size_t)at * ROW;
-                o[0] = g;
-                o[1] = (int)i;
-                o[2] = qo;
-                o[3] = so;
-                o[4] = r.x;
-                o[5] = r.y;
-                o[6] = r.z;
-                o[7] = r.w;
-                o[8] = c;
-                o[9] = 0;
-            }
-            s_end_pos = r.z + r.y + off;
+        if (j < from[t]) {
+            e = lev[j];
+        } else {
+            int last = 0;
+            for (int k = len - 1; k >= 0; k--)
+                if (cd[k] == diag) {
+                    last = cv[k];
+                    break;
+                }
+            e = s_off_pos < last ? NOWRITE : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
         }
-% if HASH:
+        if (e == NOWRITE) continue;
         int k = len - 1;
         for (; k >= 0; k--)
             if (cd[k] == diag || s_off_pos - cv[k] > 1 - ${WORD}) break;
         if (k < 0) k = len++;
         cd[k] = diag;
-        cv[k] = s_end_pos;
+        cv[k] = e;
 % else:
-        levels[cell] = s_end_pos;
+        const int cell = (w.w + dlen - w.z) & (dlen - 1);
+        if (j < from[t])
+            e = lev[j];
+        else
+            e = s_off_pos < levels[cell] ? NOWRITE : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
+        if (e != NOWRITE) levels[cell] = e;
 % endif
     }
 % if HASH:

@@ -123,9 +123,10 @@ def test_saved_hits_equal_cpu_random(each_device, tmp_path, kind, width, word, n
     assert DiagState(len(st.batch.seq)).hash == (nquery == 60)
     want = _cpu(nt, st)
     assert sum(len(h) for c in want for h in c) > 0
-    wg = (32, 64, 128, 256)[CASES.index((kind, width, word)) % 4]
+    k = CASES.index((kind, width, word)) % 4
     got, _ = _device(nt, st, each_device, {"BLOCK_BASES": 1 << 20}, pipeline=False,
-                     ung={"WG": wg, "TILE": 1024})
+                     ung={"WG": (32, 64, 128, 256)[k], "TILE": 1024, "PIECE": (1, 4, 32, 256)[k],
+                          "SLOTS": (2, 4, 8, 16)[k], "GAP": (1, 16, 256, 64)[k]})
     _equal(got, want)
     got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096})   # many blocks, pipeline
     assert len(dw.blocks) > 1
@@ -211,9 +212,10 @@ def _cpu_starts(nt, st, starts):
     return out
 
 
-def _device_starts(nt, st, starts, device, blocks):
+def _device_starts(nt, st, starts, device, blocks, piece=32):
     """nw_* kernels on given word starts, the segments cut into ``blocks``."""
-    dw = NuclDeviceWords(nt, st, _dev(device), {"UNGAPPED": "all"}, pipeline=False, hits=True)
+    dw = NuclDeviceWords(nt, st, _dev(device), {"UNGAPPED": "all"}, pipeline=False, hits=True,
+                         ungapped_override={"PIECE": piece, "SLOTS": 4, "GAP": 1 + piece // 4})
     out = [None] * len(nt)
     for a, e in blocks:
         blk = dw.block(a, e)
@@ -243,7 +245,7 @@ def _starts(rng, nt, qlen, hots):
     return starts
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_hash_chains_synthetic_word_starts(each_device, tmp_path, monkeypatch, seed):
     """Word starts chosen to stress the hash store (the scan rarely does): two buckets' worth
     of diagonals, nearly every position, over several subjects in one block and in many, so
@@ -265,13 +267,13 @@ def test_hash_chains_synthetic_word_starts(each_device, tmp_path, monkeypatch, s
         hot = [d for d in range(-a - 3000, -a + 3000) if _bucket(d) in (_bucket(0), _bucket(7))]
         hots.append([-a] + rng.sample(hot, 12))
     starts = _starts(rng, nt, len(query), hots)
-    for clears in (False, True):
+    for clears in (0, 4000, 1500):     # store clears after subjects 3, or 1 and 3
         if clears:
-            monkeypatch.setattr(nucl_words, "INT4_MAX", 4 * 4000)
+            monkeypatch.setattr(nucl_words, "INT4_MAX", 4 * clears)
         want = _cpu_starts(nt, st, starts)
         assert sum(len(r) for r in want) > 20
-        for blocks in ([(0, 5)], [(0, 2), (2, 5)], [(g, g + 1) for g in range(5)]):
-            got = _device_starts(nt, st, starts, each_device, blocks)
+        for blocks, piece in (([(0, 5)], 32), ([(0, 2), (2, 5)], 2), ([(g, g + 1) for g in range(5)], 8)):
+            got = _device_starts(nt, st, starts, each_device, blocks, piece)
             for g, w in zip(got, want):
                 assert np.array_equal(g, w)
 
@@ -307,8 +309,8 @@ def test_array_store_folded_diagonals(each_device, tmp_path):
         ref = np.array(ref, np.int64).reshape(-1, 7)
         order = np.lexsort((-ref[:, 4], ref[:, 2], -ref[:, 4], ref[:, 3], -ref[:, 5]))
         assert np.array_equal(ref[order], want[oid])
-    for blocks in ([(0, 2)], [(0, 1), (1, 2)]):
-        got = _device_starts(nt, st, starts, each_device, blocks)
+    for blocks, piece in (([(0, 2)], 32), ([(0, 1), (1, 2)], 2)):
+        got = _device_starts(nt, st, starts, each_device, blocks, piece)
         for g, w in zip(got, want):
             assert np.array_equal(g, w)
 
@@ -334,3 +336,39 @@ def test_search_equals_blastn(each_device, mode, task, query, name, threads):
         assert tabular_lines(res) == fh.read().splitlines()
     on_device = "device_ungapped" in times
     assert on_device == (mode == "all" or task != "megablast")
+
+
+def test_redo_plan_rules(each_device, tmp_path):
+    """The host's rule for keeping nw_spec's pieces, case by case: a piece is kept while its
+    key's earlier pieces were, no store clear precedes it, every end written before it in its
+    key lies at or before its least start, and (hash store) the chain has as many cells as it
+    used; the key is redone from its first piece not kept."""
+    from clalign.blast.nucl_device_ungapped import pieces
+
+    qf, db = _data(tmp_path, seed=3, nquery=60)
+    nt, st = _setup(qf, db, "small", 8, 11)
+    dw = NuclDeviceWords(nt, st, _dev(each_device), {"UNGAPPED": "all"}, pipeline=False, hits=True)
+    ung = dw.ung
+    assert ung.hash
+    base = np.zeros(513, np.int64)
+    base[1:4] = [6, 12, 18]      # keys 0, 1, 2: three pieces of 2 starts each
+    base[4:] = 18
+    lo, key = pieces(base, [2, 4, 0, 8, 10, 14, 16, 0, 0])
+    assert lo.tolist() == list(range(0, 20, 2)) and key.tolist() == [0] * 3 + [1] * 3 + [2] * 3
+    ung.k[:3] = 2
+    rw = lambda a: cl.Buffer(dw.rt.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=np.ascontiguousarray(a) if np.size(a) else np.zeros(1, np.int32))
+
+    def plan(rows):
+        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32), rw)
+        return keep.tolist(), keys.tolist(), r["starts"]
+
+    good = [[1, 10, 0, 0], [2, 20, 10, 0], [1, 30, 20, 0]]
+    assert plan(good * 3) == ([True] * 9, [], 0)
+    cleared = good[:1] + [[1, 20, 10, 1]] + good[2:]             # a clear before piece 1
+    assert plan(cleared + good * 2) == ([True, False, False] + [True] * 6, [0], 4)
+    assert plan(good + good + good) == ([True] * 9, [], 0)
+    too_many = [[3, 10, 0, 0]] + good[1:]                         # key 1 has 2 cells, uses 3
+    assert plan(good + too_many + good) == ([True] * 3 + [False] * 3 + [True] * 3, [1], 6)
+    late = good[:2] + [[1, 30, 19, 0]]                            # an end (20) past a start (19)
+    assert plan(good + good + late) == ([True] * 8 + [False], [2], 2)

@@ -217,7 +217,7 @@ def kernel_medians(work, task, q, device, rounds):
         if r:
             per.append(dw.times)
     keys = ("device_scan", "device_lookup", "device_extend", "device_order", "device_ung_sort",
-            "device_ungapped")
+            "device_ungapped", "device_ung_redo")
     med = {k: statistics.median(t.get(k, 0.0) for t in per) for k in keys}
     return med, per[-1].get("device_counts", {}), dw.flat
 
@@ -351,7 +351,8 @@ def run_cases(args, bases, ncontigs):
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {sers} "
               f"| {cps} | {same} |")
     names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
-             "device_order", "device_ung_sort", "device_ungapped", "device_copies", "device_split", "setup", "prelim", "traceback", "words", "records")
+             "device_order", "device_ung_sort", "device_ungapped", "device_ung_redo", "device_copies",
+             "device_split", "setup", "prelim", "traceback", "words", "records")
     print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
           "= time the CPU waited for device blocks (blocks run ahead in a thread, so the kernel, "
           "copy and split times below overlap the CPU phases); device_scan/lookup/extend/order = "
@@ -374,8 +375,9 @@ def run_cases(args, bases, ncontigs):
         print(f"\nDevice kernels alone over the whole database (median of {args.kernel_rounds} "
               "after a warm-up pass, profiling events):")
         print("| task | queries | table | scan s | lookup s | extend s | order s | ung sort s | "
-              "ungapped s | scan M positions/s | scan M bases/s | matched | pairs | words | saved |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "ungapped s | ung redo s | scan M positions/s | scan M bases/s | matched | pairs | "
+              "words | saved | redo starts |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for task, q0, n in parse_cases(args.cases):
             q = q0 if n is None else f"{q0}{n}"
             med, cnt, flat = kernel_medians(args.work, task, q, args.device, args.kernel_rounds)
@@ -383,9 +385,11 @@ def run_cases(args, bases, ncontigs):
             print(f"| {task} | {q} | {flat.kind} w{flat.width} stride {flat.scan_step} | "
                   + " | ".join(f"{med[k]:.4f}" for k in ("device_scan", "device_lookup",
                                                         "device_extend", "device_order",
-                                                        "device_ung_sort", "device_ungapped"))
+                                                        "device_ung_sort", "device_ungapped",
+                                                        "device_ung_redo"))
                   + f" | {cnt.get('positions', 0) / sc / 1e6:.1f} | {bases / sc / 1e6:.1f} | "
-                  + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words", "saved"))
+                  + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words", "saved",
+                                                               "redo_starts"))
                   + " |",
                   flush=True)
             rows.append({"family": "blastn_scan", "input": f"{task}:{q}", "status": "ok",

@@ -211,6 +211,14 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
                        "bases), else its folded array", default=True),
     Param.bool("EXACT", "exact ungapped extension only (WORD < nucl_words.EXACT_WORD_BELOW), "
                         "else the byte-wise one with its exact redo", default=False),
+    Param.int("PIECE", "host: window of sorted word starts in which nw_cuts cuts a key's run "
+                       "at most once (pieces of about PIECE starts, one work-item each in nw_spec)",
+              values=(1, 2, 4, 8, 16, 32, 64, 128, 256), default=32),
+    Param.int("GAP", "host: a piece starts where a start lies at least GAP bases past the one "
+                     "before it in its key (so that the ends written before it rarely reach it)",
+              lo=1, hi=1 << 20, default=256),
+    Param.int("SLOTS", "diagonal-store cells a piece may use in nw_spec (private memory); a "
+                       "piece needing more is redone by nw_redo", values=(2, 4, 8, 16), default=8),
     Param.int("NBUCKET", "keys: BLAST+'s DIAGHASH_NUM_BUCKETS (array store: cell mod NBUCKET)",
               values=(NW_KEYS,), default=NW_KEYS),
     Param.int("HASH_MUL", "BLAST+'s diagonal hash multiplier", values=(DIAGHASH_MUL,),
