@@ -309,7 +309,8 @@ def run_cases(args, bases, ncontigs):
                            BlastnOptions(task=task), device=args.device, num_threads=args.threads)
             serial = time.perf_counter() - t
         ung_cpu = None
-        if args.ungapped_cpu == "all" or f"{task}:{q0}" + (f":{n}" if n else "") in args.ungapped_cpu.split(","):
+        name = f"{task}:{q0}" + (f":{n}" if n else "")
+        if args.ungapped_cpu == "all" or name in args.ungapped_cpu.split(","):
             from clalign.blast.blastn import tabular_lines
             ph = {}
             t = time.perf_counter()

@@ -174,7 +174,6 @@ class DeviceUngapped:
         offsets = np.zeros(nb * ngroups + 1, np.int64)
         np.cumsum(h, out=offsets[1:])
         base = offsets[::ngroups].astype(np.uint32)          # nb + 1 entries, last = n
-        per_key = np.diff(base.astype(np.int64))
         rw = lambda a: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a) if np.size(a) else np.zeros(1, np.int32))
         b_offsets = rw(offsets[:-1].astype(np.uint32))
