@@ -148,6 +148,35 @@ def test_saved_hits_repeats_and_store_clears(each_device, tmp_path, monkeypatch,
     _equal(got, want)
 
 
+@pytest.mark.parametrize("nquery", [12, 60])            # array store / hash store
+def test_saved_hits_reused_buffers_and_retries(each_device, tmp_path, monkeypatch, nquery):
+    """Blocks of growing sizes share the feeder's and the ungapped stage's buffers (grown when
+    too small), and with every room at 1 each launch that saves hits overflows and runs again
+    (nw_spec and nw_redo, their plan made once): the same saved hits."""
+    import clalign.blast.nucl_device as nd
+    import clalign.blast.nucl_device_ungapped as nu
+
+    qf, db = _data(tmp_path, seed=17 + nquery, nquery=nquery)
+    nt, st = _setup(qf, db, "small", 8, 11)
+    want = _cpu(nt, st)
+    monkeypatch.setattr(nd, "MIN_ROOM", 1)
+    monkeypatch.setattr(nu, "MIN_SAVED", 1)
+    monkeypatch.setattr(nu, "STARTS_PER_SAVED", 1 << 30)
+    spec = []
+    launch = nu.DeviceUngapped._launch
+
+    def counted(self, kernel, n, key="device_ungapped"):
+        spec.append(key)
+        return launch(self, kernel, n, key)
+
+    monkeypatch.setattr(nu.DeviceUngapped, "_launch", counted)
+    got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096}, pipeline=False)
+    assert len(dw.blocks) > 1
+    _equal(got, want)
+    saving = sum(1 for c in want for h in c if len(h) > 1)
+    assert saving and spec.count("device_ungapped") > len(dw.blocks)
+
+
 def _genome(n):
     pyrodigal = pytest.importorskip("pyrodigal", reason="pyrodigal's wheel carries the genome")
     path = os.path.join(os.path.dirname(pyrodigal.__file__), "tests", "data",
@@ -356,11 +385,9 @@ def test_redo_plan_rules(each_device, tmp_path):
     lo, key = pieces(base, [2, 4, 0, 8, 10, 14, 16, 0, 0])
     assert lo.tolist() == list(range(0, 20, 2)) and key.tolist() == [0] * 3 + [1] * 3 + [2] * 3
     ung.k[:3] = 2
-    rw = lambda a: cl.Buffer(dw.rt.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=np.ascontiguousarray(a) if np.size(a) else np.zeros(1, np.int32))
 
     def plan(rows):
-        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32), rw)
+        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32))
         return keep.tolist(), keys.tolist(), r["starts"]
 
     good = [[1, 10, 0, 0], [2, 20, 10, 0], [1, 30, 20, 0]]

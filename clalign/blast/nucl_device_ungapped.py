@@ -56,6 +56,10 @@ from .params import BLASTN_UNGAPPED, NW_KEYS
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
 ROW = 10                 # ints per saved hit written by nw_spec / nw_redo
 MAX_BLOCK_POSITION = 1 << 30      # block positions (and the kernel's STALE) stay in an int
+#: Room (saved hits) of a block's first nw_spec/nw_redo launch: the larger of MIN_SAVED and one
+#: per STARTS_PER_SAVED word starts; a block that saves more runs again with room for all.
+MIN_SAVED = 1 << 12
+STARTS_PER_SAVED = 16
 
 
 def diag_length(query_length: int) -> int:
@@ -147,24 +151,26 @@ class DeviceUngapped:
             self.k[:] = 0
 
     def _launch(self, kernel, n, key="device_ungapped"):
-        """Run ``kernel`` on n work-items (rounded up to WG); its device seconds go to ``key``
-        (``device_ung_sort``: the two binning kernels; ``device_ungapped``: nw_spec;
-        ``device_ung_redo``: nw_redo)."""
+        """Enqueue ``kernel`` on n work-items (rounded up to WG), not waited on (the block's
+        in-order queue, as ``NuclDeviceWords._launch``); its device seconds go to ``key``
+        (``device_ung_sort``: the binning and cut kernels; ``device_ungapped``: nw_spec;
+        ``device_ung_redo``: nw_redo) at the block's ``_kernel_times``."""
         wg = self.values["WG"]
         ev = cl.enqueue_nd_range_kernel(self.dev.rt.queue, kernel, (-(-n // wg) * wg,), (wg,))
-        ev.wait()
-        self.dev._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
+        self.dev._events.append((ev, key))
 
     def run(self, words, n: int, blk: dict, resets) -> np.ndarray:
         """Sorted saved hits (:func:`sort_hits`, int64 rows, block-local segments) of the ``n``
         word starts in ``words`` (int4 rows in scan order) of the block ``blk`` (the buffers and
-        arrays of :meth:`NuclDeviceWords.run_block`)."""
+        arrays of :meth:`NuclDeviceWords.block`). Buffers by role (``ung_*``) and uploads
+        not waited on, as the block's other stages; the block's kernel times are added after
+        the last read."""
         dev, v = self.dev, self.values
-        ctx, mf, q = dev.rt.ctx, cl.mem_flags, dev.rt.queue
+        q = dev.rt.queue
         t0 = time.perf_counter()
         tile, nb = v["TILE"], NW_KEYS
         ngroups = -(-n // tile)
-        counts = cl.Buffer(ctx, mf.READ_WRITE, 4 * nb * ngroups)
+        counts = dev._buffer("ung_counts", 4 * nb * ngroups)
         self.k_hist.set_args(words, np.uint32(n), np.int32(self.dlen), counts, np.uint32(ngroups))
         dev._add("device_copies", time.perf_counter() - t0)
         self._launch(self.k_hist, ngroups * v["WG"], "device_ung_sort")
@@ -174,18 +180,16 @@ class DeviceUngapped:
         offsets = np.zeros(nb * ngroups + 1, np.int64)
         np.cumsum(h, out=offsets[1:])
         base = offsets[::ngroups].astype(np.uint32)          # nb + 1 entries, last = n
-        rw = lambda a: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
-                                 hostbuf=np.ascontiguousarray(a) if np.size(a) else np.zeros(1, np.int32))
-        b_offsets = rw(offsets[:-1].astype(np.uint32))
-        perm = cl.Buffer(ctx, mf.READ_WRITE, 4 * max(n, 1))
+        b_offsets = dev._upload("ung_offsets", offsets[:-1].astype(np.uint32))
+        perm = dev._buffer("ung_perm", 4 * max(n, 1))
         self.k_scatter.set_args(words, np.uint32(n), np.int32(self.dlen), b_offsets,
                                 np.uint32(ngroups), perm)
         dev._add("device_copies", time.perf_counter() - t0)
         self._launch(self.k_scatter, ngroups * v["WG"], "device_ung_sort")
         t0 = time.perf_counter()
         nwin = -(-n // v["PIECE"])
-        b_cuts = cl.Buffer(ctx, mf.READ_WRITE, 4 * nwin)
-        b_segoff = rw(blk["segoff"])
+        b_cuts = dev._buffer("ung_cuts", 4 * nwin)
+        b_segoff = dev._upload("ung_segoff", blk["segoff"])
         self.k_cuts.set_args(words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff,
                              np.int32(self.dlen), np.uint32(n), np.uint32(v["PIECE"]),
                              np.int32(v["GAP"]), b_cuts)
@@ -200,16 +204,17 @@ class DeviceUngapped:
                   np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx), dev.b_cell,
                   dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff, self.b_xdrop,
                   self.b_reduced, dev.counters]
-        head = [words, perm, blk["pos0"], np.int32(blk["nseg"]), rw(resets), np.int32(self.dlen)]
-        b_lo = rw(lo.astype(np.uint32))
-        b_lev = cl.Buffer(ctx, mf.READ_WRITE, 4 * max(n, 1))
-        b_pinfo = cl.Buffer(ctx, mf.READ_WRITE, 16 * max(npieces, 1))
-        room = max(1 << 12, n // 16)
+        head = [words, perm, blk["pos0"], np.int32(blk["nseg"]), dev._upload("ung_resets", resets),
+                np.int32(self.dlen)]
+        b_lo = dev._upload("ung_lo", lo.astype(np.uint32))
+        b_lev = dev._buffer("ung_lev", 4 * max(n, 1))
+        b_pinfo = dev._buffer("ung_pinfo", 16 * max(npieces, 1))
+        room = max(MIN_SAVED, n // STARTS_PER_SAVED)
         dev._add("device_copies", time.perf_counter() - t0)
         redo = None
         while True:
-            cl.enqueue_copy(q, dev.counters, np.zeros(4, np.uint32))
-            out = cl.Buffer(ctx, mf.READ_WRITE, 4 * ROW * room)
+            dev._write(dev.counters, np.zeros(4, np.uint32))
+            out = dev._buffer("ung_out", 4 * ROW * room)
             self.k_spec.set_args(*head, b_lo, np.uint32(npieces), b_lev, b_pinfo, *search, out,
                                  np.uint32(room))
             self._launch(self.k_spec, npieces)
@@ -217,7 +222,7 @@ class DeviceUngapped:
                 t0 = time.perf_counter()
                 pinfo = np.empty((npieces, 4), np.int32)
                 cl.enqueue_copy(q, pinfo, b_pinfo)
-                redo = self._redo_plan(pinfo, lo, piece_key, base, rw)
+                redo = self._redo_plan(pinfo, lo, piece_key, base)
                 dev._add("device_split", time.perf_counter() - t0)
             keep_piece, keys, r = redo
             if len(keys):
@@ -242,6 +247,7 @@ class DeviceUngapped:
             cl.enqueue_copy(q, k_out, r["k_out"])
             self.k[keys] = k_out[keys]
         dev._add("device_copies", time.perf_counter() - t0)
+        dev._kernel_times()
         t0 = time.perf_counter()
         tag = rows[:, 9]
         rows = rows[(tag < 0) | keep_piece[np.maximum(tag, 0)]]
@@ -253,13 +259,13 @@ class DeviceUngapped:
         dev._add("device_split", time.perf_counter() - t0)
         return rows
 
-    def _redo_plan(self, pinfo, lo, piece_key, base, rw):
+    def _redo_plan(self, pinfo, lo, piece_key, base):
         """Which pieces nw_spec got right (the store entered each with enough dead cells: no
         clear before it, every end written before it in its key at or before its least start,
         and, hash store, at least as many cells as it used); the keys to redo from their first
         piece not kept, with nw_redo's buffers. Returns (keep per piece, keys, a dict of nw_redo's
         buffers and ``starts``, the starts it searches again)."""
-        ctx, mf = self.dev.rt.ctx, cl.mem_flags
+        dev = self.dev
         used, max_end, min_s, cleared = (pinfo[:, c].astype(np.int64) for c in range(4))
         shift = piece_key.astype(np.int64) << 32
         acc = np.maximum.accumulate(max_end + shift) - shift      # within each key
@@ -284,9 +290,12 @@ class DeviceUngapped:
         cbase = np.zeros(len(keys), np.int64)
         np.cumsum(cells[:-1], out=cbase[1:])
         nc = max(int(cells.sum()), 1)
-        buf = lambda nbytes: cl.Buffer(ctx, mf.READ_WRITE, nbytes)
-        r = dict(base=rw(base), keys=rw(np.asarray(keys, np.uint32)), **{"from": rw(frm.astype(np.uint32))},
-                 levels=buf(4 * (self.dlen if not self.hash else 1)), cdiag=buf(4 * nc),
-                 clevel=buf(4 * nc), cbase=rw(cbase.astype(np.uint32)), k_in=rw(self.k),
-                 k_out=buf(4 * NW_KEYS), starts=int((base[keys + 1].astype(np.int64) - frm).sum()))
+        up = lambda role, a: dev._upload("ung_" + role, a)
+        r = dict(base=up("base", base), keys=up("keys", np.asarray(keys, np.uint32)),
+                 **{"from": up("from", frm.astype(np.uint32))},
+                 levels=dev._buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
+                 cdiag=dev._buffer("ung_cdiag", 4 * nc), clevel=dev._buffer("ung_clevel", 4 * nc),
+                 cbase=up("cbase", cbase.astype(np.uint32)), k_in=up("k_in", self.k.copy()),
+                 k_out=dev._buffer("ung_k_out", 4 * NW_KEYS),
+                 starts=int((base[keys + 1].astype(np.int64) - frm).sum()))
         return keep, keys, r
