@@ -17,6 +17,8 @@ off: device kernels (scan, lookup, mini-extension, run placement; profiling even
 and the CPU phases (words = diagonals + ungapped on the device's word starts). The warm-up
 (numba compiling or loading the stages, kernel builds) runs in a child process on a 20 Mb data
 set of its own while the main data set is generated.
+``--ungapped-cpu`` names cases also run in-process with the word starts' diagonal test and
+ungapped extension on the CPU (``UNGAPPED=cpu``: the path before the device took them over).
 Last, the device kernels alone over the whole database, ``--kernel-rounds`` times after a
 warm-up pass (medians of profiling events), with the scan throughput.
 
@@ -206,7 +208,7 @@ def kernel_medians(work, task, q, device, rounds):
     nt = open_nucleotide(os.path.join(work, "gdb"))
     st = setup_search(read_queries(os.path.join(work, f"{q}.fa")), BlastnOptions(task=task),
                       nt.total_bases, len(nt))
-    dw = NuclDeviceWords(nt, st, device, pipeline=False)
+    dw = NuclDeviceWords(nt, st, device, pipeline=False, hits=True)
     per = []
     for r in range(rounds + 1):
         dw.times = {}
@@ -214,7 +216,8 @@ def kernel_medians(work, task, q, device, rounds):
             dw.run_block(a, e)
         if r:
             per.append(dw.times)
-    keys = ("device_scan", "device_lookup", "device_extend", "device_order")
+    keys = ("device_scan", "device_lookup", "device_extend", "device_order", "device_ung_sort",
+            "device_ungapped", "device_ung_redo")
     med = {k: statistics.median(t.get(k, 0.0) for t in per) for k in keys}
     return med, per[-1].get("device_counts", {}), dw.flat
 
@@ -236,6 +239,10 @@ def main():
     ap.add_argument("--pipeline-off", default="all",
                     help="cases (task:queries[:N], comma-separated) also run in-process with the "
                          "pipeline off; 'all' or 'none'")
+    ap.add_argument("--ungapped-cpu", default="none",
+                    help="comma-separated cases (as --cases) also run in-process with the word "
+                         "starts' diagonals and ungapped extension on the CPU (BLASTN_SCAN "
+                         "UNGAPPED=cpu), output checked against blastn's, or 'all'/'none'")
     ap.add_argument("--kernel-rounds", type=int, default=5,
                     help="rounds of the device kernels alone per case (medians; 0: skip)")
     ap.add_argument("--warm-only", action="store_true",
@@ -308,7 +315,31 @@ def run_cases(args, bases, ncontigs):
                 run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
                            BlastnOptions(task=task), device=args.device, num_threads=args.threads)
             serial = time.perf_counter() - t
+        ung_cpu = None
+        name = f"{task}:{q0}" + (f":{n}" if n else "")
+        if args.ungapped_cpu == "all" or name in args.ungapped_cpu.split(","):
+            from clalign.blast.blastn import tabular_lines
+            ph = {}
+            t = time.perf_counter()
+            with trial("blastn_scan", {"UNGAPPED": "cpu"}):
+                res = run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
+                                 BlastnOptions(task=task), device=args.device, times=ph,
+                                 num_threads=args.threads)
+            ung_cpu = time.perf_counter() - t
+            with open(a) as fh:
+                ok = tabular_lines(res) == fh.read().splitlines()
+            ph.pop("device_counts", None)
+            print(f"{task} {q}: in-process with UNGAPPED=cpu {ung_cpu:.2f} s, identical {ok}; phases "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in ph.items()), flush=True)
+            ph = {}      # the default path again, both now warm (the first run loaded numba's code)
+            t = time.perf_counter()
+            run_blastn(os.path.join(args.work, f"{q}.fa"), os.path.join(args.work, "gdb"),
+                       BlastnOptions(task=task), device=args.device, times=ph, num_threads=args.threads)
+            print(f"{task} {q}: in-process again (default UNGAPPED) {time.perf_counter() - t:.2f} s; "
+                  "phases " + ", ".join(f"{k} {v:.3f}" for k, v in ph.items()
+                                        if k != "device_counts"), flush=True)
         rows.append(peer_row(task, q, round(cl, 3), "blastn", round(bl, 3), same,
+                             ungapped_cpu_seconds=None if ung_cpu is None else round(ung_cpu, 3),
                              in_process_seconds=round(warm, 3), cpu_path_seconds=cpu,
                              no_pipeline_seconds=None if serial is None else round(serial, 3),
                              peak_rss_mib=cl_rss, peer_peak_rss_mib=bl_rss, lines=lines,
@@ -328,7 +359,8 @@ def run_cases(args, bases, ncontigs):
         print(f"| {task} | {q} | {bl:.2f} | {cl:.2f} | {bl / cl:.2f}x | {warm:.2f} | {sers} "
               f"| {cps} | {same} |")
     names = ("device_setup", "device_wait", "device_scan", "device_lookup", "device_extend",
-             "device_order", "device_copies", "device_split", "setup", "prelim", "traceback", "words", "records")
+             "device_order", "device_ung_sort", "device_ungapped", "device_ung_redo", "device_copies",
+             "device_split", "setup", "prelim", "traceback", "words", "records")
     print("\nIn-process phases (seconds): device_setup = runtime, program, table upload; device_wait "
           "= time the CPU waited for device blocks (blocks run ahead in a thread, so the kernel, "
           "copy and split times below overlap the CPU phases); device_scan/lookup/extend/order = "
@@ -336,11 +368,12 @@ def run_cases(args, bases, ncontigs):
           "and words inside it), traceback (the whole stage, records inside it). Summed over the "
           "worker threads (may exceed the wall phases they sit in): words = diagonals + ungapped on "
           "the device's word starts; records = output records")
-    print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words |")
-    print("|---|---|" + "---|" * (len(names) + 4))
+    print("| task | queries | " + " | ".join(names) + " | positions | matched | pairs | words | saved |")
+    print("|---|---|" + "---|" * (len(names) + 5))
     for task, q, _, _, _, _, _, ph, cnt, _ in table:
         print(f"| {task} | {q} | " + " | ".join(f"{ph.get(n, 0.0):.3f}" for n in names) + " | "
-              + " | ".join(f"{cnt.get(k, 0):,}" for k in ("positions", "matched", "pairs", "words")) + " |")
+              + " | ".join(f"{cnt.get(k, 0):,}" for k in ("positions", "matched", "pairs", "words",
+                                                           "saved")) + " |")
     for task, q, _, _, _, _, _, ph, cnt, _ in table:
         s = ph.get("device_scan", 0.0)
         if s:
@@ -349,18 +382,23 @@ def run_cases(args, bases, ncontigs):
     if args.kernel_rounds:
         print(f"\nDevice kernels alone over the whole database (median of {args.kernel_rounds} "
               "after a warm-up pass, profiling events):")
-        print("| task | queries | table | scan s | lookup s | extend s | order s | scan M positions/s "
-              "| scan M bases/s | matched | pairs | words |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| task | queries | table | scan s | lookup s | extend s | order s | ung sort s | "
+              "ungapped s | ung redo s | scan M positions/s | scan M bases/s | matched | pairs | "
+              "words | saved | redo starts |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for task, q0, n in parse_cases(args.cases):
             q = q0 if n is None else f"{q0}{n}"
             med, cnt, flat = kernel_medians(args.work, task, q, args.device, args.kernel_rounds)
             sc = med["device_scan"] or float("nan")
             print(f"| {task} | {q} | {flat.kind} w{flat.width} stride {flat.scan_step} | "
                   + " | ".join(f"{med[k]:.4f}" for k in ("device_scan", "device_lookup",
-                                                        "device_extend", "device_order"))
+                                                        "device_extend", "device_order",
+                                                        "device_ung_sort", "device_ungapped",
+                                                        "device_ung_redo"))
                   + f" | {cnt.get('positions', 0) / sc / 1e6:.1f} | {bases / sc / 1e6:.1f} | "
-                  + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words")) + " |",
+                  + " | ".join(f"{cnt.get(k, 0):,}" for k in ("matched", "pairs", "words", "saved",
+                                                               "redo_starts"))
+                  + " |",
                   flush=True)
             rows.append({"family": "blastn_scan", "input": f"{task}:{q}", "status": "ok",
                          "seconds": round(sum(med.values()), 5), "values": {},

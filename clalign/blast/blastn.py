@@ -123,7 +123,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     and the traceback's subjects run on that many threads (the compiled stages release the
     GIL); results are the same, in the same order. ``device``: an OpenCL device ("P:D") for the
     scan, lookup and mini-extension (:mod:`nucl_device`; used when the tuning table's USE says so
-    for that device). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
+    for that device) and, as its UNGAPPED says, the diagonal test and ungapped extension
+    (:mod:`nucl_device_ungapped`: one diagonal store over the database in order, as BLAST+ on
+    one thread). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
     under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged.
     The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``); Python's
     full garbage collections are paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
@@ -262,7 +264,7 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
     else:
         if device is not None and st.flat is not None and st.ctx_valid.any():
             from .nucl_device import device_words   # scan/lookup/mini-extension on the device
-            dev = device_words(nt, st, device, times)
+            dev = device_words(nt, st, device, times, hits=True)
         prelim = _prelim_rows_all(st, nt, oids, times, pool, dev)
     for oid, rows, e, _ in prelim:
         if progress is not None:

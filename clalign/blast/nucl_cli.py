@@ -58,7 +58,8 @@ def _yes_no(name, value):
 @click.option("-ungapped", "ungapped", is_flag=True, help="Ungapped search: no gapped extension (E-values per HSP, as blastn).")
 @click.option("--device", "device", default=None,
               help="OpenCL device P:D (see `clalign devices`) for the scan, lookup and "
-                   "mini-extension (the tuning table may keep CPU devices on the CPU path).")
+                   "mini-extension, and for -task blastn/blastn-short the diagonal test and "
+                   "ungapped extension (the tuning table may keep CPU devices on the CPU path).")
 def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapopen, gapextend,
            dust, lcase_masking, strand, max_target_seqs, max_hsps, outfmt, num_threads, dbsize,
            searchsp, perc_identity, ungapped, device):

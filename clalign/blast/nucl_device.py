@@ -5,7 +5,8 @@
 subject ``oid`` that the CPU path scans (``nucl_search.subject_chunks``), the word starts
 ``(q, s)`` that survived the mini-extension, in BLAST+'s scan order. The CPU word finder then
 runs its diagonal, word-check and ungapped steps on them with the direct extender, so the
-initial hits are the CPU path's exactly.
+initial hits are the CPU path's exactly; or, as ``UNGAPPED`` says, the device runs those steps
+too (:mod:`nucl_device_ungapped`) and ``pairs`` gives each chunk's saved initial hits.
 
 Database layout: the subjects' 2-bit bytes (NCBI2na, as stored: ambiguous bases hold
 makeblastdb's random bases; the ambiguity runs stay on the host for traceback, as in the CPU
@@ -41,7 +42,7 @@ from .params import BLASTN_SCAN
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE")
+HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "UNGAPPED")
 
 
 def scan_values(rt, flat, extender: str, override=None) -> dict:
@@ -65,13 +66,14 @@ def use_device(device, override=None) -> bool:
     return bool(base["USE"])
 
 
-def device_words(nt, st, device, times=None, override=None):
+def device_words(nt, st, device, times=None, override=None, hits=False):
     """A :class:`NuclDeviceWords` for this search, or None when the tuning table (or the
-    override's USE) keeps BLASTN word finding off ``device``."""
+    override's USE) keeps BLASTN word finding off ``device``. ``hits``: the caller takes saved
+    initial hits where ``UNGAPPED`` puts the ungapped extension on the device."""
     if not use_device(device, override):
         return None
     return NuclDeviceWords(nt, st, device, {k: v for k, v in dict(override or {}).items()
-                                            if k != "USE"}, times)
+                                            if k != "USE"}, times, hits=hits)
 
 
 def segments(nt, width: int, step: int):
@@ -102,7 +104,8 @@ def segments(nt, width: int, step: int):
 class NuclDeviceWords:
     """Device scan, lookup and mini-extension of one search's batch against a database."""
 
-    def __init__(self, nt, st, device=None, override=None, times=None, pipeline=None):
+    def __init__(self, nt, st, device=None, override=None, times=None, pipeline=None, hits=False,
+                 ungapped_override=None):
         t0 = time.perf_counter()
         self.rt = rt = Runtime.get(device)
         flat = self.flat = st.flat
@@ -136,6 +139,13 @@ class NuclDeviceWords:
             u = np.unique(oid)
             self.last_seg[u] = np.searchsorted(oid, u, side="right") - 1
         self.blocks = self._blocks(v["BLOCK_BASES"])
+        self.ung = None              # the device's diagonal test and ungapped extension
+        mode = v["UNGAPPED"]
+        if hits and (mode == "all" or (mode == "blastn" and not st.opts.greedy)):
+            from .nucl_device_ungapped import MAX_BLOCK_POSITION, DeviceUngapped
+            if max(int(self.seg[3][a:e].sum()) for a, e in self.blocks) >= MAX_BLOCK_POSITION:
+                raise ParameterError("blastn device: BLOCK_BASES too large for UNGAPPED")
+            self.ung = DeviceUngapped(self, st, ungapped_override)
         self.keep = None             # a dict: run_block stores its matched positions and pairs
         self.done_seg = 0            # segments whose results have been taken
         self._bufs = {}              # the blocks' buffers by role, reused (grown when too small)
@@ -242,24 +252,43 @@ class NuclDeviceWords:
             self._launch(self.k_order, len(runs) * self.wg, key)
         return dst
 
-    def run_block(self, a: int, e: int) -> np.ndarray:
-        """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s)."""
+    def block(self, a: int, e: int) -> dict:
+        """Segments a..e-1: ``total`` scan positions, the host's ``pos0s`` (nseg + 1 entries),
+        ``nseg``, ``segoff`` (bases of the block's segments before each) and, where ``total``,
+        their uploads (buffers by role, not waited on): their bytes (``data``, 4 zero bytes
+        after), per segment first byte, length and first scan position (``byte``, ``len``,
+        ``pos0``)."""
         _, _, byte, length, npos = self.seg
-        t0 = time.perf_counter()
         lo = int(byte[a])
         hi = int((byte[a:e] + (length[a:e] + 3) // 4).max())
-        data = np.zeros(hi - lo + 4, np.uint8)      # 4 zero bytes past the block's last byte
-        data[:hi - lo] = self.nt.data[lo:hi]
         pos0 = np.zeros(e - a + 1, np.int64)
         np.cumsum(npos[a:e], out=pos0[1:])
-        total = int(pos0[-1])
+        segoff = np.zeros(e - a, np.int32)
+        segoff[1:] = np.cumsum(length[a:e - 1])
+        blk = dict(pos0s=pos0, nseg=e - a, total=int(pos0[-1]), segoff=segoff)
+        if blk["total"]:
+            data = np.zeros(hi - lo + 4, np.uint8)      # 4 zero bytes past the block's last byte
+            data[:hi - lo] = self.nt.data[lo:hi]
+            blk.update(data=self._upload("data", data),
+                       byte=self._upload("byte", (byte[a:e] - lo).astype(np.uint32)),
+                       len=self._upload("len", length[a:e].astype(np.int32)),
+                       pos0=self._upload("pos0", pos0[:-1].astype(np.uint32)))
+        return blk
+
+    def run_block(self, a: int, e: int) -> np.ndarray:
+        """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s); with
+        ``self.ung``, the segments' saved initial hits instead, sorted (rows (segment, q_off,
+        s_off, q_start, s_start, length, score, context), :func:`nucl_device_ungapped.sort_hits`)."""
+        resets = None if self.ung is None else self.ung.enter(self.seg[3][a:e])
+        empty = np.zeros((0, 3 if self.ung is None else 8), np.int64)
+        t0 = time.perf_counter()
+        blk = self.block(a, e)
+        pos0, total, nseg = blk["pos0s"], blk["total"], blk["nseg"]
         if total == 0:
-            return np.zeros((0, 3), np.int64)
-        b_data = self._upload("data", data)
-        b_byte = self._upload("byte", (byte[a:e] - lo).astype(np.uint32))
-        b_len = self._upload("len", length[a:e].astype(np.int32))
-        b_pos0 = self._upload("pos0", pos0[:-1].astype(np.uint32))
-        nseg = e - a
+            if self.ung is not None:
+                self.ung.skip(resets)
+            return empty
+        b_data, b_byte, b_len, b_pos0 = blk["data"], blk["byte"], blk["len"], blk["pos0"]
         groups = lambda n: -(-n // self.wg)
         self._write(self.counters, np.zeros(4, np.uint32))
         matched = self._buffer("matched", 8 * total)
@@ -271,7 +300,9 @@ class NuclDeviceWords:
         nmatched = int(self._counters()[0])
         if nmatched == 0:
             self._kernel_times()
-            return np.zeros((0, 3), np.int64)
+            if self.ung is not None:
+                self.ung.skip(resets)
+            return empty
         matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order", "matched_o")
         room = max(MIN_ROOM, 2 * nmatched)
         runs = self._buffer("runs_lookup", 8 * groups(nmatched))
@@ -304,6 +335,21 @@ class NuclDeviceWords:
             room = nout
             self._zero(2)
         out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order", "out_o")
+        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
+                                                         "words": 0})
+        counts["positions"] += total
+        counts["matched"] += nmatched
+        counts["pairs"] += npairs
+        counts["words"] += nout
+        if self.ung is not None:
+            if nout == 0:
+                self._kernel_times()
+                self.ung.skip(resets)
+                return empty
+            rows = self.ung.run(out, nout, blk, resets)     # its last read passes every launch
+            counts["saved"] = counts.get("saved", 0) + len(rows)
+            rows[:, 0] += a
+            return np.delete(rows, 1, axis=1)
         t0 = time.perf_counter()
         rows = self._read(out, nout, 4).view(np.int32)
         self._add("device_copies", time.perf_counter() - t0)
@@ -311,12 +357,6 @@ class NuclDeviceWords:
         t0 = time.perf_counter()
         seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right")
         self._add("device_split", time.perf_counter() - t0)
-        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
-                                                         "words": 0})
-        counts["positions"] += total
-        counts["matched"] += nmatched
-        counts["pairs"] += npairs
-        counts["words"] += nout
         return np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
 
     # ---- results in CPU order ----------------------------------------------------------
@@ -348,11 +388,14 @@ class NuclDeviceWords:
         cuts = np.searchsorted(rows[:, 0], np.arange(a, e + 1))
         for g in range(a, e):
             r = rows[cuts[g - a]:cuts[g - a + 1]]
-            self.results.setdefault(int(oid[g]), []).append((r[:, 1].copy(), r[:, 2].copy()))
+            self.results.setdefault(int(oid[g]), []).append(
+                (r[:, 1].copy(), r[:, 2].copy()) if self.ung is None else np.ascontiguousarray(r[:, 1:]))
         self.done_seg = e
 
     def pairs(self, oid: int):
-        """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64)."""
+        """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64); with
+        ``self.ung``, each chunk's saved initial hits (int64 rows (q_off, s_off, q_start,
+        s_start, length, score, context), sorted as :func:`nucl_search.initial_hits`)."""
         t0 = time.perf_counter()
         while self.done_seg <= self.last_seg[oid]:
             self._take_block()

@@ -28,7 +28,7 @@ from ..stats.nucl import nucl_evalue_bits
 from .nucl_hsp import (DEL, SUB, NHSP, NuclTree, merge_subject_chunks, purge_common_endpoints,
                        score_order)
 from .nucl_scan import scan_subject
-from .nucl_words import EXTENDERS, word_finder
+from .nucl_words import EXACT_WORD_BELOW, EXTENDERS, word_finder
 
 MAX_DBSEQ_LEN = 5000000          # subjects are searched in chunks of this many bases
 DBSEQ_CHUNK_OVERLAP = 100
@@ -75,7 +75,7 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
             got, resume = word_finder(
                 hq, hs, first, n, ext, batch.seq, cq, s, s_len, f.cell_start, f.q_offs, f.width,
                 f.word_size, batch.offsets, batch.lengths, cutoff, xdrop, reduced,
-                f.word_size < 11, matrix, score_table, diag.hash, diag.level, diag.length,
+                f.word_size < EXACT_WORD_BELOW, matrix, score_table, diag.hash, diag.level, diag.length,
                 int(diag.offset[0]), diag.backbone, diag.c_diag, diag.c_level, diag.c_next,
                 diag.occ, rows[total:])
             total += got
@@ -92,7 +92,11 @@ def word_hits(flat, batch, cq, extender, s_packed, s_len, cutoff, xdrop, reduced
 
 def initial_hits(st, diag, s_packed, s_len: int, words=None) -> np.ndarray:
     """:func:`word_hits` of one subject sorted as ``Blast_InitHitListSortByScore`` (score desc,
-    s_start, length desc, q_start); ``diag``: the search's :class:`~nucl_words.DiagState`."""
+    s_start, length desc, q_start); ``diag``: the search's :class:`~nucl_words.DiagState`.
+    ``words`` may also be the device's saved hits of this piece, already sorted
+    (:mod:`nucl_device_ungapped`; an int64 array of those rows): returned as they are."""
+    if isinstance(words, np.ndarray):
+        return words
     rows = word_hits(st.flat, st.batch, st.compressed_query, st.extender, s_packed, s_len,
                      st.cutoff_ungapped, st.xdrop_ungapped, st.reduced_cutoff, st.matrix,
                      st.score_table, diag, words)

@@ -32,6 +32,8 @@ EXTENDERS = {"direct": DIRECT, "generic": GENERIC, "aligned": GENERIC, "small": 
              "small_aligned": SMALL_ALIGNED}
 QUERY_LEN_FOR_HASH = 8000        # kQueryLenForHashTable
 DIAGHASH_NUM_BUCKETS = 512
+DIAGHASH_MUL = 0x9E370001        # s_BlastDiagHash{Retrieve,Insert}'s bucket hash
+EXACT_WORD_BELOW = 11            # words shorter than this are extended exactly only
 INT4_MAX = 2147483647
 
 
@@ -309,7 +311,7 @@ def _ungapped_approx(q, s, s_len, matrix, table, q_off, s_match_end, s_off, X, r
 
 @njit(cache=True, nogil=True)
 def _hash_bucket(diag):
-    return ((diag & 0xFFFFFFFF) * 0x9E370001 & 0xFFFFFFFF) % DIAGHASH_NUM_BUCKETS
+    return ((diag & 0xFFFFFFFF) * DIAGHASH_MUL & 0xFFFFFFFF) % DIAGHASH_NUM_BUCKETS
 
 
 @njit(cache=True, nogil=True)

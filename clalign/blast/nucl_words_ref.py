@@ -13,7 +13,7 @@ from .nucl_extend import (choose_extend, na_extend, small_na_extend, small_na_ex
                           subject_base)
 from .nucl_lookup import table_offsets
 from .nucl_ungapped import ungapped_approx, ungapped_exact
-from .nucl_words import DIAGHASH_NUM_BUCKETS, QUERY_LEN_FOR_HASH
+from .nucl_words import DIAGHASH_MUL, DIAGHASH_NUM_BUCKETS, QUERY_LEN_FOR_HASH
 
 
 class DiagHash:
@@ -25,7 +25,7 @@ class DiagHash:
 
     @staticmethod
     def bucket(diag):
-        return ((diag & 0xFFFFFFFF) * 0x9E370001 & 0xFFFFFFFF) % DIAGHASH_NUM_BUCKETS
+        return ((diag & 0xFFFFFFFF) * DIAGHASH_MUL & 0xFFFFFFFF) % DIAGHASH_NUM_BUCKETS
 
     def get(self, diag):
         for cell in self.buckets[self.bucket(diag)]:

@@ -11,6 +11,7 @@ from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
 from .lookup import CHARSIZE
+from .nucl_words import DIAGHASH_MUL, DIAGHASH_NUM_BUCKETS
 from .stages_nb import PRE_FULL, PRE_NONE, PRE_RESTRICTED
 
 #: Byte written between subjects in the device residue stream: outside the 28 NCBIstdaa codes,
@@ -187,6 +188,41 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
               lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 24),
     Param.bool("PIPELINE", "host: a thread runs the device blocks ahead of the CPU stages (else "
                            "each block runs when the CPU reaches it)", default=True),
+    Param.choice("UNGAPPED", "host: where the word starts' diagonal test, word check and ungapped "
+                             "extension run: 'cpu' (the compiled word finder), 'blastn' (on the "
+                             "device for -task blastn/blastn-short, megablast on the CPU; "
+                             "blast_nucl_ungapped.mako), 'all' (on the device for every task)",
+                 ("cpu", "blastn", "all"), default="blastn"),
+))
+
+#: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
+NW_KEYS = DIAGHASH_NUM_BUCKETS
+
+BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group of the binning and extension kernels",
+              values=(32, 64, 128, 256), default=64),
+    Param.int("TILE", "word starts per work-group of the binning kernels (the host sums "
+                      "keys x work-groups counts)", values=(1024, 2048, 4096, 8192, 16384),
+              default=4096),
+    Param.int("WIDTH", "lookup table width (the word check reads WIDTH-base words)", lo=4, hi=12,
+              default=8),
+    Param.int("WORD", "word size", lo=4, hi=1 << 20, default=11),
+    Param.bool("HASH", "BLAST+'s hash diagonal store (query batch over QUERY_LEN_FOR_HASH "
+                       "bases), else its folded array", default=True),
+    Param.bool("EXACT", "exact ungapped extension only (WORD < nucl_words.EXACT_WORD_BELOW), "
+                        "else the byte-wise one with its exact redo", default=False),
+    Param.int("PIECE", "host: window of sorted word starts in which nw_cuts cuts a key's run "
+                       "at most once (pieces of about PIECE starts, one work-item each in nw_spec)",
+              values=(1, 2, 4, 8, 16, 32, 64, 128, 256), default=32),
+    Param.int("GAP", "host: a piece starts where a start lies at least GAP bases past the one "
+                     "before it in its key (so that the ends written before it rarely reach it)",
+              lo=1, hi=1 << 20, default=256),
+    Param.int("SLOTS", "diagonal-store cells a piece may use in nw_spec (private memory); a "
+                       "piece needing more is redone by nw_redo", values=(2, 4, 8, 16), default=8),
+    Param.int("NBUCKET", "keys: BLAST+'s DIAGHASH_NUM_BUCKETS (array store: cell mod NBUCKET)",
+              values=(NW_KEYS,), default=NW_KEYS),
+    Param.int("HASH_MUL", "BLAST+'s diagonal hash multiplier", values=(DIAGHASH_MUL,),
+              default=DIAGHASH_MUL),
 ))
 
 # PoCL on the 2-core build VM (2026-11-23, load average ~5; tools/bench_blastn.py data of
@@ -195,4 +231,9 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
 # 0.142 s, -task blastn genes 0.502 / 0.353 s (word finding 0.34 s against 0.19 s). The device
 # path is about as fast (within 5 %) with few lookup hits and faster with many, so CPU devices
 # use it too (USE=False keeps a device on the CPU path).
-register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True})], BLASTN_SCAN)
+# UNGAPPED on PoCL (same VM, 2026-11-28, branch bnung, 30 genes x 30 Mb -task blastn, 2 threads,
+# alternating): in-process 1.31-1.44 s with the CPU word finder against 1.49-1.53 s with the
+# device's (the kernels share the two cores with the workers and queue behind the scan in the
+# producer thread); whole commands 2.21-2.47 s against 2.42-2.67 s. CPU devices keep the
+# compiled word finder; other devices take the default ('blastn': -task blastn on the device).
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu"})], BLASTN_SCAN)
