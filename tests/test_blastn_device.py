@@ -233,3 +233,67 @@ def test_device_makeblastdb_database_gives_the_fasta_output(each_device, tmp_pat
     res = run_blastn(os.path.join(HERE, "reads.fa"), str(tmp_path / "gdb"), BlastnOptions(task=task),
                      device=_dev(each_device))
     assert tabular_lines(res) == _golden(name)
+
+
+@pytest.mark.parametrize("mode", ["cpu", "all"])
+@pytest.mark.parametrize("task,query,name", [("megablast", "reads.fa", "megablast.tsv"),
+                                             ("blastn", "reads.fa", "blastn.tsv"),
+                                             ("blastn-short", "short.fa", "blastn-short.tsv")])
+def test_blocks_split_where_pairs_exceed_the_largest_buffer(each_device, monkeypatch, mode, task,
+                                                            query, name):
+    """A device whose largest buffer holds ~600 pairs' output while a block of several segments
+    runs (and any size for one segment): the blocks run as halves, in order (the device's
+    ungapped stage entering the halves' segments again); the golden blastn 2.12 tables."""
+    from clalign.runtime.tuning import trial
+
+    calls, span = [], [0]
+    real = NuclDeviceWords.run_block
+
+    def counted(self, a, e):
+        calls.append((a, e))
+        span[0] = e - a
+        return real(self, a, e)
+
+    monkeypatch.setattr(NuclDeviceWords, "alloc_limit",
+                        lambda self: 16 * 600 if span[0] > 1 else 1 << 40)
+    monkeypatch.setattr(NuclDeviceWords, "run_block", counted)
+    with trial("blastn_scan", {"UNGAPPED": mode}):
+        res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
+                         BlastnOptions(task=task), device=_dev(each_device), num_threads=2)
+    assert tabular_lines(res) == _golden(name)
+    assert calls[:3] == [(0, 2), (0, 1), (1, 2)]
+
+
+def test_one_segment_over_the_largest_buffer_is_an_error(each_device, tmp_path, monkeypatch):
+    from clalign.errors import DeviceError
+
+    qf, db = _random_data(tmp_path, seed=5)
+    nt, st = _setup(qf, db, "small", 6, 7)
+    monkeypatch.setattr(NuclDeviceWords, "alloc_limit", lambda self: 16)
+    dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 1 << 20}, pipeline=False)
+    with pytest.raises(DeviceError, match="largest buffer"):
+        _device_words(dw, nt)
+
+
+def test_split_block_enters_its_segments_once(each_device, tmp_path, monkeypatch):
+    """The device's ungapped stage follows BLAST+'s store offset over the segments: a block run
+    as halves leaves it where the whole block would (each segment counted once)."""
+    qf, db = _random_data(tmp_path, seed=9)
+    nt, st = _setup(qf, db, "small", 8, 11)
+    over = {"BLOCK_BASES": 1 << 20, "UNGAPPED": "all"}
+    whole = NuclDeviceWords(nt, st, _dev(each_device), over, pipeline=False, hits=True)
+    want = [whole.pairs(oid) for oid in range(len(nt))]
+    real = NuclDeviceWords._run_block
+
+    def too_large(self, a, e):   # as a block that overflows: its segments entered, no hits
+        if e - a == 1:
+            return real(self, a, e)
+        self.ung.enter(self.seg[3][a:e])
+        return None
+
+    monkeypatch.setattr(NuclDeviceWords, "_run_block", too_large)
+    halves = NuclDeviceWords(nt, st, _dev(each_device), over, pipeline=False, hits=True)
+    got = [halves.pairs(oid) for oid in range(len(nt))]
+    assert halves.ung.offset == whole.ung.offset
+    for g, w in zip(got, want):
+        assert len(g) == len(w) and all(np.array_equal(x, y) for x, y in zip(g, w))

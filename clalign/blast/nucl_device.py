@@ -32,7 +32,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from ..errors import ParameterError
+from ..errors import DeviceError, ParameterError
 from ..runtime import Runtime, choose
 from ..runtime.tuning import lookup
 from .nucl_search import subject_chunks
@@ -202,8 +202,8 @@ class NuclDeviceWords:
         in-order queue: a later write is queued behind every earlier reader."""
         got = self._bufs.get(role)
         if got is None or got.size < nbytes:
-            got = self._bufs[role] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE,
-                                               max(16, nbytes + nbytes // 4))
+            size = max(16, nbytes, min(nbytes + nbytes // 4, self.alloc_limit()))
+            got = self._bufs[role] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, size)
         return got
 
     def _upload(self, role: str, a):
@@ -275,10 +275,33 @@ class NuclDeviceWords:
                        pos0=self._upload("pos0", pos0[:-1].astype(np.uint32)))
         return blk
 
+    def alloc_limit(self) -> int:
+        """The largest buffer this device allocates (bytes: CL_DEVICE_MAX_MEM_ALLOC_SIZE)."""
+        return int(self.rt.caps.max_alloc)
+
     def run_block(self, a: int, e: int) -> np.ndarray:
         """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s); with
         ``self.ung``, the segments' saved initial hits instead, sorted (rows (segment, q_off,
-        s_off, q_start, s_start, length, score, context), :func:`nucl_device_ungapped.sort_hits`)."""
+        s_off, q_start, s_start, length, score, context), :func:`nucl_device_ungapped.sort_hits`).
+        A block whose word pairs would need a buffer larger than the device allocates (many
+        short queries: ``-task blastn-short``'s words of 7 match most positions) is run as its
+        two halves, in order; a single segment that still does not fit is an error."""
+        offset = None if self.ung is None else self.ung.offset
+        rows = self._run_block(a, e)
+        if rows is not None:
+            return rows
+        if e - a == 1:
+            raise DeviceError(
+                f"blastn device: the word pairs of one {int(self.seg[3][a]):,}-base database "
+                f"segment need more than the device's largest buffer ({self.alloc_limit():,} "
+                f"bytes); search fewer queries at once, or without --device")
+        if self.ung is not None:
+            self.ung.offset = offset    # the halves enter their segments again
+        m = (a + e) // 2
+        return np.concatenate([self.run_block(a, m), self.run_block(m, e)])
+
+    def _run_block(self, a: int, e: int):
+        """``run_block``'s rows, or None when the block's pairs do not fit one buffer."""
         resets = None if self.ung is None else self.ung.enter(self.seg[3][a:e])
         empty = np.zeros((0, 3 if self.ung is None else 8), np.int64)
         t0 = time.perf_counter()
@@ -304,7 +327,9 @@ class NuclDeviceWords:
                 self.ung.skip(resets)
             return empty
         matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order", "matched_o")
-        room = max(MIN_ROOM, 2 * nmatched)
+        # the extension's output (16 bytes a pair at most) bounds the pairs one block may have
+        fit = self.alloc_limit() // 16
+        room = min(max(MIN_ROOM, 2 * nmatched), fit)
         runs = self._buffer("runs_lookup", 8 * groups(nmatched))
         while True:
             pairs = self._buffer("pairs", 8 * room)
@@ -314,6 +339,9 @@ class NuclDeviceWords:
             npairs = int(self._counters()[1])
             if npairs <= room:
                 break
+            if npairs > fit:
+                self._kernel_times()
+                return None
             room = npairs
             self._zero(1)
         pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order", "pairs_o")
