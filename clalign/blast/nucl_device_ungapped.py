@@ -51,6 +51,7 @@ import pyopencl as cl
 
 from ..errors import ParameterError
 from . import nucl_words
+from .hsp import lexsort_packed
 from .params import BLASTN_UNGAPPED, NW_KEYS
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
@@ -91,7 +92,9 @@ def pieces(base, cuts):
     more (the end)."""
     base = np.asarray(base, np.int64)
     cuts = np.asarray(cuts, np.int64)
-    lo = np.union1d(base, cuts[cuts > 0])
+    lo = np.concatenate([base, cuts[cuts > 0]])
+    lo.sort(kind="stable")          # two ascending runs: merged, not sorted (np.union1d: 15x)
+    lo = lo[np.r_[True, lo[1:] != lo[:-1]]]
     key = np.searchsorted(base, lo[:-1], side="right") - 1
     return lo, key
 
@@ -100,7 +103,7 @@ def sort_hits(rows: np.ndarray) -> np.ndarray:
     """The kernels' rows (segment, word index, q_off, s_off, q_start, s_start, length,
     score, context) in segment order, each segment's as ``Blast_InitHitListSortByScore`` (score
     desc, s_start, length desc, q_start) with scan order last (the CPU path's stable sort)."""
-    order = np.lexsort((rows[:, 1], rows[:, 4], -rows[:, 6], rows[:, 5], -rows[:, 7], rows[:, 0]))
+    order = lexsort_packed((rows[:, 1], rows[:, 4], -rows[:, 6], rows[:, 5], -rows[:, 7], rows[:, 0]))
     return rows[order]
 
 

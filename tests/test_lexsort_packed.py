@@ -1,0 +1,59 @@
+"""``hsp.lexsort_packed`` against ``np.lexsort`` (keys packed into int64 words: spans, signs,
+constant keys, keys too wide to pack, ties) and BLASTN's ``nucl_device_ungapped.pieces`` against
+the sorted union it computes."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clalign.blast.hsp import lexsort_packed
+from clalign.blast.nucl_device_ungapped import pieces, sort_hits
+
+I64 = np.iinfo(np.int64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60), st.lists(st.sampled_from([0, 1, 3, 200, 1 << 20, 1 << 40, 1 << 62]),
+                                    min_size=1, max_size=7), st.integers(0, 2 ** 32 - 1))
+def test_equals_lexsort(n, spans, seed):
+    rng = np.random.default_rng(seed)
+    keys = tuple(rng.integers(-s // 2, s // 2 + 1, n, dtype=np.int64) for s in spans)
+    assert np.array_equal(lexsort_packed(keys), np.lexsort(keys))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_wide_keys_and_ties(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    keys = (rng.integers(0, 3, n), rng.integers(I64.min, I64.max, n, dtype=np.int64),
+            rng.integers(0, 2, n), np.full(n, 7), rng.integers(-5, 5, n))
+    assert np.array_equal(lexsort_packed(keys), np.lexsort(keys))
+
+
+def test_empty_and_one_key():
+    assert len(lexsort_packed((np.zeros(0, np.int64),))) == 0
+    k = np.array([3, 1, 2, 1])
+    assert lexsort_packed((k,)).tolist() == np.lexsort((k,)).tolist() == [1, 3, 2, 0]
+
+
+def test_sort_hits_order():
+    rng = np.random.default_rng(2)
+    rows = np.column_stack([rng.integers(0, 4, 5000), np.arange(5000)] +
+                           [rng.integers(0, m, 5000) for m in (50, 500, 50, 500, 30, 40, 2)])
+    want = rows[np.lexsort((rows[:, 1], rows[:, 4], -rows[:, 6], rows[:, 5], -rows[:, 7],
+                            rows[:, 0]))]
+    assert np.array_equal(sort_hits(rows), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pieces_equal_union(seed):
+    rng = np.random.default_rng(seed)
+    n = 20000
+    base = np.r_[0, np.sort(rng.choice(np.arange(1, n), 60, replace=False)), n].astype(np.uint32)
+    cuts = np.where(rng.random(n // 32) < 0.7,
+                    np.arange(n // 32) * 32 + rng.integers(0, 32, n // 32), 0).astype(np.uint32)
+    cuts[rng.integers(0, len(cuts), 5)] = base[rng.integers(1, len(base) - 1, 5)]   # on a bound
+    lo, key = pieces(base, cuts)
+    want = np.union1d(base.astype(np.int64), cuts[cuts > 0].astype(np.int64))
+    assert np.array_equal(lo, want)
+    assert np.array_equal(key, np.searchsorted(base.astype(np.int64), want[:-1], side="right") - 1)
