@@ -61,7 +61,7 @@ class Remote:
         if times is not None:
             from .engine import _add_times
 
-            _add_times(times, t.items())
+            _add_times(times, [(k, v) for k, v in t.items() if not k.startswith("_")])
         return result, t.get("_prelim_wall", 0.0)
 
     def close(self):

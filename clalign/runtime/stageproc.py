@@ -187,6 +187,7 @@ class StageProcess:
 # -- the child's end ------------------------------------------------------------------------
 
 _POOL = []
+_LOADER = []
 _MAPS = {}
 _MAP_LOCK = threading.Lock()
 
@@ -194,6 +195,13 @@ _MAP_LOCK = threading.Lock()
 def pool() -> ThreadPoolExecutor:
     """The child's worker threads for a call's own chunks (not the threads calls run on)."""
     return _POOL[0]
+
+
+def wait_preload() -> float:
+    """Seconds from the child's start until its preload (numba's start, the cache loads) ended;
+    waits for it (for measurements and tests)."""
+    _LOADER[0][0].join()
+    return _LOADER[0][1]()
 
 
 def _mapped(h: Shared) -> np.ndarray:
@@ -254,9 +262,16 @@ def main(argv):
     from .. import numba_optional
 
     numba_optional.install()
+    import time
+
     from .jit import preload
 
-    preload(argv[1:])               # numba's start and the cache loads, beside the first calls
+    t0 = time.perf_counter()
+    loader = preload(argv[1:])      # numba's start and the cache loads, beside the first calls
+    done = []
+    _LOADER.append((loader, lambda: done[0] if done else time.perf_counter() - t0))
+    threading.Thread(target=lambda: (loader.join(), done.append(time.perf_counter() - t0)),
+                     daemon=True).start()
     _POOL.append(ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clalign-stage"))
     calls = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clalign-call")
     lock, inp = threading.Lock(), sys.stdin.buffer
