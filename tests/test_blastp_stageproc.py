@@ -2,6 +2,7 @@
 threads (golden files), numba kept out of the main process, fallback when the child cannot start
 or dies, no process or shared-memory segment left behind, the child's errors raised here."""
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -116,6 +117,9 @@ def test_calls_shared_arrays_and_errors():
         h = p.share(a)
         assert p.call("numpy:sum", h) == a.sum()
         assert p.call("numpy:sum", h) == a.sum()      # mapped once, used again
+        os.kill(p._proc.pid, signal.SIGINT)             # the parent's to handle, not the child's
+        time.sleep(0.2)
+        assert p.call("numpy:sum", h) == a.sum()
         with pytest.raises(ZeroDivisionError) as err:
             p.call("operator:truediv", 1, 0)
         assert isinstance(err.value.__cause__, RemoteTraceback)
@@ -145,7 +149,7 @@ def test_child_death_fails_pending_and_later_calls():
 
 
 def test_child_ends_with_its_parent():
-    """The parent killed (no close): the child reads EOF and exits, and ignores SIGINT."""
+    """The parent gone (no close): the child reads EOF and exits."""
     code = textwrap.dedent("""
         import os, sys
         from clalign.runtime.stageproc import StageProcess
