@@ -181,10 +181,15 @@ def test_lpt_order_windows():
     assert lpt_order([], 4) == []
 
 
-def test_block_stream_layout():
+@pytest.mark.parametrize("numpy_form", [False, True])
+def test_block_stream_layout(numpy_form, monkeypatch):
     """A block's stream: each subject's residues, one SEPARATOR after each, SEPARATOR padding;
-    subjects of length 0 included (the plain construction it replaces, np.full + slices)."""
+    subjects of length 0 included (the plain construction it replaces, np.full + slices); the
+    compiled fill and the numpy one (numba kept out of the process)."""
+    from clalign.blast import device
     from clalign.blast.device import block_stream
+
+    monkeypatch.setattr(device, "numpy_forms", lambda f: numpy_form)
     from clalign.blast.engine import Subjects
     from clalign.blast.params import SEPARATOR
 

@@ -68,8 +68,7 @@ def test_setup_falls_back_to_numpy_forms_while_preloading(monkeypatch):
         except engine.QuerySkipped:
             want.append(None)
     for mod in (engine, lookup):
-        monkeypatch.setattr(mod, "preloading", lambda: True)
-        monkeypatch.setattr(mod, "ready", lambda f: False)
+        monkeypatch.setattr(mod, "numpy_forms", lambda f: True)
     for q, w in zip(queries, want):
         try:
             got = setup_query(q, subjects, opts)
@@ -81,6 +80,15 @@ def test_setup_falls_back_to_numpy_forms_while_preloading(monkeypatch):
             assert getattr(got, name) == getattr(w, name), name
         for name in ("starts", "qoffs", "present"):
             assert np.array_equal(getattr(got.lookup, name), getattr(w.lookup, name)), name
+
+
+def test_numpy_forms_while_away():
+    """``away`` (a search whose compiled stages run in the stage process): numpy forms for what
+    is not loaded here, compiled code for what is."""
+    assert not jit.numpy_forms(_callee_slow) or jit.preloading()
+    with jit.away():
+        assert jit.numpy_forms(_callee_slow) == (not jit.ready(_callee_slow))
+    assert jit._AWAY[0] == 0
 
 
 @jit.njit(cache=False)

@@ -13,6 +13,7 @@ workers first, in query order), and only a query's device phase waits for the de
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -26,7 +27,7 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from ..runtime.jit import preload
+from ..runtime.jit import away, preload
 from .engine import (PendingSubjects, QuerySkipped, Subjects, _add_times, _event, search_query,
                      search_statistics, setup_query)
 from .matrix import blast_matrix
@@ -84,7 +85,8 @@ def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
             qseq, sseq = aligned_strings(codes, s, h)
             out.append(Alignment.make(qid, sid, len(codes), len(s), h.score, h.bit_score, h.evalue,
                                       h.q_start + 1, h.s_start + 1, qseq, sseq, scores=matrix,
-                                      letters=PROTEIN.letters, subject_index=oid,
+                                      letters=PROTEIN.letters, counts=getattr(h, "counts", None),
+                                      subject_index=oid,
                                       subject_title=titles(oid), query_title=title))
     return QueryHits(qid, len(codes), out, title)
 
@@ -93,10 +95,11 @@ def _warn_stderr(qid, message):
     print(f"clalign: warning: query {qid}: {message}", file=sys.stderr)
 
 
-def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None, qs=None):
+def _search(qid, codes, subjects, opts, stats, dev, times, warn, threads=1, pool=None, qs=None,
+            stage=None):
     try:
         return search_query(search_codes(codes), subjects, opts, stats, dev, threads=threads,
-                            times=times, pool=pool, qs=qs)
+                            times=times, pool=pool, qs=qs, stage=stage, shown=codes)
     except QuerySkipped as exc:
         warn(qid, str(exc))
         return []
@@ -147,7 +150,7 @@ PRELOAD_DEVICE = ("clalign.blast.device:_fill_stream", "clalign.blast.stages_nb:
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
-               times=None, warn=_warn_stderr):
+               times=None, warn=_warn_stderr, stage_process: bool = True):
     """Yield a QueryHits per query, in query order.
 
     ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
@@ -157,11 +160,22 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     With ``num_threads`` > 1, queries are driven concurrently and their compiled CPU work is cut
     into subject chunks run on ``num_threads`` shared workers, so with a device the CPU's gapped
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
-    per stage."""
+    per stage. ``stage_process``: with a device and ``num_threads`` > 1, run the gapped stages
+    in a process of their own (``stage_remote``; numba then stays out of this process); False
+    keeps them on this process's threads (same results)."""
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    loader = preload(PRELOAD_DEVICE if device is not None else PRELOAD)
+    remote, keep_away = None, contextlib.ExitStack()
+    if device is not None and num_threads > 1 and stage_process:
+        from . import stage_remote
+
+        remote = stage_remote.start(num_threads)
+    if remote is not None:
+        keep_away.enter_context(away())
+        loader = None
+    else:
+        loader = preload(PRELOAD_DEVICE if device is not None else PRELOAD)
     if device is not None:
         # the device object in the background: runtime and programs while the database is
         # read, then the subjects' upload while the queries are set up
@@ -210,13 +224,24 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
             np.cumsum(lengths, out=offsets[1:])
             database = reader.submit(_read_subjects, db, offsets, ready, times, t_read)
             subjects = PendingSubjects(offsets, ready)
-        yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn)
+        if remote is not None:
+            remote.share_subjects(subjects)
+        yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn,
+                        remote)
     finally:
-        if reader is not None:
-            reader.shutdown(wait=True)
-        if bg is not None:
-            bg.shutdown(wait=True)   # a device still uploading finishes before we return
-        loader.join()                # no load left running into the interpreter's exit
+        try:
+            if reader is not None:
+                reader.shutdown(wait=True)
+            if bg is not None:
+                bg.shutdown(wait=True)   # a device still uploading finishes before we return
+            if loader is not None:
+                loader.join()            # no load left running into the interpreter's exit
+        finally:
+            if remote is not None:
+                remote.close()
+                if times is not None:
+                    times["share_subjects"] = remote.share_seconds
+            keep_away.close()
 
 
 def _read_subjects(db, offsets, ready, times, t0):
@@ -235,7 +260,7 @@ def _read_subjects(db, offsets, ready, times, t0):
     return database
 
 
-def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
+def _run(query_path, database, subjects, opts, num_threads, dev, times, warn, remote=None):
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
@@ -276,7 +301,7 @@ def _run(query_path, database, subjects, opts, num_threads, dev, times, warn):
             setup(k + ahead)
         qid, _, codes = queries[order[k]]
         return _search(qid, codes, subjects, opts, stats, dev, times, warn, num_threads, cpu,
-                       setup(k))
+                       setup(k), remote)
 
     try:
         for k in range(min(ahead, len(order))):

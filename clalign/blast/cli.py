@@ -104,9 +104,14 @@ def _boolean(option, value) -> bool:
 @click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
               show_default=True, help="Task: blastp, or blastp-fast (word size 6, threshold 21, "
                                       "compressed-alphabet lookup; on the CPU even with --device).")
+@click.option("--stage-process/--no-stage-process", "stage_process", default=True,
+              show_default=True,
+              help="With --device and -num_threads > 1: run the gapped stages in a second process "
+                   "(its own interpreter lock and numba start); --no-stage-process keeps them on "
+                   "threads of this one. Same results.")
 def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, soft_masking, matrix, gapopen, gapextend, word_size, threshold,
-           window_size, dbsize, searchsp, device, task):
+           window_size, dbsize, searchsp, device, task, stage_process):
     if device is not None:
         _start_runtime(device)
     from ..output import parse_outfmt
@@ -135,7 +140,8 @@ def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num
               f"{', one-hit' if opts.window == 0 else ''} runs on the CPU: the device kernels "
               "take word size 3 with the two-hit rule", file=sys.stderr)
         device = None
-    results = run_blastp(query, db, opts, num_threads=num_threads, device=device)
+    results = run_blastp(query, db, opts, num_threads=num_threads, device=device,
+                         stage_process=stage_process)
     lines = tabular_lines(results, columns=columns, comments=kind == "7",
                           database=db)      # as given, as BLAST+ prints it ("# Database: sub/db")
     text = "".join(line + "\n" for line in lines)

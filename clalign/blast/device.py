@@ -26,7 +26,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..runtime.jit import njit
+from ..runtime.jit import njit, numpy_forms
 import numpy as np
 import pyopencl as cl
 
@@ -74,7 +74,14 @@ def block_stream(subjects, first: int, last: int, pad: int):
     base[1:] = np.cumsum(lens[:-1] + 1)
     n = int(base[-1] + lens[-1] + 1) if len(lens) else 0
     stream = np.empty(n + pad, dtype=np.uint8)
-    _fill_stream(stream, subjects.residues, subjects.offsets, first, last, base, SEPARATOR)
+    if numpy_forms(_fill_stream):   # numba kept out of this process (or still starting)
+        a = int(subjects.offsets[first])
+        ends = np.asarray(subjects.offsets[first + 1:last + 1], dtype=np.int64) - a
+        stream[:n] = np.insert(subjects.residues[a:a + int(ends[-1]) if len(ends) else a],
+                               ends, SEPARATOR)
+        stream[n:] = SEPARATOR
+    else:
+        _fill_stream(stream, subjects.residues, subjects.offsets, first, last, base, SEPARATOR)
     return lens, base, n, stream
 
 

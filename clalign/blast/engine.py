@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.alphabet import PROTEIN
-from ..runtime.jit import preloading, ready
+from ..runtime.jit import numpy_forms
+from ..runtime.stageproc import StageError
 from ..stats import (KarlinParams, SearchStatistics, composition, karlin_cutoff,
                      robinson_frequencies, spouge_cutoff, ungapped_params)
 from ..stats.karlin import ROBINSON
@@ -165,8 +166,8 @@ def ungapped_karlin_query(codes: np.ndarray, matrix: np.ndarray):
     """The query's ungapped Karlin block (``Blast_ScoreBlkKbpUngappedCalc``: its composition, X
     not counted, against the standard background), or None where BLAST+ has none; one compiled
     call (``stats.karlin_nb``), tested against ``stats.ungapped_params``."""
-    if preloading() and not ready(ungapped_karlin):
-        # numba still starting (a command's first queries): the numpy form, a few ms, whose
+    if numpy_forms(ungapped_karlin):
+        # numba still starting (a command's first queries) or kept away: the numpy form, a few ms, whose
         # lambda, K and H agree to 1e-12 and whose derived integers are equal (tests)
         return ungapped_params(matrix, composition(codes, 28, ambiguous=(_X,)),
                                robinson_frequencies(PROTEIN.letters))
@@ -380,25 +381,29 @@ def traceback_hits(qs: QuerySetup, subjects: Subjects, P, pstarts, pool=None, pa
 
 
 def search_query(codes: np.ndarray, subjects: Subjects, opts: BlastpOptions, stats=None,
-                 device=None, threads=1, times=None, pool=None, qs=None):
+                 device=None, threads=1, times=None, pool=None, qs=None, stage=None, shown=None):
     """[(oid, [HSP, ...]), ...] in BLAST+'s output order for one query; ``device``: a
     ``device.DeviceUngapped`` for phases 2-4 (else the compiled CPU path); with ``threads`` > 1
     the CPU phases are split over subject chunks run on ``pool`` (a thread pool shared by
     concurrent queries; one of ``threads`` workers is made here when None); ``times``: a dict
     that collects seconds per stage; ``qs``: the query's ``setup_query`` when made ahead (a
-    Future of it too: the wait counts as setup)."""
+    Future of it too: the wait counts as setup); ``stage``: a ``stage_remote.Remote`` that runs
+    the gapped stages in the stage process (``shown``: the query as printed, for the output's
+    counts), else (or when that process is gone) they run here."""
     own = None
     if threads > 1 and pool is None:
         own = pool = ThreadPoolExecutor(max_workers=threads)
     try:
-        return _search(codes, subjects, opts, stats, device, threads, times, pool, qs)
+        return _search(codes, subjects, opts, stats, device, threads, times, pool, qs, stage,
+                       shown)
     finally:
         if own is not None:
             own.shutdown()
 
 
 
-def _search(codes, subjects, opts, stats, device, threads, times, pool, qs=None):
+def _search(codes, subjects, opts, stats, device, threads, times, pool, qs=None, stage=None,
+            shown=None):
     t0 = time.perf_counter()
     if qs is None:
         qs = setup_query(codes, subjects, opts, stats)
@@ -417,10 +422,18 @@ def _search(codes, subjects, opts, stats, device, threads, times, pool, qs=None)
     result = []
     if len(rows):
         parts = min(4 * threads, 1 + len(rows) // ROWS_PER_CHUNK) if pool is not None else 1
-        P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times, pre)
-        t3 = time.perf_counter()
-        if len(P):
-            result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1, times)
+        try:
+            if stage is None:
+                raise StageError("no stage process")
+            result, prelim_wall = stage.gapped(qs, rows, pre, parts, threads if pool else 1, times,
+                                               codes if shown is None else shown)
+            t3 = t2 + prelim_wall
+        except StageError:
+            P, pstarts = prelim_hits(qs, subjects, rows, pool, parts, times, pre)
+            t3 = time.perf_counter()
+            if len(P):
+                result = traceback_hits(qs, subjects, P, pstarts, pool, threads if pool else 1,
+                                        times)
     t4 = time.perf_counter()
     _add_times(times, (("setup", t1 - t0), ("ungapped", t2 - t1), ("gapped", t3 - t2),
                        ("traceback", t4 - t3)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.jit import njit, preloading, ready
+from ..runtime.jit import njit, numpy_forms
 import numpy as np
 
 CHARSIZE = 5
@@ -244,7 +244,7 @@ def build_lookup_fast(query: np.ndarray, matrix: np.ndarray, threshold: int,
     releases the GIL; ``mask`` as there. While a command's preload has not yet loaded
     ``_table_nb`` (numba's start, ~1.5 s), ``build_lookup`` itself (numpy) builds the table, so
     the first queries' device work need not wait for numba."""
-    if preloading() and not ready(_table_nb):
+    if numpy_forms(_table_nb):
         return build_lookup(query, matrix, threshold, word_size, mask)
     q = np.ascontiguousarray(query, dtype=np.int64)
     mk = _NO_MASK if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)

@@ -2,7 +2,8 @@
 
 Coordinates are 1-based and inclusive (``qstart..qend``, ``sstart..send``) as BLAST prints them;
 ``qseq``/``sseq`` are the aligned strings with ``-`` for gaps. Counts (identities, positives,
-gaps, gap openings) are derived from the strings once, when the record is made.
+gaps, gap openings) are derived from the strings once, when the record is made (or given, made
+from the same strings elsewhere).
 """
 from __future__ import annotations
 
@@ -102,24 +103,29 @@ class Alignment:
 
     @classmethod
     def make(cls, query_id, subject_id, qlen, slen, score, bitscore, evalue, qstart, sstart, qseq, sseq,
-             scores=None, letters=None, **extra) -> "Alignment":
+             scores=None, letters=None, counts=None, **extra) -> "Alignment":
         """Build a record from the aligned strings; ``qstart``/``sstart`` are 1-based.
 
         ``scores``: the substitution matrix (codes x codes) and ``letters`` its code letters, to
         count positives (pairs scoring > 0, BLAST's definition); without them positives = identities.
+        ``counts``: (identities, positives, gap columns, gap openings) made elsewhere from the same
+        strings (BLASTP's stage process: this process then needs no compiled code).
         """
         if len(qseq) != len(sseq):
             raise ValueError("aligned strings differ in length")
-        qa = np.frombuffer(qseq.encode("latin-1"), dtype=np.uint8)
-        sa = np.frombuffer(sseq.encode("latin-1"), dtype=np.uint8)
-        if scores is None:
-            lut, sc = _NO_LUT, _NO_SCORES
+        if counts is not None:
+            nident, positive, gaps, opens = counts
         else:
-            lut = _letter_index(letters if isinstance(letters, str) else tuple(letters))
-            sc = np.asarray(scores)
-        nident, positive, gaps, opens, bad = _column_counts(qa, sa, lut, sc, scores is not None)
-        if bad >= 0:   # a letter the matrix does not score
-            raise KeyError(chr(bad))
+            qa = np.frombuffer(qseq.encode("latin-1"), dtype=np.uint8)
+            sa = np.frombuffer(sseq.encode("latin-1"), dtype=np.uint8)
+            if scores is None:
+                lut, sc = _NO_LUT, _NO_SCORES
+            else:
+                lut = _letter_index(letters if isinstance(letters, str) else tuple(letters))
+                sc = np.asarray(scores)
+            nident, positive, gaps, opens, bad = _column_counts(qa, sa, lut, sc, scores is not None)
+            if bad >= 0:   # a letter the matrix does not score
+                raise KeyError(chr(bad))
         qres = len(qseq) - qseq.count("-")
         sres = len(sseq) - sseq.count("-")
         return cls(str(query_id), str(subject_id), int(qlen), int(slen), int(score), float(bitscore),

@@ -12,9 +12,10 @@ each on the H100 host, ~1.2 s in all for one ``clalign blastp``. ``preload`` sta
 those loads when the command starts, in the order the stages need them, so they overlap the
 OpenCL platform's start, the database's opening and the queries' reading. Only entries the cache
 already holds for this machine and this source are loaded: a first run (or a stale cache)
-compiles on demand as before. ``preloading`` and ``ready`` tell a caller that numba is still
-starting and a function's compiled code is not there yet: the query set-up's lookup table and
-Karlin block have numpy forms for that case, so a command's first queries need not wait.
+compiles on demand as before. ``numpy_forms`` tells a caller that numba is still starting (or
+kept out of this process: ``away``) and a function's compiled code is not there: the query
+set-up's lookup table and Karlin block have numpy forms for that case, so a command's first
+queries need not wait.
 """
 from __future__ import annotations
 
@@ -116,6 +117,28 @@ def njit(**options):
 def preloading() -> bool:
     """Whether a ``preload`` is still running in this process."""
     return _PRELOADS[0] > 0
+
+
+_AWAY = [0]                         # searches keeping numba out of this process (under _LOCK)
+
+
+@contextlib.contextmanager
+def away():
+    """While active, ``numpy_forms`` answers True for functions not loaded here: a search whose
+    compiled stages run in the stage process (``runtime.stageproc``) keeps numba out of this one."""
+    with _LOCK:
+        _AWAY[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _AWAY[0] -= 1
+
+
+def numpy_forms(func) -> bool:
+    """Whether a caller with a numpy form of ``func`` should use it: numba is still starting
+    (``preloading``) or kept away (``away``), and ``func`` has no compiled code loaded here."""
+    return (_PRELOADS[0] > 0 or _AWAY[0] > 0) and not ready(func)
 
 
 def ready(func) -> bool:
