@@ -149,8 +149,15 @@ PRELOAD_DEVICE = ("clalign.blast.device:_fill_stream", "clalign.blast.stages_nb:
                   "clalign.output.record:counts_dispatcher()") + _SETUP
 
 
+#: Cores from which a device search runs its gapped stages in a process of their own by default:
+#: the child starts numba on a core of its own. H100 host, 16 cores (docs/perf/blastp.md, run
+#: y30): 2.23 s against 2.34 s at the median, 8 interleaved rounds; this 2-core VM (PoCL): the
+#: child's start shares the two cores with the device, 0.86-1.08 s against 0.76-0.79 s.
+STAGE_PROCESS_MIN_CPUS = 8
+
+
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
-               times=None, warn=_warn_stderr, stage_process: bool = True):
+               times=None, warn=_warn_stderr, stage_process=None):
     """Yield a QueryHits per query, in query order.
 
     ``warn(query id, message)`` is told about queries BLAST+ would skip (default: stderr).
@@ -162,11 +169,14 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     work on some queries overlaps the device's work on others. ``times``: dict collecting seconds
     per stage. ``stage_process``: with a device and ``num_threads`` > 1, run the gapped stages
     in a process of their own (``stage_remote``; numba then stays out of this process); False
-    keeps them on this process's threads (same results)."""
+    keeps them on this process's threads (same results); None (default): a process where the
+    machine has at least :data:`STAGE_PROCESS_MIN_CPUS` cores."""
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
     remote, keep_away = None, contextlib.ExitStack()
+    if stage_process is None:
+        stage_process = (os.cpu_count() or 1) >= STAGE_PROCESS_MIN_CPUS
     if device is not None and num_threads > 1 and stage_process:
         from . import stage_remote
 

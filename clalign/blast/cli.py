@@ -104,11 +104,11 @@ def _boolean(option, value) -> bool:
 @click.option("-task", "task", type=click.Choice(["blastp", "blastp-fast"]), default="blastp",
               show_default=True, help="Task: blastp, or blastp-fast (word size 6, threshold 21, "
                                       "compressed-alphabet lookup; on the CPU even with --device).")
-@click.option("--stage-process/--no-stage-process", "stage_process", default=True,
-              show_default=True,
+@click.option("--stage-process/--no-stage-process", "stage_process", default=None,
               help="With --device and -num_threads > 1: run the gapped stages in a second process "
                    "(its own interpreter lock and numba start); --no-stage-process keeps them on "
-                   "threads of this one. Same results.")
+                   "threads of this one. Same results. Default: a second process where the "
+                   "machine has the cores for it (STAGE_PROCESS_MIN_CPUS in clalign.blast.blastp).")
 def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, soft_masking, matrix, gapopen, gapextend, word_size, threshold,
            window_size, dbsize, searchsp, device, task, stage_process):

@@ -94,6 +94,7 @@ class StageProcess:
         self._lock, self._wlock = threading.Lock(), threading.Lock()
         self._pending, self._ids, self._dead = {}, itertools.count(1), None
         self._segments = []
+        self.shared = []            # names of the segments made (kept after ``close``)
         self._reader = threading.Thread(target=self._replies, name="clalign-stageproc", daemon=True)
         self._reader.start()
 
@@ -125,6 +126,7 @@ class StageProcess:
         a = np.ascontiguousarray(array)
         seg = shared_memory.SharedMemory(create=True, size=max(1, a.nbytes))
         self._segments.append(seg)
+        self.shared.append(seg.name)
         np.ndarray(a.shape, a.dtype, buffer=seg.buf)[...] = a
         return Shared(seg.name, a.dtype.str, a.shape)
 
