@@ -206,19 +206,3 @@ def test_counts_made_in_the_child_equal_the_derived_ones():
         assert given.hits == derived.hits
         checked += len(given.hits)
     assert checked > 0
-
-
-def test_many_queries_load_the_setup_compiled_here(started, monkeypatch):
-    """A search of more than SETUP_COMPILED_QUERIES queries loads the set-up's compiled forms in
-    this process too (numpy forms would cost more than numba's start); same rows."""
-    import clalign.blast.blastp as bp
-
-    calls = []
-    real = bp.preload
-    monkeypatch.setattr(bp, "SETUP_COMPILED_QUERIES", 0)
-    monkeypatch.setattr(bp, "preload", lambda specs: calls.append(tuple(specs)) or real(specs))
-    assert _rows("synth") == (GOLD / "synth.tsv").read_text().splitlines()
-    assert calls == [bp._SETUP] and started[0][0] is not None
-    from clalign.runtime import jit
-    assert not jit._ALLOWED
-

@@ -92,31 +92,6 @@ def test_numpy_forms_while_away():
 
 
 @jit.njit(cache=False)
-def _kept_away(x):
-    return x + 1
-
-
-def test_allowed_inside_away():
-    """``allowed`` (a search of many queries): those functions get their compiled forms inside
-    ``away`` (compiled on first use), the others keep their numpy forms; the dispatcher that
-    replaces a module global counts as its deferred function."""
-    assert not jit.ready(_kept_away)
-    with jit.away():
-        assert jit.numpy_forms(_kept_away) and jit.numpy_forms(_callee_slow) == (
-            not jit.ready(_callee_slow))
-        with jit.allowed(_kept_away):
-            assert jit.numpy_forms(_kept_away) == jit.preloading()
-            assert _kept_away(1) == 2                       # compiled here
-            assert not jit.numpy_forms(_kept_away) and jit.ready(_kept_away)
-            disp = globals()["_kept_away"]            # the module global is the dispatcher now
-            assert not isinstance(disp, jit.Deferred)
-            with jit.allowed(disp):
-                assert jit._ALLOWED[jit._deferred(disp)] == 2
-        assert not jit._ALLOWED
-    assert jit._AWAY[0] == 0
-
-
-@jit.njit(cache=False)
 def _callee_slow(x):
     return x * 3
 

@@ -27,7 +27,7 @@ from ..data.alphabet import PROTEIN
 from ..data.database import as_database
 from ..data.fasta import parse_fasta
 from ..output import Alignment, QueryHits, write_tabular
-from ..runtime.jit import allowed, away, preload
+from ..runtime.jit import away, preload
 from .engine import (PendingSubjects, QuerySkipped, Subjects, _add_times, _event, search_query,
                      search_statistics, setup_query)
 from .matrix import blast_matrix
@@ -270,36 +270,10 @@ def _read_subjects(db, offsets, ready, times, t0):
     return database
 
 
-#: With the stage process, this process's query set-ups use their numpy forms (numba stays in the
-#: child): ~13 ms of interpreter time a query against ~1 ms compiled (20 CUDASW++ queries'
-#: lookup tables: 0.27 s against 0.023 s on the VM), while numba's start here costs ~0.5-1 s. A
-#: search of more queries than this loads the set-up's compiled forms here too (``_SETUP``),
-#: used once loaded.
-SETUP_COMPILED_QUERIES = 64
-
-
 def _run(query_path, database, subjects, opts, num_threads, dev, times, warn, remote=None):
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
     queries = read_queries(query_path)
-    loader, compiled = None, contextlib.ExitStack()
-    if remote is not None and len(queries) > SETUP_COMPILED_QUERIES:
-        from ..stats.karlin_nb import std_frequencies, ungapped_karlin
-        from .lookup import _table_nb
-
-        compiled.enter_context(allowed(_table_nb, std_frequencies, ungapped_karlin))
-        loader = preload(_SETUP)
-    try:
-        yield from _queries(queries, database, subjects, opts, num_threads, dev, times, warn,
-                            remote, stats, matrix)
-    finally:
-        if loader is not None:
-            loader.join()
-        compiled.close()
-
-
-def _queries(queries, database, subjects, opts, num_threads, dev, times, warn, remote, stats,
-             matrix):
 
     def titles(oid):
         d = database.result() if isinstance(database, Future) else database

@@ -135,39 +135,10 @@ def away():
             _AWAY[0] -= 1
 
 
-_ALLOWED = {}                       # Deferred -> searches letting it load here despite ``away``
-
-
-def _deferred(func):
-    return func if isinstance(func, Deferred) else _BY_FUNC.get(getattr(func, "py_func", None))
-
-
-@contextlib.contextmanager
-def allowed(*funcs):
-    """Inside ``away``, ``funcs`` (deferred functions or their dispatchers) still get their
-    compiled forms here once numba is not starting (loaded, or compiled on first use): a search of
-    many queries whose numpy set-up forms would cost more than numba's start."""
-    keys = [d for d in map(_deferred, funcs) if d is not None]
-    with _LOCK:
-        for d in keys:
-            _ALLOWED[d] = _ALLOWED.get(d, 0) + 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            for d in keys:
-                _ALLOWED[d] -= 1
-                if not _ALLOWED[d]:
-                    del _ALLOWED[d]
-
-
 def numpy_forms(func) -> bool:
     """Whether a caller with a numpy form of ``func`` should use it: numba is still starting
-    (``preloading``) or kept away (``away``, unless ``allowed``), and ``func`` has no compiled
-    code loaded here."""
-    if ready(func):
-        return False
-    return _PRELOADS[0] > 0 or (_AWAY[0] > 0 and _deferred(func) not in _ALLOWED)
+    (``preloading``) or kept away (``away``), and ``func`` has no compiled code loaded here."""
+    return (_PRELOADS[0] > 0 or _AWAY[0] > 0) and not ready(func)
 
 
 def ready(func) -> bool:
