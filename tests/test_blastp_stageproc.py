@@ -206,3 +206,24 @@ def test_counts_made_in_the_child_equal_the_derived_ones():
         assert given.hits == derived.hits
         checked += len(given.hits)
     assert checked > 0
+
+
+@pytest.mark.parametrize("n,cores,want", [(3, 16, True), (3, 2, False), (70, 16, False)])
+def test_default_by_cores_and_queries(tmp_path, started, monkeypatch, n, cores, want):
+    """The default: the stage process on machines of STAGE_PROCESS_MIN_CPUS cores, for searches
+    of at most STAGE_PROCESS_MAX_QUERIES queries (threads otherwise); same rows either way."""
+    import clalign.blast.blastp as bp
+
+    monkeypatch.setattr(bp.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(bp, "STAGE_PROCESS_MAX_QUERIES", 5 if n == 3 else 64)
+    records = (ROOT / CASES["synth"][0]).read_text().split(">")[1:]
+    q = tmp_path / "q.faa"
+    q.write_text("".join(">" + records[k % len(records)] for k in range(n)))
+    opts = blastp_options(max_target_seqs=500)
+    got = list(tabular_lines(run_blastp(q, ROOT / CASES["synth"][1], opts, num_threads=2,
+                                        device=_device())))
+    want_rows = list(tabular_lines(run_blastp(q, ROOT / CASES["synth"][1], opts, num_threads=2,
+                                              device=_device(), stage_process=False)))
+    assert got == want_rows and len(got) > 0
+    assert (len(started[0]) == 1 and started[0][0] is not None) == want
+

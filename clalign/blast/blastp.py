@@ -154,6 +154,14 @@ PRELOAD_DEVICE = ("clalign.blast.device:_fill_stream", "clalign.blast.stages_nb:
 #: y30): 2.23 s against 2.34 s at the median, 8 interleaved rounds; this 2-core VM (PoCL): the
 #: child's start shares the two cores with the device, 0.86-1.08 s against 0.76-0.79 s.
 STAGE_PROCESS_MIN_CPUS = 8
+#: Most queries for which a device search runs its gapped stages in that process by default. It
+#: takes numba's start off this process's interpreter lock, which pays in a search of seconds;
+#: in its mode this process's query set-ups use their numpy forms (~13 ms of interpreter time a
+#: query against ~1 ms compiled: 20 queries' lookup tables 0.27 vs 0.023 s on the VM) and each
+#: query's rows cross a pipe, which would cost a search of hundreds of queries more than numba's
+#: start. Above this, threads, as measured before (docs/perf/blastp.md run F11: 400 queries,
+#: 10.2-10.4×).
+STAGE_PROCESS_MAX_QUERIES = 64
 
 
 def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device=None,
@@ -170,13 +178,16 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
     per stage. ``stage_process``: with a device and ``num_threads`` > 1, run the gapped stages
     in a process of their own (``stage_remote``; numba then stays out of this process); False
     keeps them on this process's threads (same results); None (default): a process where the
-    machine has at least :data:`STAGE_PROCESS_MIN_CPUS` cores."""
+    machine has at least :data:`STAGE_PROCESS_MIN_CPUS` cores and the search at most
+    :data:`STAGE_PROCESS_MAX_QUERIES` queries."""
     dev, bg = None, None
     if not opts.device_ok:
         device = None   # the device kernels take the standard word-size-3 two-hit finder
-    remote, keep_away = None, contextlib.ExitStack()
-    if stage_process is None:
-        stage_process = (os.cpu_count() or 1) >= STAGE_PROCESS_MIN_CPUS
+    remote, keep_away, queries = None, contextlib.ExitStack(), None
+    if stage_process is None and device is not None and num_threads > 1:
+        queries = read_queries(query_path)
+        stage_process = ((os.cpu_count() or 1) >= STAGE_PROCESS_MIN_CPUS
+                         and len(queries) <= STAGE_PROCESS_MAX_QUERIES)
     if device is not None and num_threads > 1 and stage_process:
         from . import stage_remote
 
@@ -237,7 +248,7 @@ def run_blastp(query_path, db, opts: BlastpOptions, num_threads: int = 1, device
         if remote is not None:
             remote.share_subjects(subjects)
         yield from _run(query_path, database, subjects, opts, num_threads, dev, times, warn,
-                        remote)
+                        remote, queries)
     finally:
         try:
             if reader is not None:
@@ -270,10 +281,12 @@ def _read_subjects(db, offsets, ready, times, t0):
     return database
 
 
-def _run(query_path, database, subjects, opts, num_threads, dev, times, warn, remote=None):
+def _run(query_path, database, subjects, opts, num_threads, dev, times, warn, remote=None,
+         queries=None):
     stats = search_statistics(subjects, opts)
     matrix = blast_matrix(opts.matrix)
-    queries = read_queries(query_path)
+    if queries is None:
+        queries = read_queries(query_path)
 
     def titles(oid):
         d = database.result() if isinstance(database, Future) else database

@@ -108,7 +108,8 @@ def _boolean(option, value) -> bool:
               help="With --device and -num_threads > 1: run the gapped stages in a second process "
                    "(its own interpreter lock and numba start); --no-stage-process keeps them on "
                    "threads of this one. Same results. Default: a second process where the "
-                   "machine has the cores for it (STAGE_PROCESS_MIN_CPUS in clalign.blast.blastp).")
+                   "machine has the cores for it and the search few queries "
+                   "(STAGE_PROCESS_MIN_CPUS, STAGE_PROCESS_MAX_QUERIES in clalign.blast.blastp).")
 def blastp(query, db, out, force, evalue, max_target_seqs, max_hsps, outfmt, num_threads,
            comp_based_stats, seg, soft_masking, matrix, gapopen, gapextend, word_size, threshold,
            window_size, dbsize, searchsp, device, task, stage_process):
