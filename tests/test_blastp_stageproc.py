@@ -181,8 +181,8 @@ def _state(pid):
 
 
 def test_counts_made_in_the_child_equal_the_derived_ones():
-    """``add_counts`` (the child's) against ``Alignment.make``'s own derivation."""
-    from clalign.blast.blastp import _query_hits, read_queries, search_codes
+    """``add_counts`` (the child's aligned strings and counts) against the output's own."""
+    from clalign.blast.blastp import _query_hits, aligned_strings, read_queries, search_codes
     from clalign.blast.engine import QuerySkipped, Subjects, search_query, search_statistics
     from clalign.blast.matrix import blast_matrix
     from clalign.data.database import as_database
@@ -200,8 +200,10 @@ def test_counts_made_in_the_child_equal_the_derived_ones():
         stage_remote.add_counts(hits, codes, subjects, m)
         given = _query_hits(qid, title, codes, subjects, hits, m, lambda oid: "")
         for oid, hsps in hits:
+            s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
             for h in hsps:
-                del h.counts
+                assert h.aligned == aligned_strings(codes, s, h)
+                del h.counts, h.aligned
         derived = _query_hits(qid, title, codes, subjects, hits, m, lambda oid: "")
         assert given.hits == derived.hits
         checked += len(given.hits)

@@ -82,7 +82,7 @@ def _query_hits(qid, title, codes, subjects, hits, matrix, titles):
         s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
         sid = _text(subjects.ids[oid])
         for h in hsps:
-            qseq, sseq = aligned_strings(codes, s, h)
+            qseq, sseq = getattr(h, "aligned", None) or aligned_strings(codes, s, h)
             out.append(Alignment.make(qid, sid, len(codes), len(s), h.score, h.bit_score, h.evalue,
                                       h.q_start + 1, h.s_start + 1, qseq, sseq, scores=matrix,
                                       letters=PROTEIN.letters, counts=getattr(h, "counts", None),

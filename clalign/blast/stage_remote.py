@@ -103,9 +103,10 @@ def gapped(key, qs, rows, pre, parts, threads, shown):
 
 
 def add_counts(result, codes, subjects, matrix):
-    """Each HSP's ``counts`` (identities, positives, gap columns, gap openings), as
-    ``Alignment.make`` derives them from the aligned strings of ``codes`` (the query as printed);
-    left out (the output derives them, and reports) where a letter is not scored."""
+    """Each HSP's ``aligned`` strings (``blastp.aligned_strings`` of ``codes``, the query as
+    printed: the output takes them instead of making them again) and ``counts`` (identities,
+    positives, gap columns, gap openings) as ``Alignment.make`` derives them from those strings;
+    counts left out (the output derives them, and reports) where a letter is not scored."""
     from ..data.alphabet import PROTEIN
     from ..output.record import _column_counts, _letter_index
     from .blastp import aligned_strings
@@ -114,7 +115,7 @@ def add_counts(result, codes, subjects, matrix):
     for oid, hsps in result:
         s = subjects.residues[subjects.offsets[oid]:subjects.offsets[oid + 1]]
         for h in hsps:
-            qseq, sseq = aligned_strings(codes, s, h)
+            qseq, sseq = h.aligned = aligned_strings(codes, s, h)
             qa = np.frombuffer(qseq.encode("latin-1"), dtype=np.uint8)
             sa = np.frombuffer(sseq.encode("latin-1"), dtype=np.uint8)
             nident, positive, gaps, opens, bad = _column_counts(qa, sa, lut, sc, True)
