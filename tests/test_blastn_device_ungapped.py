@@ -23,18 +23,9 @@ from clalign.data.nucleotide import open_nucleotide
 
 cl = pytest.importorskip("pyopencl")
 from clalign.blast.nucl_device import NuclDeviceWords  # noqa: E402
+from test_blastn_device import CASES, _dev, _mutate, _write  # noqa: E402
 
 COMP = str.maketrans("ACGTRYNacgt", "TGCAYRNtgca")
-CASES = [("small", 4, 4), ("small", 6, 7), ("small", 8, 11), ("small", 8, 15),
-         ("standard", 8, 11), ("megablast", 10, 11), ("megablast", 12, 28), ("megablast", 9, 12)]
-
-
-def _dev(spec):
-    return "0:0" if spec == "default" else spec
-
-
-def _mutate(rng, s, rate):
-    return "".join(rng.choice("ACGT") if rng.random() < rate else c for c in s)
 
 
 def _data(tmp_path, seed, nquery, repeats=False):
@@ -71,13 +62,6 @@ def _data(tmp_path, seed, nquery, repeats=False):
             q = q[:20] + "CA" * 20 + q[20:]
         queries.append(q.replace("K", "G").replace("M", "A").replace("k", "g").replace("m", "a"))
     return _write(tmp_path, subjects, queries)
-
-
-def _write(tmp_path, subjects, queries):
-    db, qf = tmp_path / "db.fa", tmp_path / "q.fa"
-    db.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(subjects)))
-    qf.write_text("".join(f">q{i}\n{q}\n" for i, q in enumerate(queries)))
-    return str(qf), str(db)
 
 
 def _setup(qf, db, kind, width, word, dust=True, lcase=True):
