@@ -141,10 +141,12 @@ def test_kernels_equal_reference_random(each_device, tmp_path, kind, width, word
     g_of = np.searchsorted(pos0[1:], [p for p, _ in pairs], side="right")
     got_pairs = [(int(st.flat.q_offs[k]), int(p - pos0[g]) * step) for (p, k), g in zip(pairs, g_of)]
     assert got_pairs == [x for p in seg_pairs for x in p]
-    # many small blocks, computed ahead by the pipeline thread
-    dw = NuclDeviceWords(nt, st, _dev(each_device), {"WG": wg, "BLOCK_BASES": 4096})
-    assert len(dw.blocks) > 1
-    assert _device_words(dw, nt) == [[w for _, w in chunks] for chunks in ref]
+    # many small blocks, computed ahead by the feeder threads (one lane, two lanes)
+    for lanes in (1, 2):
+        dw = NuclDeviceWords(nt, st, _dev(each_device), {"WG": wg, "BLOCK_BASES": 4096,
+                                                         "LANES": lanes})
+        assert len(dw.blocks) > 1 and len(dw.lanes) == lanes
+        assert _device_words(dw, nt) == [[w for _, w in chunks] for chunks in ref]
 
 
 @pytest.mark.parametrize("kind,width,word", [("small", 8, 11), ("megablast", 12, 28)])
@@ -161,6 +163,8 @@ def test_reused_buffers_and_retries(each_device, tmp_path, monkeypatch, kind, wi
     assert len(dw.blocks) > 1
     assert _device_words(dw, nt) == ref
     assert sum(len(w) for c in ref for w in c) > 0
+    dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 4096, "LANES": 2})
+    assert _device_words(dw, nt) == ref
 
 
 @pytest.mark.parametrize("kind,width,word", [("small", 8, 11), ("megablast", 12, 28)])
@@ -249,10 +253,10 @@ def test_blocks_split_where_pairs_exceed_the_largest_buffer(each_device, monkeyp
     calls, span = [], [0]
     real = NuclDeviceWords.run_block
 
-    def counted(self, a, e):
+    def counted(self, a, e, lane=None):
         calls.append((a, e))
         span[0] = e - a
-        return real(self, a, e)
+        return real(self, a, e, lane)
 
     monkeypatch.setattr(NuclDeviceWords, "alloc_limit",
                         lambda self: 16 * 600 if span[0] > 1 else 1 << 40)
@@ -276,24 +280,27 @@ def test_one_segment_over_the_largest_buffer_is_an_error(each_device, tmp_path, 
 
 
 def test_split_block_enters_its_segments_once(each_device, tmp_path, monkeypatch):
-    """The device's ungapped stage follows BLAST+'s store offset over the segments: a block run
-    as halves leaves it where the whole block would (each segment counted once)."""
+    """The device's ungapped stage follows BLAST+'s store clears over the segments: a block run
+    as halves enters each segment as the whole block would, and leaves the store's chains
+    where the whole block leaves them."""
     qf, db = _random_data(tmp_path, seed=9)
     nt, st = _setup(qf, db, "small", 8, 11)
     over = {"BLOCK_BASES": 1 << 20, "UNGAPPED": "all"}
     whole = NuclDeviceWords(nt, st, _dev(each_device), over, pipeline=False, hits=True)
     want = [whole.pairs(oid) for oid in range(len(nt))]
-    real = NuclDeviceWords._run_block
+    real = NuclDeviceWords._start
 
-    def too_large(self, a, e):   # as a block that overflows: its segments entered, no hits
-        if e - a == 1:
-            return real(self, a, e)
-        self.ung.enter(self.seg[3][a:e])
-        return None
+    def too_large(self, a, e, lane):   # as a block that overflows: its work dropped, no hits
+        job = real(self, a, e, lane)
+        if e - a > 1:
+            lane.kernel_times()
+            job["halves"] = True
+        return job
 
-    monkeypatch.setattr(NuclDeviceWords, "_run_block", too_large)
+    monkeypatch.setattr(NuclDeviceWords, "_start", too_large)
     halves = NuclDeviceWords(nt, st, _dev(each_device), over, pipeline=False, hits=True)
     got = [halves.pairs(oid) for oid in range(len(nt))]
-    assert halves.ung.offset == whole.ung.offset
+    assert np.array_equal(halves.ung.k, whole.ung.k)
+    assert np.array_equal(halves.ung.resets(0, len(halves.seg[3])), whole.ung.resets(0, len(whole.seg[3])))
     for g, w in zip(got, want):
         assert len(g) == len(w) and all(np.array_equal(x, y) for x, y in zip(g, w))

@@ -23,6 +23,7 @@ from clalign.data.nucleotide import open_nucleotide
 
 cl = pytest.importorskip("pyopencl")
 from clalign.blast.nucl_device import NuclDeviceWords  # noqa: E402
+from clalign.blast.nucl_device_ungapped import segment_hits  # noqa: E402
 from test_blastn_device import CASES, _dev, _mutate, _write  # noqa: E402
 
 COMP = str.maketrans("ACGTRYNacgt", "TGCAYRNtgca")
@@ -112,9 +113,10 @@ def test_saved_hits_equal_cpu_random(each_device, tmp_path, kind, width, word, n
                      ung={"WG": (32, 64, 128, 256)[k], "TILE": 1024, "PIECE": (1, 4, 32, 256)[k],
                           "SLOTS": (2, 4, 8, 16)[k], "GAP": (1, 16, 256, 64)[k]})
     _equal(got, want)
-    got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096})   # many blocks, pipeline
-    assert len(dw.blocks) > 1
-    _equal(got, want)
+    for lanes in (1, 2):        # many blocks, the feeder threads' pipeline
+        got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096, "LANES": lanes})
+        assert len(dw.blocks) > 1 and len(dw.lanes) == lanes
+        _equal(got, want)
 
 
 @pytest.mark.parametrize("hashed", [False, True])
@@ -128,8 +130,9 @@ def test_saved_hits_repeats_and_store_clears(each_device, tmp_path, monkeypatch,
     _equal(got, want)
     monkeypatch.setattr(nucl_words, "INT4_MAX", 4 * 3000)
     want = _cpu(nt, st)
-    got, _ = _device(nt, st, each_device, {"BLOCK_BASES": 8192})
-    _equal(got, want)
+    for lanes in (1, 2):        # two lanes: the store's chains still carried in block order
+        got, _ = _device(nt, st, each_device, {"BLOCK_BASES": 8192, "LANES": lanes})
+        _equal(got, want)
 
 
 @pytest.mark.parametrize("nquery", [12, 60])            # array store / hash store
@@ -149,9 +152,9 @@ def test_saved_hits_reused_buffers_and_retries(each_device, tmp_path, monkeypatc
     spec = []
     launch = nu.DeviceUngapped._launch
 
-    def counted(self, kernel, n, key="device_ungapped"):
+    def counted(self, lane, name, n, key="device_ungapped"):
         spec.append(key)
-        return launch(self, kernel, n, key)
+        return launch(self, lane, name, n, key)
 
     monkeypatch.setattr(nu.DeviceUngapped, "_launch", counted)
     got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096}, pipeline=False)
@@ -159,6 +162,8 @@ def test_saved_hits_reused_buffers_and_retries(each_device, tmp_path, monkeypatc
     _equal(got, want)
     saving = sum(1 for c in want for h in c if len(h) > 1)
     assert saving and spec.count("device_ungapped") > len(dw.blocks)
+    got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 4096, "LANES": 2})   # two lanes
+    _equal(got, want)
 
 
 def _genome(n):
@@ -232,7 +237,7 @@ def _device_starts(nt, st, starts, device, blocks, piece=32):
     out = [None] * len(nt)
     for a, e in blocks:
         blk = dw.block(a, e)
-        resets = dw.ung.enter(dw.seg[3][a:e])
+        resets = dw.ung.resets(a, e)
         rows = [np.column_stack([blk["pos0s"][g - a] + starts[g][1], np.zeros_like(starts[g][0]),
                                  starts[g][0], starts[g][1]]) for g in range(a, e)]
         rows = np.ascontiguousarray(np.concatenate(rows).astype(np.int32))
@@ -240,7 +245,7 @@ def _device_starts(nt, st, starts, device, blocks, piece=32):
                         hostbuf=rows)
         got = dw.ung.run(buf, len(rows), blk, resets)
         for g in range(a, e):
-            out[g] = np.delete(got[got[:, 0] == g - a], [0, 1], axis=1)
+            out[g] = segment_hits(got[got[:, 0] == g - a, 1:])
     return out
 
 
@@ -371,7 +376,8 @@ def test_redo_plan_rules(each_device, tmp_path):
     ung.k[:3] = 2
 
     def plan(rows):
-        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32))
+        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32),
+                                       dw.lanes[0])
         return keep.tolist(), keys.tolist(), r["starts"]
 
     good = [[1, 10, 0, 0], [2, 20, 10, 0], [1, 30, 20, 0]]

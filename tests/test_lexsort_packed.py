@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clalign.blast.hsp import lexsort_packed
-from clalign.blast.nucl_device_ungapped import pieces, sort_hits
+from clalign.blast.nucl_device_ungapped import pieces, segment_hits, sort_hits
 
 I64 = np.iinfo(np.int64)
 
@@ -43,6 +43,21 @@ def test_sort_hits_order():
     want = rows[np.lexsort((rows[:, 1], rows[:, 4], -rows[:, 6], rows[:, 5], -rows[:, 7],
                             rows[:, 0]))]
     assert np.array_equal(sort_hits(rows), want)
+
+
+def test_segment_hits_are_sort_hits_per_segment():
+    """The workers' per-segment sort (rows in any order, word index kept) gives each segment's
+    share of :func:`sort_hits` without its segment and word-index columns."""
+    rng = np.random.default_rng(3)
+    n = 6000
+    rows = np.column_stack([rng.integers(0, 3, n), rng.permutation(n)] +
+                           [rng.integers(0, m, n) for m in (50, 500, 50, 500, 30, 40, 2)])
+    want = sort_hits(rows)
+    for g in range(3):
+        got = segment_hits(rows[rows[:, 0] == g, 1:])
+        assert got.dtype == np.int64 and got.flags.c_contiguous
+        assert np.array_equal(got, want[want[:, 0] == g, 2:])
+    assert segment_hits(np.zeros((0, 8), np.int64)).shape == (0, 7)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -211,11 +211,11 @@ def kernel_medians(work, task, q, device, rounds):
     dw = NuclDeviceWords(nt, st, device, pipeline=False, hits=True)
     per = []
     for r in range(rounds + 1):
-        dw.times = {}
+        dw.times.clear()             # the lanes add to this dictionary
         for a, e in dw.blocks:
             dw.run_block(a, e)
         if r:
-            per.append(dw.times)
+            per.append(dict(dw.times))
     keys = ("device_scan", "device_lookup", "device_extend", "device_order", "device_ung_sort",
             "device_ungapped", "device_ung_redo")
     med = {k: statistics.median(t.get(k, 0.0) for t in per) for k in keys}

@@ -183,7 +183,8 @@ def _prelim_groups(nt, oids):
 
 class _DeviceWords:
     """The device's word starts handed to the workers: ``NuclDeviceWords.pairs`` is called under
-    a lock, once per subject, and each piece's share kept until its worker takes it."""
+    a lock, once per subject, and each piece's share kept until its worker takes it (and sorts
+    it, outside the lock: ``NuclDeviceWords.hits``)."""
 
     def __init__(self, dev, nt):
         self.dev, self.nt, self.lock, self.held = dev, nt, threading.Lock(), {}
@@ -192,11 +193,13 @@ class _DeviceWords:
         with self.lock:
             got = self.held.get(oid)
             if got is None:
-                got = self.held[oid] = [self.dev.pairs(oid), len(subject_chunks(int(self.nt.lengths[oid])))]
+                got = self.held[oid] = [self.dev.pairs(oid, raw=True),
+                                        len(subject_chunks(int(self.nt.lengths[oid])))]
             got[1] -= 1
             if got[1] == 0:
                 del self.held[oid]
-            return got[0][k]
+            chunk = got[0][k]
+        return self.dev.hits(chunk)
 
 
 def _prelim_rows_all(st, nt, oids, times, pool, dev=None):

@@ -19,9 +19,13 @@ Per block (``kernels/blast_nucl.mako``): the scan kernel tests every scan positi
 bit, the lookup kernel expands matched positions into (position, table index) pairs, the
 extension kernel confirms full words; each writes its work-groups' runs through one global atomic
 each, and an order kernel puts the runs back in work-group order, so every stage's output is in
-scan order (position, then the cell's query offsets in table order) with no sort. Pipeline: a
-producer thread runs the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the
-device works on block i+1 while the CPU extends block i.
+scan order (position, then the cell's query offsets in table order) with no sort. Pipeline:
+feeder threads run the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the device
+works on block i+1 while the CPU extends block i. With ``LANES`` = 2 two feeders, each with its
+own queue and buffers (:class:`~nucl_lane.Lane`), take alternate blocks: a block's first phase
+(everything up to the device ungapped stage's speculative kernel) runs at once, its second
+(the stage's redo, which reads the diagonal store carried from the block before) in block
+order, so one block's host work between kernels overlaps the other's kernels.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ import pyopencl as cl
 from ..errors import DeviceError, ParameterError
 from ..runtime import Runtime, choose
 from ..runtime.tuning import lookup
+from .nucl_lane import Lane
 from .nucl_search import subject_chunks
 from .nucl_words import EXTENDERS
 from .params import BLASTN_SCAN
@@ -42,7 +47,7 @@ from .params import BLASTN_SCAN
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "UNGAPPED")
+HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "LANES", "UNGAPPED")
 
 
 def scan_values(rt, flat, extender: str, override=None) -> dict:
@@ -112,11 +117,7 @@ class NuclDeviceWords:
         self.values = v = scan_values(rt, flat, st.extender, override)
         self.wg = v["WG"]
         self.times = times if times is not None else {}
-        prg = rt.program("blast_nucl.mako", BLASTN_SCAN, v)
-        self.k_scan = cl.Kernel(prg, "nscan_scan")
-        self.k_lookup = cl.Kernel(prg, "nscan_lookup")
-        self.k_extend = cl.Kernel(prg, "nscan_extend")
-        self.k_order = cl.Kernel(prg, "nscan_order")
+        self.prg = rt.program("blast_nucl.mako", BLASTN_SCAN, v)
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a) if len(a) else np.zeros(4, np.uint8))
@@ -130,7 +131,6 @@ class NuclDeviceWords:
         self.b_cq = ro(np.asarray(st.compressed_query, np.uint8))
         self.b_ctx_off = ro(b.offsets.astype(np.int32))
         self.b_ctx_len = ro(b.lengths.astype(np.int32))
-        self.counters = cl.Buffer(ctx, mf.READ_WRITE, 16)
         self.nt = nt
         self.seg = segments(nt, flat.width, flat.scan_step)
         oid = self.seg[0]
@@ -148,19 +148,25 @@ class NuclDeviceWords:
             self.ung = DeviceUngapped(self, st, ungapped_override)
         self.keep = None             # a dict: run_block stores its matched positions and pairs
         self.done_seg = 0            # segments whose results have been taken
-        self._bufs = {}              # the blocks' buffers by role, reused (grown when too small)
-        self._events = []            # (event, times key) of the block's launches
-        self._held = []              # host arrays of the block's uploads not waited on
         self.results = {}            # oid -> [(hq, hs)] per chunk
         self._next_block = 0
         self._queue = None
         self._stop = threading.Event()
         if pipeline is None:
             pipeline = v["PIPELINE"]
-        if pipeline and len(self.blocks) > 1:
+        pipeline = pipeline and len(self.blocks) > 1
+        nlanes = v["LANES"] if pipeline else 1
+        self._lock = threading.Lock()
+        self.lanes = [Lane(rt, rt.queue if i == 0 else rt.new_queue(), self.times, self._lock,
+                           self.wg) for i in range(nlanes)]
+        if pipeline:
             self._queue = queue.Queue(maxsize=AHEAD)
-            self._thread = threading.Thread(target=self._produce, name="clalign-nscan", daemon=True)
-            self._thread.start()
+            self._turn = threading.Condition()
+            self._next_turn = 0      # the block whose second phase may run now
+            self._threads = [threading.Thread(target=self._produce, args=(i,), daemon=True,
+                                              name=f"clalign-nscan-{i}") for i in range(nlanes)]
+            for t in self._threads:
+                t.start()
         self.times["device_setup"] = self.times.get("device_setup", 0.0) + time.perf_counter() - t0
 
     def _blocks(self, block_bases: int):
@@ -177,87 +183,30 @@ class NuclDeviceWords:
         return out
 
     # ---- device work -------------------------------------------------------------------
-    def _add(self, key, seconds):
-        self.times[key] = self.times.get(key, 0.0) + seconds
-
-    def _launch(self, kernel, n, key):
-        """Enqueue ``kernel`` on ``n`` work-items (rounded up to work-groups); not waited on: the
-        queue is in order and the next blocking read waits (kernel times: ``_kernel_times``)."""
-        ev = cl.enqueue_nd_range_kernel(self.rt.queue, kernel, (-(-n // self.wg) * self.wg,),
-                                        (self.wg,))
-        self._events.append((ev, key))
-
-    def _kernel_times(self):
-        """Add the block's kernel times (profiling events) once a blocking read has passed them;
-        the uploads' host arrays are free then too."""
-        for ev, key in self._events:
-            ev.wait()
-            self._add(key, (ev.profile.end - ev.profile.start) * 1e-9)
-        self._events = []
-        self._held = []
-
-    def _buffer(self, role: str, nbytes: int):
-        """A device buffer of at least ``nbytes`` for ``role``, kept for the next blocks (one
-        allocation per role and size class instead of a dozen per block). Reuse is safe on the
-        in-order queue: a later write is queued behind every earlier reader."""
-        got = self._bufs.get(role)
-        if got is None or got.size < nbytes:
-            size = max(16, nbytes, min(nbytes + nbytes // 4, self.alloc_limit()))
-            got = self._bufs[role] = cl.Buffer(self.rt.ctx, cl.mem_flags.READ_WRITE, size)
-        return got
-
-    def _upload(self, role: str, a):
-        """``_buffer(role)`` holding the array ``a``: a copy not waited on (``a`` is held until
-        the block's last read, which the in-order queue puts after it)."""
-        a = np.ascontiguousarray(a)
-        buf = self._buffer(role, a.nbytes)
-        if a.nbytes:
-            self._write(buf, a)
-        return buf
-
-    def _write(self, buf, a):
-        cl.enqueue_copy(self.rt.queue, buf, a, is_blocking=False)
-        self._held.append(a)
-
-    def _counters(self):
-        got = np.zeros(4, np.uint32)
-        cl.enqueue_copy(self.rt.queue, got, self.counters)
-        return got
-
-    def _read(self, buf, n, width):
-        out = np.empty((n, width), np.uint32)
-        if n:
-            cl.enqueue_copy(self.rt.queue, out, buf)
-        return out
-
-    def _zero(self, index):
-        got = self._counters()
-        got[index] = 0
-        self._write(self.counters, got)
-
-    def _ordered(self, src, runs_buf, ngroups, n, width, key, role):
+    def _ordered(self, lane, src, runs_buf, ngroups, n, width, key, role):
         """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
         into the buffer of ``role`` with the runs in work-group order (nscan_order)."""
-        q = self.rt.queue
         runs = np.empty((ngroups, 2), np.uint32)
-        cl.enqueue_copy(q, runs, runs_buf)
+        cl.enqueue_copy(lane.queue, runs, runs_buf)
         runs = runs[runs[:, 1] > 0]
-        dst = self._buffer(role, 4 * width * max(n, 1))
+        dst = lane.buffer(role, 4 * width * max(n, 1))
         if len(runs):
             dest = np.zeros(len(runs), np.uint32)
             np.cumsum(runs[:-1, 1], out=dest[1:])
-            b_runs = self._upload(role + "_runs", runs)
-            b_dest = self._upload(role + "_dest", dest)
-            self.k_order.set_args(src, dst, b_runs, b_dest, np.int32(width))
-            self._launch(self.k_order, len(runs) * self.wg, key)
+            b_runs = lane.upload(role + "_runs", runs)
+            b_dest = lane.upload(role + "_dest", dest)
+            k = lane.kernel(self.prg, "nscan_order")
+            k.set_args(src, dst, b_runs, b_dest, np.int32(width))
+            lane.launch(k, len(runs) * self.wg, key)
         return dst
 
-    def block(self, a: int, e: int) -> dict:
+    def block(self, a: int, e: int, lane=None) -> dict:
         """Segments a..e-1: ``total`` scan positions, the host's ``pos0s`` (nseg + 1 entries),
         ``nseg``, ``segoff`` (bases of the block's segments before each) and, where ``total``,
-        their uploads (buffers by role, not waited on): their bytes (``data``, 4 zero bytes
-        after), per segment first byte, length and first scan position (``byte``, ``len``,
-        ``pos0``)."""
+        their uploads on ``lane`` (default the first; buffers by role, not waited on): their
+        bytes (``data``, 4 zero bytes after), per segment first byte, length and first scan
+        position (``byte``, ``len``, ``pos0``)."""
+        lane = lane or self.lanes[0]
         _, _, byte, length, npos = self.seg
         lo = int(byte[a])
         hi = int((byte[a:e] + (length[a:e] + 3) // 4).max())
@@ -269,138 +218,167 @@ class NuclDeviceWords:
         if blk["total"]:
             data = np.zeros(hi - lo + 4, np.uint8)      # 4 zero bytes past the block's last byte
             data[:hi - lo] = self.nt.data[lo:hi]
-            blk.update(data=self._upload("data", data),
-                       byte=self._upload("byte", (byte[a:e] - lo).astype(np.uint32)),
-                       len=self._upload("len", length[a:e].astype(np.int32)),
-                       pos0=self._upload("pos0", pos0[:-1].astype(np.uint32)))
+            blk.update(data=lane.upload("data", data),
+                       byte=lane.upload("byte", (byte[a:e] - lo).astype(np.uint32)),
+                       len=lane.upload("len", length[a:e].astype(np.int32)),
+                       pos0=lane.upload("pos0", pos0[:-1].astype(np.uint32)))
         return blk
 
     def alloc_limit(self) -> int:
         """The largest buffer this device allocates (bytes: CL_DEVICE_MAX_MEM_ALLOC_SIZE)."""
         return int(self.rt.caps.max_alloc)
 
-    def run_block(self, a: int, e: int) -> np.ndarray:
+    def run_block(self, a: int, e: int, lane=None) -> np.ndarray:
         """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s); with
-        ``self.ung``, the segments' saved initial hits instead, sorted (rows (segment, q_off,
-        s_off, q_start, s_start, length, score, context), :func:`nucl_device_ungapped.sort_hits`).
+        ``self.ung``, the segments' saved initial hits instead, in no particular order (rows
+        (segment, word index, q_off, s_off, q_start, s_start, length, score, context)).
         A block whose word pairs would need a buffer larger than the device allocates (many
         short queries: ``-task blastn-short``'s words of 7 match most positions) is run as its
-        two halves, in order; a single segment that still does not fit is an error."""
-        offset = None if self.ung is None else self.ung.offset
-        rows = self._run_block(a, e)
-        if rows is not None:
-            return rows
-        if e - a == 1:
-            raise DeviceError(
-                f"blastn device: the word pairs of one {int(self.seg[3][a]):,}-base database "
-                f"segment need more than the device's largest buffer ({self.alloc_limit():,} "
-                f"bytes); search fewer queries at once, or without --device")
-        if self.ung is not None:
-            self.ung.offset = offset    # the halves enter their segments again
-        m = (a + e) // 2
-        return np.concatenate([self.run_block(a, m), self.run_block(m, e)])
+        two halves, in order; a single segment that still does not fit is an error. The two
+        phases (:meth:`_start`, :meth:`_finish`) on ``lane`` (default the first)."""
+        lane = lane or self.lanes[0]
+        return self._finish(self._start(a, e, lane), lane)
 
-    def _run_block(self, a: int, e: int):
-        """``run_block``'s rows, or None when the block's pairs do not fit one buffer."""
-        resets = None if self.ung is None else self.ung.enter(self.seg[3][a:e])
-        empty = np.zeros((0, 3 if self.ung is None else 8), np.int64)
+    def _start(self, a: int, e: int, lane) -> dict:
+        """A block's first phase, which depends on no other block: uploads, scan, lookup,
+        mini-extension (and the device's ungapped stage up to its speculative kernel). Returns
+        the job :meth:`_finish` completes: ``rows`` when already final, ``halves`` when the
+        block's pairs do not fit one buffer, ``ung`` the ungapped stage's state."""
+        job = dict(a=a, e=e, rows=None, halves=False, counts=None, ung=None,
+                   resets=None if self.ung is None else self.ung.resets(a, e))
         t0 = time.perf_counter()
-        blk = self.block(a, e)
+        blk = self.block(a, e, lane)
         pos0, total, nseg = blk["pos0s"], blk["total"], blk["nseg"]
         if total == 0:
-            if self.ung is not None:
-                self.ung.skip(resets)
-            return empty
+            return job
         b_data, b_byte, b_len, b_pos0 = blk["data"], blk["byte"], blk["len"], blk["pos0"]
         groups = lambda n: -(-n // self.wg)
-        self._write(self.counters, np.zeros(4, np.uint32))
-        matched = self._buffer("matched", 8 * total)
-        runs = self._buffer("runs_scan", 8 * groups(total))
-        self._add("device_copies", time.perf_counter() - t0)
-        self.k_scan.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
-                             self.counters, matched, runs)
-        self._launch(self.k_scan, total, "device_scan")
-        nmatched = int(self._counters()[0])
+        lane.write(lane.counters, np.zeros(4, np.uint32))
+        matched = lane.buffer("matched", 8 * total)
+        runs = lane.buffer("runs_scan", 8 * groups(total))
+        lane.add("device_copies", time.perf_counter() - t0)
+        k = lane.kernel(self.prg, "nscan_scan")
+        k.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
+                   lane.counters, matched, runs)
+        lane.launch(k, total, "device_scan")
+        nmatched = int(lane.read_counters()[0])
         if nmatched == 0:
-            self._kernel_times()
-            if self.ung is not None:
-                self.ung.skip(resets)
-            return empty
-        matched = self._ordered(matched, runs, groups(total), nmatched, 2, "device_order", "matched_o")
+            lane.kernel_times()
+            return job
+        matched = self._ordered(lane, matched, runs, groups(total), nmatched, 2, "device_order",
+                                "matched_o")
         # the extension's output (16 bytes a pair at most) bounds the pairs one block may have
         fit = self.alloc_limit() // 16
         room = min(max(MIN_ROOM, 2 * nmatched), fit)
-        runs = self._buffer("runs_lookup", 8 * groups(nmatched))
+        runs = lane.buffer("runs_lookup", 8 * groups(nmatched))
+        k = lane.kernel(self.prg, "nscan_lookup")
         while True:
-            pairs = self._buffer("pairs", 8 * room)
-            self.k_lookup.set_args(matched, np.uint32(nmatched), self.b_cell, self.counters, pairs,
-                                   np.uint32(room), runs)
-            self._launch(self.k_lookup, nmatched, "device_lookup")
-            npairs = int(self._counters()[1])
+            pairs = lane.buffer("pairs", 8 * room)
+            k.set_args(matched, np.uint32(nmatched), self.b_cell, lane.counters, pairs,
+                       np.uint32(room), runs)
+            lane.launch(k, nmatched, "device_lookup")
+            npairs = int(lane.read_counters()[1])
             if npairs <= room:
                 break
             if npairs > fit:
-                self._kernel_times()
-                return None
+                lane.kernel_times()
+                job["halves"] = True
+                return job
             room = npairs
-            self._zero(1)
-        pairs = self._ordered(pairs, runs, groups(nmatched), npairs, 2, "device_order", "pairs_o")
+            lane.zero(1)
+        pairs = self._ordered(lane, pairs, runs, groups(nmatched), npairs, 2, "device_order",
+                              "pairs_o")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
-            self.keep.update(pos0=pos0, matched=self._read(matched, nmatched, 2),
-                             pairs=self._read(pairs, npairs, 2))
+            self.keep.update(pos0=pos0, matched=lane.read(matched, nmatched, 2),
+                             pairs=lane.read(pairs, npairs, 2))
         room = npairs if self.values["EXT"] == 0 else max(MIN_ROOM, npairs // 4)
-        runs = self._buffer("runs_extend", 8 * groups(npairs))
+        runs = lane.buffer("runs_extend", 8 * groups(npairs))
+        k = lane.kernel(self.prg, "nscan_extend")
         while True:
-            out = self._buffer("out", 16 * max(room, 1))
-            self.k_extend.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0,
-                                   np.int32(nseg), self.b_qoffs, self.b_q, np.int32(self.qn),
-                                   self.b_cq, self.b_ctx_off, self.b_ctx_len, np.int32(self.nctx),
-                                   self.counters, out, np.uint32(room), runs)
-            self._launch(self.k_extend, npairs, "device_extend")
-            nout = int(self._counters()[2])
+            out = lane.buffer("out", 16 * max(room, 1))
+            k.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0, np.int32(nseg),
+                       self.b_qoffs, self.b_q, np.int32(self.qn), self.b_cq, self.b_ctx_off,
+                       self.b_ctx_len, np.int32(self.nctx), lane.counters, out, np.uint32(room),
+                       runs)
+            lane.launch(k, npairs, "device_extend")
+            nout = int(lane.read_counters()[2])
             if nout <= room:
                 break
             room = nout
-            self._zero(2)
-        out = self._ordered(out, runs, groups(npairs), nout, 4, "device_order", "out_o")
-        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
-                                                         "words": 0})
-        counts["positions"] += total
-        counts["matched"] += nmatched
-        counts["pairs"] += npairs
-        counts["words"] += nout
+            lane.zero(2)
+        out = self._ordered(lane, out, runs, groups(npairs), nout, 4, "device_order", "out_o")
+        job["counts"] = (total, nmatched, npairs, nout)
         if self.ung is not None:
             if nout == 0:
-                self._kernel_times()
-                self.ung.skip(resets)
-                return empty
-            rows = self.ung.run(out, nout, blk, resets)     # its last read passes every launch
-            counts["saved"] = counts.get("saved", 0) + len(rows)
-            rows[:, 0] += a
-            return np.delete(rows, 1, axis=1)
+                lane.kernel_times()
+            else:
+                job["ung"] = self.ung.start(out, nout, blk, job["resets"], lane)
+            return job
         t0 = time.perf_counter()
-        rows = self._read(out, nout, 4).view(np.int32)
-        self._add("device_copies", time.perf_counter() - t0)
-        self._kernel_times()
+        rows = lane.read(out, nout, 4).view(np.int32)
+        lane.add("device_copies", time.perf_counter() - t0)
+        lane.kernel_times()
         t0 = time.perf_counter()
         seg = np.searchsorted(pos0[1:], rows[:, 0].astype(np.int64), side="right")
-        self._add("device_split", time.perf_counter() - t0)
-        return np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
+        job["rows"] = np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
+        lane.add("device_split", time.perf_counter() - t0)
+        return job
+
+    def _finish(self, job: dict, lane) -> np.ndarray:
+        """A block's second phase, in block order (the ungapped stage's diagonal store carries
+        from block to block): the rows of :meth:`run_block`."""
+        a, e = job["a"], job["e"]
+        if job["halves"]:
+            if e - a == 1:
+                raise DeviceError(
+                    f"blastn device: the word pairs of one {int(self.seg[3][a]):,}-base database "
+                    f"segment need more than the device's largest buffer ({self.alloc_limit():,} "
+                    f"bytes); search fewer queries at once, or without --device")
+            m = (a + e) // 2
+            return np.concatenate([self.run_block(a, m, lane), self.run_block(m, e, lane)])
+        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
+                                                         "words": 0})
+        if job["counts"] is not None:
+            for key, n in zip(("positions", "matched", "pairs", "words"), job["counts"]):
+                counts[key] += n
+        if self.ung is None:
+            return job["rows"] if job["rows"] is not None else np.zeros((0, 3), np.int64)
+        if job["ung"] is None:
+            self.ung.skip(job["resets"])
+            return np.zeros((0, 9), np.int64)
+        rows = self.ung.finish(job["ung"], lane)    # its last read passes every launch
+        counts["saved"] = counts.get("saved", 0) + len(rows)
+        rows[:, 0] += a
+        return rows
 
     # ---- results in CPU order ----------------------------------------------------------
-    def _produce(self):
+    def _produce(self, li: int):
+        """Feeder thread of lane ``li``: the blocks li, li + LANES, ...; each block's first
+        phase at once, its second when the block before it has finished (then it is queued)."""
+        lane, step = self.lanes[li], len(self.lanes)
         try:
-            for a, e in self.blocks:
-                item = (a, e, self.run_block(a, e))
+            for i in range(li, len(self.blocks), step):
+                a, e = self.blocks[i]
+                job = self._start(a, e, lane)
+                with self._turn:
+                    while self._next_turn != i and not self._stop.is_set():
+                        self._turn.wait(0.5)
+                if self._stop.is_set():
+                    return
+                item = (a, e, self._finish(job, lane))
                 while not self._stop.is_set():
                     try:
                         self._queue.put(item, timeout=0.5)
                         break
                     except queue.Full:
                         continue
+                with self._turn:
+                    self._next_turn = i + 1
+                    self._turn.notify_all()
                 if self._stop.is_set():
                     return
         except BaseException as exc:   # handed to the consumer, raised there
+            self._stop.set()
             self._queue.put(("error", exc, None))
 
     def _take_block(self):
@@ -413,23 +391,41 @@ class NuclDeviceWords:
                 raise e
         self._next_block += 1
         oid = self.seg[0]
-        cuts = np.searchsorted(rows[:, 0], np.arange(a, e + 1))
+        seg = rows[:, 0]
+        order = None
+        if self.ung is not None:    # the saved hits: grouped by segment here, sorted by hits()
+            order = np.argsort(seg, kind="stable")
+            seg = seg[order]
+        cuts = np.searchsorted(seg, np.arange(a, e + 1))
         for g in range(a, e):
-            r = rows[cuts[g - a]:cuts[g - a + 1]]
-            self.results.setdefault(int(oid[g]), []).append(
-                (r[:, 1].copy(), r[:, 2].copy()) if self.ung is None else np.ascontiguousarray(r[:, 1:]))
+            if order is None:
+                r = rows[cuts[g - a]:cuts[g - a + 1]]
+                got = (r[:, 1].copy(), r[:, 2].copy())
+            else:
+                got = rows[order[cuts[g - a]:cuts[g - a + 1]], 1:]
+            self.results.setdefault(int(oid[g]), []).append(got)
         self.done_seg = e
 
-    def pairs(self, oid: int):
+    def pairs(self, oid: int, raw: bool = False):
         """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64); with
         ``self.ung``, each chunk's saved initial hits (int64 rows (q_off, s_off, q_start,
-        s_start, length, score, context), sorted as :func:`nucl_search.initial_hits`)."""
+        s_start, length, score, context), sorted as :func:`nucl_search.initial_hits`), or
+        with ``raw`` their unsorted rows for :meth:`hits` (so that callers sharing this object
+        under a lock sort outside it)."""
         t0 = time.perf_counter()
         while self.done_seg <= self.last_seg[oid]:
             self._take_block()
         self.times["device_wait"] = self.times.get("device_wait", 0.0) + time.perf_counter() - t0
-        return self.results.pop(oid, [])
+        got = self.results.pop(oid, [])
+        return got if raw else [self.hits(c) for c in got]
+
+    def hits(self, chunk):
+        """A chunk of :meth:`pairs` ``(raw=True)`` as :meth:`pairs` gives it."""
+        if self.ung is None:
+            return chunk
+        from .nucl_device_ungapped import segment_hits
+        return segment_hits(chunk)
 
     def close(self):
-        """Stop the producer thread (a search that ends early)."""
+        """Stop the feeder threads (a search that ends early)."""
         self._stop.set()

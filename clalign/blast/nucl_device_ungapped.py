@@ -107,19 +107,40 @@ def sort_hits(rows: np.ndarray) -> np.ndarray:
     return rows[order]
 
 
+def segment_hits(raw: np.ndarray) -> np.ndarray:
+    """One segment's saved hits as :func:`sort_hits` orders them, from its rows (word index,
+    q_off, s_off, q_start, s_start, length, score, context) in any order: int64 rows (q_off,
+    s_off, q_start, s_start, length, score, context). The search's workers call it on their
+    own pieces, so the sort is spread over them instead of the device's feeder thread."""
+    order = lexsort_packed((raw[:, 0], raw[:, 3], -raw[:, 5], raw[:, 4], -raw[:, 6]))
+    return np.ascontiguousarray(raw[order, 1:], dtype=np.int64)
+
+
+def store_clears(lengths) -> np.ndarray:
+    """``DiagState.exit_subject``'s store clears over the database's segments in order:
+    int64 c[g] = clears before segment g (``c[-1]``: after the last). A block a..e-1 enters
+    its segments with ``c[a:e + 1] - c[a]`` (its ``resets``)."""
+    out = np.zeros(len(lengths) + 1, np.int64)
+    r, offset = 0, 0
+    for i, n in enumerate(np.asarray(lengths).tolist()):
+        out[i] = r
+        if offset >= nucl_words.INT4_MAX // 4:
+            offset = 0
+            r += 1
+        else:
+            offset += n
+    out[-1] = r
+    return out
+
+
 class DeviceUngapped:
-    """The per-search kernels, constant buffers and carried diagonal-store state."""
+    """The per-search program, constant buffers and carried diagonal-store state."""
 
     def __init__(self, dev, st, override=None):
         self.dev = dev
         rt, b, f = dev.rt, st.batch, st.flat
         self.values = v = ungapped_values(f, len(b.seq), override)
-        prg = rt.program("blast_nucl_ungapped.mako", BLASTN_UNGAPPED, v)
-        self.k_hist = cl.Kernel(prg, "nw_hist")
-        self.k_scatter = cl.Kernel(prg, "nw_scatter")
-        self.k_cuts = cl.Kernel(prg, "nw_cuts")
-        self.k_spec = cl.Kernel(prg, "nw_spec")
-        self.k_redo = cl.Kernel(prg, "nw_redo")
+        self.prg = rt.program("blast_nucl_ungapped.mako", BLASTN_UNGAPPED, v)
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a, dtype=np.int32))
@@ -131,144 +152,157 @@ class DeviceUngapped:
         self.dlen = diag_length(len(b.seq))
         self.hash = v["HASH"]
         self.k = np.zeros(NW_KEYS, np.int32)     # each bucket's chain length (hash store)
-        self.offset = 0                          # DiagState.offset of the CPU path
+        self.clears = store_clears(dev.seg[3])
 
-    def enter(self, lengths) -> np.ndarray:
-        """Follow ``DiagState.exit_subject`` over a block's segments: int32 resets[g] = store
-        clears before segment g of the block (resets[-1]: after its last)."""
-        out = np.zeros(len(lengths) + 1, np.int32)
-        r = 0
-        for i, n in enumerate(np.asarray(lengths).tolist()):
-            out[i] = r
-            if self.offset >= nucl_words.INT4_MAX // 4:
-                self.offset = 0
-                r += 1
-            else:
-                self.offset += n
-        out[-1] = r
-        return out
+    def resets(self, a: int, e: int) -> np.ndarray:
+        """int32 resets[g] = store clears before segment g of the block a..e-1 (resets[-1]:
+        after its last)."""
+        return (self.clears[a:e + 1] - self.clears[a]).astype(np.int32)
 
     def skip(self, resets):
         """A block with no word starts: only its store clears matter."""
         if resets[-1] > 0:
             self.k[:] = 0
 
-    def _launch(self, kernel, n, key="device_ungapped"):
-        """Enqueue ``kernel`` on n work-items (rounded up to WG), not waited on (the block's
-        in-order queue, as ``NuclDeviceWords._launch``); its device seconds go to ``key``
-        (``device_ung_sort``: the binning and cut kernels; ``device_ungapped``: nw_spec;
-        ``device_ung_redo``: nw_redo) at the block's ``_kernel_times``."""
-        wg = self.values["WG"]
-        ev = cl.enqueue_nd_range_kernel(self.dev.rt.queue, kernel, (-(-n // wg) * wg,), (wg,))
-        self.dev._events.append((ev, key))
+    def _launch(self, lane, name, n, key="device_ungapped"):
+        """The kernel ``name`` of ``lane`` (its arguments set) on n work-items (rounded up to
+        WG), not waited on; its device seconds go to ``key`` (``device_ung_sort``: the binning
+        and cut kernels; ``device_ungapped``: nw_spec; ``device_ung_redo``: nw_redo) at the
+        block's ``kernel_times``."""
+        lane.launch(lane.kernel(self.prg, name), n, key, self.values["WG"])
 
-    def run(self, words, n: int, blk: dict, resets) -> np.ndarray:
-        """Sorted saved hits (:func:`sort_hits`, int64 rows, block-local segments) of the ``n``
-        word starts in ``words`` (int4 rows in scan order) of the block ``blk`` (the buffers and
-        arrays of :meth:`NuclDeviceWords.block`). Buffers by role (``ung_*``) and uploads
-        not waited on, as the block's other stages; the block's kernel times are added after
-        the last read."""
-        dev, v = self.dev, self.values
-        q = dev.rt.queue
+    def run(self, words, n: int, blk: dict, resets, lane=None) -> np.ndarray:
+        """Saved hits (int64 rows as :func:`sort_hits` takes them, block-local segments, in no
+        particular order: :func:`segment_hits` sorts each segment's) of the ``n`` word starts in
+        ``words`` (int4 rows in scan order) of the block ``blk`` (the buffers and arrays of
+        :meth:`NuclDeviceWords.block`): :meth:`start` and :meth:`finish` on ``lane``."""
+        lane = lane or self.dev.lanes[0]
+        return self.finish(self.start(words, n, blk, resets, lane), lane)
+
+    def start(self, words, n: int, blk: dict, resets, lane) -> dict:
+        """The block's part that needs no other block: binning, cuts, pieces and nw_spec's
+        first launch (buffers by role and uploads not waited on, as the block's other stages),
+        up to reading the pieces' info; returns what :meth:`finish` needs."""
+        v = self.values
+        q = lane.queue
         t0 = time.perf_counter()
         tile, nb = v["TILE"], NW_KEYS
         ngroups = -(-n // tile)
-        counts = dev._buffer("ung_counts", 4 * nb * ngroups)
-        self.k_hist.set_args(words, np.uint32(n), np.int32(self.dlen), counts, np.uint32(ngroups))
-        dev._add("device_copies", time.perf_counter() - t0)
-        self._launch(self.k_hist, ngroups * v["WG"], "device_ung_sort")
+        counts = lane.buffer("ung_counts", 4 * nb * ngroups)
+        lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(n), np.int32(self.dlen), counts,
+                                                  np.uint32(ngroups))
+        lane.add("device_copies", time.perf_counter() - t0)
+        self._launch(lane, "nw_hist", ngroups * v["WG"], "device_ung_sort")
         t0 = time.perf_counter()
         h = np.empty(nb * ngroups, np.uint32)
         cl.enqueue_copy(q, h, counts)
         offsets = np.zeros(nb * ngroups + 1, np.int64)
         np.cumsum(h, out=offsets[1:])
         base = offsets[::ngroups].astype(np.uint32)          # nb + 1 entries, last = n
-        b_offsets = dev._upload("ung_offsets", offsets[:-1].astype(np.uint32))
-        perm = dev._buffer("ung_perm", 4 * max(n, 1))
-        self.k_scatter.set_args(words, np.uint32(n), np.int32(self.dlen), b_offsets,
-                                np.uint32(ngroups), perm)
-        dev._add("device_copies", time.perf_counter() - t0)
-        self._launch(self.k_scatter, ngroups * v["WG"], "device_ung_sort")
+        b_offsets = lane.upload("ung_offsets", offsets[:-1].astype(np.uint32))
+        perm = lane.buffer("ung_perm", 4 * max(n, 1))
+        lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(n), np.int32(self.dlen),
+                                                     b_offsets, np.uint32(ngroups), perm)
+        lane.add("device_copies", time.perf_counter() - t0)
+        self._launch(lane, "nw_scatter", ngroups * v["WG"], "device_ung_sort")
         t0 = time.perf_counter()
         nwin = -(-n // v["PIECE"])
-        b_cuts = dev._buffer("ung_cuts", 4 * nwin)
-        b_segoff = dev._upload("ung_segoff", blk["segoff"])
-        self.k_cuts.set_args(words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff,
-                             np.int32(self.dlen), np.uint32(n), np.uint32(v["PIECE"]),
-                             np.int32(v["GAP"]), b_cuts)
-        dev._add("device_copies", time.perf_counter() - t0)
-        self._launch(self.k_cuts, nwin, "device_ung_sort")
+        b_cuts = lane.buffer("ung_cuts", 4 * nwin)
+        b_segoff = lane.upload("ung_segoff", blk["segoff"])
+        lane.kernel(self.prg, "nw_cuts").set_args(
+            words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff, np.int32(self.dlen),
+            np.uint32(n), np.uint32(v["PIECE"]), np.int32(v["GAP"]), b_cuts)
+        lane.add("device_copies", time.perf_counter() - t0)
+        self._launch(lane, "nw_cuts", nwin, "device_ung_sort")
         t0 = time.perf_counter()
         cuts = np.empty(nwin, np.uint32)
         cl.enqueue_copy(q, cuts, b_cuts)
         lo, piece_key = pieces(base, cuts)
-        npieces = len(piece_key)
-        search = [blk["data"], blk["byte"], blk["len"], b_segoff, dev.b_q,
-                  np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx), dev.b_cell,
-                  dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff, self.b_xdrop,
-                  self.b_reduced, dev.counters]
-        head = [words, perm, blk["pos0"], np.int32(blk["nseg"]), dev._upload("ung_resets", resets),
-                np.int32(self.dlen)]
-        b_lo = dev._upload("ung_lo", lo.astype(np.uint32))
-        b_lev = dev._buffer("ung_lev", 4 * max(n, 1))
-        b_pinfo = dev._buffer("ung_pinfo", 16 * max(npieces, 1))
-        room = max(MIN_SAVED, n // STARTS_PER_SAVED)
-        dev._add("device_copies", time.perf_counter() - t0)
-        redo = None
+        dev = self.dev
+        job = dict(lo=lo, piece_key=piece_key, base=base, n=n,
+                   search=[blk["data"], blk["byte"], blk["len"], b_segoff, dev.b_q,
+                           np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx),
+                           dev.b_cell, dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff,
+                           self.b_xdrop, self.b_reduced, lane.counters],
+                   head=[words, perm, blk["pos0"], np.int32(blk["nseg"]),
+                         lane.upload("ung_resets", resets), np.int32(self.dlen)],
+                   b_lo=lane.upload("ung_lo", lo.astype(np.uint32)),
+                   b_lev=lane.buffer("ung_lev", 4 * max(n, 1)),
+                   b_pinfo=lane.buffer("ung_pinfo", 16 * max(len(piece_key), 1)),
+                   room=max(MIN_SAVED, n // STARTS_PER_SAVED), resets=resets)
+        lane.add("device_copies", time.perf_counter() - t0)
+        job["out"] = self._spec(job, lane)
+        t0 = time.perf_counter()
+        job["pinfo"] = np.empty((len(piece_key), 4), np.int32)
+        cl.enqueue_copy(q, job["pinfo"], job["b_pinfo"])
+        lane.add("device_split", time.perf_counter() - t0)
+        return job
+
+    def _spec(self, job, lane):
+        """nw_spec on every piece, its saved hits into an output of ``job['room']`` rows
+        (counter reset first); returns the output buffer."""
+        lane.write(lane.counters, np.zeros(4, np.uint32))
+        out = lane.buffer("ung_out", 4 * ROW * job["room"])
+        npieces = len(job["piece_key"])
+        lane.kernel(self.prg, "nw_spec").set_args(
+            *job["head"], job["b_lo"], np.uint32(npieces), job["b_lev"], job["b_pinfo"],
+            *job["search"], out, np.uint32(job["room"]))
+        self._launch(lane, "nw_spec", npieces)
+        return out
+
+    def finish(self, job: dict, lane) -> np.ndarray:
+        """The block's part in block order (it reads and updates the carried store state): the
+        keep/redo plan, nw_redo (both kernels again with room for all when the first output
+        was too small), the saved hits' rows and the chains' lengths after the block."""
+        t0 = time.perf_counter()
+        keep_piece, keys, r = self._redo_plan(job["pinfo"], job["lo"], job["piece_key"],
+                                              job["base"], lane)
+        lane.add("device_split", time.perf_counter() - t0)
+        out = job["out"]
         while True:
-            dev._write(dev.counters, np.zeros(4, np.uint32))
-            out = dev._buffer("ung_out", 4 * ROW * room)
-            self.k_spec.set_args(*head, b_lo, np.uint32(npieces), b_lev, b_pinfo, *search, out,
-                                 np.uint32(room))
-            self._launch(self.k_spec, npieces)
-            if redo is None:
-                t0 = time.perf_counter()
-                pinfo = np.empty((npieces, 4), np.int32)
-                cl.enqueue_copy(q, pinfo, b_pinfo)
-                redo = self._redo_plan(pinfo, lo, piece_key, base)
-                dev._add("device_split", time.perf_counter() - t0)
-            keep_piece, keys, r = redo
             if len(keys):
                 if not self.hash:
-                    cl.enqueue_fill_buffer(q, r["levels"], np.int32(0), 0, 4 * self.dlen)
-                self.k_redo.set_args(*head, r["base"], r["keys"], r["from"], np.uint32(len(keys)),
-                                     b_lev, r["levels"], r["cdiag"], r["clevel"], r["cbase"],
-                                     r["k_in"], r["k_out"], *search, out, np.uint32(room))
-                self._launch(self.k_redo, len(keys), "device_ung_redo")
-            saved = int(dev._counters()[0])
-            if saved <= room:
+                    cl.enqueue_fill_buffer(lane.queue, r["levels"], np.int32(0), 0, 4 * self.dlen)
+                lane.kernel(self.prg, "nw_redo").set_args(
+                    *job["head"], r["base"], r["keys"], r["from"], np.uint32(len(keys)),
+                    job["b_lev"], r["levels"], r["cdiag"], r["clevel"], r["cbase"], r["k_in"],
+                    r["k_out"], *job["search"], out, np.uint32(job["room"]))
+                self._launch(lane, "nw_redo", len(keys), "device_ung_redo")
+            saved = int(lane.read_counters()[0])
+            if saved <= job["room"]:
                 break
-            room = saved
+            job["room"] = saved
+            out = self._spec(job, lane)
         t0 = time.perf_counter()
         rows = np.empty((saved, ROW), np.int32)
         if saved:
-            cl.enqueue_copy(q, rows, out)
-        if resets[-1] > 0:    # a clear after a key's last start empties its chain
+            cl.enqueue_copy(lane.queue, rows, out)
+        if job["resets"][-1] > 0:    # a clear after a key's last start empties its chain
             self.k[:] = 0
         if self.hash and len(keys):
             k_out = np.empty(NW_KEYS, np.int32)
-            cl.enqueue_copy(q, k_out, r["k_out"])
+            cl.enqueue_copy(lane.queue, k_out, r["k_out"])
             self.k[keys] = k_out[keys]
-        dev._add("device_copies", time.perf_counter() - t0)
-        dev._kernel_times()
+        lane.add("device_copies", time.perf_counter() - t0)
+        lane.kernel_times()
         t0 = time.perf_counter()
         tag = rows[:, 9]
         rows = rows[(tag < 0) | keep_piece[np.maximum(tag, 0)]]
-        counts = dev.times.setdefault("device_counts", {})
-        counts["pieces"] = counts.get("pieces", 0) + npieces
-        counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
-        counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
-        rows = sort_hits(rows[:, :9].astype(np.int64))
-        dev._add("device_split", time.perf_counter() - t0)
+        with lane.lock:
+            counts = self.dev.times.setdefault("device_counts", {})
+            counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
+            counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
+            counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
+        rows = rows[:, :9].astype(np.int64)
+        lane.add("device_split", time.perf_counter() - t0)
         return rows
 
-    def _redo_plan(self, pinfo, lo, piece_key, base):
+    def _redo_plan(self, pinfo, lo, piece_key, base, lane):
         """Which pieces nw_spec got right (the store entered each with enough dead cells: no
         clear before it, every end written before it in its key at or before its least start,
         and, hash store, at least as many cells as it used); the keys to redo from their first
         piece not kept, with nw_redo's buffers. Returns (keep per piece, keys, a dict of nw_redo's
         buffers and ``starts``, the starts it searches again)."""
-        dev = self.dev
         used, max_end, min_s, cleared = (pinfo[:, c].astype(np.int64) for c in range(4))
         shift = piece_key.astype(np.int64) << 32
         acc = np.maximum.accumulate(max_end + shift) - shift      # within each key
@@ -293,12 +327,12 @@ class DeviceUngapped:
         cbase = np.zeros(len(keys), np.int64)
         np.cumsum(cells[:-1], out=cbase[1:])
         nc = max(int(cells.sum()), 1)
-        up = lambda role, a: dev._upload("ung_" + role, a)
+        up = lambda role, a: lane.upload("ung_" + role, a)
         r = dict(base=up("base", base), keys=up("keys", np.asarray(keys, np.uint32)),
                  **{"from": up("from", frm.astype(np.uint32))},
-                 levels=dev._buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
-                 cdiag=dev._buffer("ung_cdiag", 4 * nc), clevel=dev._buffer("ung_clevel", 4 * nc),
+                 levels=lane.buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
+                 cdiag=lane.buffer("ung_cdiag", 4 * nc), clevel=lane.buffer("ung_clevel", 4 * nc),
                  cbase=up("cbase", cbase.astype(np.uint32)), k_in=up("k_in", self.k.copy()),
-                 k_out=dev._buffer("ung_k_out", 4 * NW_KEYS),
+                 k_out=lane.buffer("ung_k_out", 4 * NW_KEYS),
                  starts=int((base[keys + 1].astype(np.int64) - frm).sum()))
         return keep, keys, r

@@ -188,6 +188,10 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
               lo=1 << 12, hi=NSCAN_BLOCK_BASES_MAX, default=1 << 24),
     Param.bool("PIPELINE", "host: a thread runs the device blocks ahead of the CPU stages (else "
                            "each block runs when the CPU reaches it)", default=True),
+    Param.int("LANES", "host, with PIPELINE: device blocks in flight at once, each on its own "
+                       "queue, buffers and feeder thread (one block's host work between its "
+                       "kernels overlaps the other's kernels); blocks finish in order",
+              values=(1, 2), default=2),
     Param.choice("UNGAPPED", "host: where the word starts' diagonal test, word check and ungapped "
                              "extension run: 'cpu' (the compiled word finder), 'blastn' (on the "
                              "device for -task blastn/blastn-short, megablast on the CPU; "
@@ -236,4 +240,5 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
 # device's (the kernels share the two cores with the workers and queue behind the scan in the
 # producer thread); whole commands 2.21-2.47 s against 2.42-2.67 s. CPU devices keep the
 # compiled word finder; other devices take the default ('blastn': -task blastn on the device).
-register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu"})], BLASTN_SCAN)
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu", "LANES": 1})],
+         BLASTN_SCAN)
