@@ -51,8 +51,26 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
     """``s_BlastAlignPackedNucl``: score-only X-drop DP of query cells against packed subject rows.
 
     Forward: row a (1-based) is subject base ``s0 + a - 1``, cell b consumes query ``q[q0 + b]``;
-    reverse: row a is subject base ``s0 - a`` and cell b consumes ``q[q0 - 1 - b]``. Returns the
-    best score; out = (a, b) of the best cell (letters of subject and query used)."""
+    reverse: row a is subject base ``s0 - a`` and cell b consumes ``q[q0 - 1 - b]`` (a letter
+    outside ``q``: 15). Returns the best score; out = (a, b) of the best cell (letters of subject
+    and query used). The cells' letters and the scratch rows are made here per call; the
+    preliminary stage gives :func:`align_oriented` its own, made once."""
+    qq = np.empty(max(N, 0) + 1, dtype=np.uint8)
+    for b in range(qq.shape[0]):
+        qi = q0 - 1 - b if reverse else q0 + b
+        qq[b] = q[qi] if 0 <= qi < q.shape[0] else 15   # the last cell's letter is never used
+    best = np.empty(max(N, 0) + 2, dtype=np.int64)
+    return align_oriented(matrix, qq, 0, N, s, s0, M, reverse, gap_open, gap_extend, x_dropoff,
+                          out, best, np.empty_like(best))
+
+
+@njit(cache=True, nogil=True)
+def align_oriented(matrix, qq, qb, N, s, s0, M, reverse, gap_open, gap_extend, x_dropoff, out,
+                   best, best_gap):
+    """:func:`align_packed` with cell b's letter at ``qq[qb + b]`` (the query already in the
+    direction of the cells, ``N + 1`` letters from ``qb``) and the scratch rows ``best`` and
+    ``best_gap`` (at least ``N + 2`` each) given: no allocation, no direction test, no bounds
+    test and no negative-index wrap-around (unsigned indices) per cell."""
     out[0] = 0
     out[1] = 0
     goe = gap_open + gap_extend
@@ -60,8 +78,6 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
         x_dropoff = goe
     if N <= 0 or M <= 0:
         return 0
-    best = np.empty(N + 2, dtype=np.int64)
-    best_gap = np.empty(N + 2, dtype=np.int64)
     score = -goe
     best[0] = 0
     best_gap[0] = -goe
@@ -75,47 +91,43 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
         i += 1
     b_size = i
     best_score = 0
+    floor = -x_dropoff              # best_score - x_dropoff: a cell below it is dropped
+    best_a = 0
+    best_b = 0
     first_b = 0
     for a in range(1, M + 1):
-        if reverse:
-            row = matrix[_sbase(s, s0 - a)]
-        else:
-            row = matrix[_sbase(s, s0 + a - 1)]
+        p = s0 - a if reverse else s0 + a - 1
+        row = matrix[_sbase(s, p)]
         score = MININT
         score_gap_row = MININT
         last_b = first_b
         for b in range(first_b, b_size):
-            qi = q0 - 1 - b if reverse else q0 + b
-            qc = q[qi] if 0 <= qi < q.shape[0] else 15   # the last cell's letter is never used
-            score_gap_col = best_gap[b]
-            next_score = best[b] + row[qc]
-            if score < score_gap_col:
-                score = score_gap_col
-            if score < score_gap_row:
-                score = score_gap_row
-            if best_score - score > x_dropoff:
+            ub = np.uint64(b)
+            score_gap_col = best_gap[ub]
+            next_score = best[ub] + row[qq[np.uint64(qb + b)]]
+            score = max(score, score_gap_col, score_gap_row)
+            if score < floor:
                 if b == first_b:
                     first_b += 1
                 else:
-                    best[b] = MININT
+                    best[ub] = MININT
             else:
                 last_b = b
                 if score > best_score:
                     best_score = score
-                    out[0] = a
-                    out[1] = b
-                score_gap_row -= gap_extend
-                score_gap_col -= gap_extend
-                best_gap[b] = max(score - goe, score_gap_col)
-                score_gap_row = max(score - goe, score_gap_row)
-                best[b] = score
+                    floor = score - x_dropoff
+                    best_a = a
+                    best_b = b
+                best_gap[ub] = max(score - goe, score_gap_col - gap_extend)
+                score_gap_row = max(score - goe, score_gap_row - gap_extend)
+                best[ub] = score
             score = next_score
         if first_b == b_size:
             break
         if last_b < b_size - 1:
             b_size = last_b + 1
         else:
-            while score_gap_row >= best_score - x_dropoff and b_size <= N:
+            while score_gap_row >= floor and b_size <= N:
                 best[b_size] = score_gap_row
                 best_gap[b_size] = score_gap_row - goe
                 score_gap_row -= gap_extend
@@ -124,7 +136,18 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
             best[b_size] = MININT
             best_gap[b_size] = MININT
             b_size += 1
+    out[0] = best_a
+    out[1] = best_b
     return best_score
+
+
+def oriented_batch(q):
+    """(forward, reverse) uint8 copies of a query batch ``q`` for :func:`dp_prelim_oriented`:
+    ``q`` with one 15 before and after it, and that reversed. Cells past a context's end (either
+    way) then read 15, the sentinel between contexts, as :func:`align_packed` does."""
+    qf = np.full(q.shape[0] + 2, 15, dtype=np.uint8)
+    qf[1:-1] = q
+    return qf, qf[::-1].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -139,7 +162,21 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
     end (exclusive) and ``u_score`` its score. The start moves 3 letters right when the
     ungapped alignment reaches 8 letters past it. Returns (score, q_start, q_end, s_start,
     s_end, q_gapped_start, s_gapped_start), ends exclusive; the gapped start is what the HSP
-    keeps for the traceback."""
+    keeps for the traceback. (Per call: the oriented query and scratch rows; the compiled
+    preliminary stage calls :func:`dp_prelim_oriented` with its own.)"""
+    qf = np.full(q_len + 2, 15, dtype=np.uint8)       # oriented_batch of the context
+    qf[1:q_len + 1] = q[:q_len]
+    best = np.empty(q_len + 2, dtype=np.int64)
+    return dp_prelim_oriented(matrix, qf, qf[::-1].copy(), 0, q_len, s_packed, s_len, q_off,
+                              s_off, u_s_end, u_score, gap_open, gap_extend, x_dropoff,
+                              np.zeros(2, dtype=np.int64), best, np.empty_like(best))
+
+
+@njit(cache=True, nogil=True)
+def dp_prelim_oriented(matrix, qf, qr, a, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
+                       gap_open, gap_extend, x_dropoff, ab, best, best_gap):
+    """:func:`dp_prelim` of the context at ``a`` of a batch given as :func:`oriented_batch`'s
+    ``qf``, ``qr``, with scratch ``ab`` (2) and ``best``, ``best_gap`` (``q_len + 2`` or more)."""
     if u_s_end >= s_off + 8:
         s_off += 3
         q_off += 3
@@ -152,16 +189,17 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
     if q_length > q_len or s_length > s_len:
         q_length -= COMPRESSION_RATIO
         s_length -= COMPRESSION_RATIO
-    ab = np.zeros(2, dtype=np.int64)
     rev = q_len >= 0   # run-time flags: numba compiles a variant per literal argument
-    score_left = align_packed(matrix, q, q_length, q_length, s_packed, s_length, s_length, rev,
-                              gap_open, gap_extend, x, ab)
+    score_left = align_oriented(matrix, qr, qr.shape[0] - 1 - a - q_length, q_length, s_packed,
+                                s_length, s_length, rev, gap_open, gap_extend, x, ab, best,
+                                best_gap)
     q_start = q_length - ab[1]
     s_start = s_length - ab[0]
     score_right = 0
     if q_length < q_len and s_length < s_len:
-        score_right = align_packed(matrix, q, q_length, q_len - q_length, s_packed, s_length,
-                                   s_len - s_length, not rev, gap_open, gap_extend, x, ab)
+        score_right = align_oriented(matrix, qf, 1 + a + q_length, q_len - q_length, s_packed,
+                                     s_length, s_len - s_length, not rev, gap_open, gap_extend,
+                                     x, ab, best, best_gap)
         q_end = q_length + ab[1]
         s_end = s_length + ab[0]
     else:
@@ -179,12 +217,17 @@ def dp_prelim_all(matrix, q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, ga
     is the caller's, as for :func:`~clalign.blast.nucl_greedy.greedy_prelim_all`."""
     n = rows.shape[0]
     out = np.zeros((n, 7), dtype=np.int64)
+    qf = np.full(q.shape[0] + 2, 15, dtype=np.uint8)  # oriented_batch of the batch
+    qf[1:-1] = q
+    qr = qf[::-1].copy()
+    ab = np.zeros(2, dtype=np.int64)
+    best = np.empty(ctx_lengths.max() + 2 if ctx_lengths.shape[0] else 2, dtype=np.int64)
+    best_gap = np.empty_like(best)
     for k in range(n):
         c = rows[k, 0]
-        q0 = ctx_offsets[c]
-        qc = q[q0:q0 + ctx_lengths[c]]
-        r = dp_prelim(matrix, qc, ctx_lengths[c], s_packed, s_len, rows[k, 1], rows[k, 2], rows[k, 3],
-                      rows[k, 4], gap_open, gap_extend, x_dropoff)
+        r = dp_prelim_oriented(matrix, qf, qr, ctx_offsets[c], ctx_lengths[c], s_packed, s_len,
+                               rows[k, 1], rows[k, 2], rows[k, 3], rows[k, 4], gap_open,
+                               gap_extend, x_dropoff, ab, best, best_gap)
         for j in range(7):
             out[k, j] = r[j]
     return out

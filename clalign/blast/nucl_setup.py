@@ -348,6 +348,17 @@ class Setup:
     stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
     _evalues: dict = field(default_factory=dict, repr=False)
     _keys: tuple = field(default=None, repr=False)     # evalues_bits' arrays per statistics key
+    _oriented: tuple = field(default=None, repr=False)
+
+    def oriented_query(self):
+        """The batch as ``nucl_gapped.oriented_batch`` gives it, for ``-task blastn``'s
+        preliminary DP (made on first use, once per search; megablast gets two 1-letter stand-ins,
+        unread). Threads racing here make equal arrays, any one of which will do."""
+        if self._oriented is None:
+            from .nucl_gapped import oriented_batch
+            self._oriented = (oriented_batch(self.batch.seq) if not self.opts.greedy
+                              else (np.full(1, 15, np.uint8), np.full(1, 15, np.uint8)))
+        return self._oriented
 
     def evalue_bits(self, score: int, context: int):
         """``nucl_evalue_bits`` of a raw score in a context, remembered per (score, statistics

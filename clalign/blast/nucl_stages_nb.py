@@ -18,7 +18,7 @@ from ..runtime.jit import njit
 import numpy as np
 
 from . import itree_nb as it
-from .nucl_gapped import dp_prelim
+from .nucl_gapped import dp_prelim_oriented
 from .nucl_greedy import DEL, INS, SUB, greedy_prelim
 from .nucl_greedy_core import _grow
 from .nucl_traceback import dp_traceback, greedy_traceback, reevaluate_gapped
@@ -28,14 +28,18 @@ NCOL = 8
 
 
 @njit(cache=True, nogil=True)
-def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix, reward,
-                penalty, gap_open, gap_extend, xdrop, sep):
+def prelim_rows(rows, q, qf, qr, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix,
+                reward, penalty, gap_open, gap_extend, xdrop, sep):
     """The preliminary HSP rows of one piece (purged, in score order, query positions relative
     to the context) from its initial hits ``rows`` (int64 (n, 7): q_off, s_off, q_start,
-    s_start, length, score, context; query positions in the batch ``q``)."""
+    s_start, length, score, context; query positions in the batch ``q``). ``qf``, ``qr``: the
+    batch as ``nucl_gapped.oriented_batch`` gives it (read by the dynamic programming only)."""
     n = rows.shape[0]
     H = np.zeros((max(n, 1), NCOL), dtype=np.int64)
     nodes, st = it.new_tree(q.shape[0] + 1, s_len + 1, 4 * it.ADD_NODES)
+    ab = np.zeros(2, dtype=np.int64)              # the DP's scratch, once per piece
+    best = np.empty(1 if greedy else ctx_len.max() + 2, dtype=np.int64)
+    best_gap = np.empty_like(best)
     m = 0
     for k in range(n):
         c = rows[k, 6]
@@ -43,13 +47,13 @@ def prelim_rows(rows, q, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matr
         uq, us, ul = rows[k, 2], rows[k, 3], rows[k, 4]
         if m > 0 and it.contains_in(nodes, H, rows[k, 5], uq, uq + ul, us, us + ul, c, sep):
             continue
-        qc = q[a:a + ctx_len[c]]
         if greedy:
-            r = greedy_prelim(qc, ctx_len[c], s_packed, s_len, uq - a, us, ul, reward, penalty,
-                              gap_open, gap_extend, xdrop)
+            r = greedy_prelim(q[a:a + ctx_len[c]], ctx_len[c], s_packed, s_len, uq - a, us, ul,
+                              reward, penalty, gap_open, gap_extend, xdrop)
         else:
-            r = dp_prelim(matrix, qc, ctx_len[c], s_packed, s_len, rows[k, 0] - a, rows[k, 1],
-                          us + ul, rows[k, 5], gap_open, gap_extend, xdrop)
+            r = dp_prelim_oriented(matrix, qf, qr, a, ctx_len[c], s_packed, s_len, rows[k, 0] - a,
+                                   rows[k, 1], us + ul, rows[k, 5], gap_open, gap_extend, xdrop,
+                                   ab, best, best_gap)
         if r[0] < cutoff[c]:
             continue
         H[m, 0] = r[0]
@@ -94,7 +98,8 @@ def prelim_hsps(st, rows, s_packed, s_len: int) -> np.ndarray:
     """The preliminary HSPs of one piece, purged, in ``score_order``: int64 rows as the module
     says, query positions relative to the context."""
     o, b = st.opts, st.batch
-    return prelim_rows(rows, b.seq, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
+    qf, qr = st.oriented_query()
+    return prelim_rows(rows, b.seq, qf, qr, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
                        o.greedy, st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
                        st.xdrop_gap, o.min_diag_separation)
 
