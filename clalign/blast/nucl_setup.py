@@ -57,6 +57,11 @@ BLASTNA_OF = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(_LETTERS):
     BLASTNA_OF[ord(_c)] = BLASTNA_OF[ord(_c.lower())] = _i
 BLASTNA_OF[ord("U")] = BLASTNA_OF[ord("u")] = 3
+#: BLASTNA_OF as a ``bytes.translate`` table, whitespace (which a sequence line's own reading
+#: drops or refuses) as _SPACE_CODE
+_SPACE_CODE = b"\xfe"
+_CODE_BYTES = bytes(np.where(np.isin(np.arange(256), list(b" \t\r\x0b\x0c")), 254, BLASTNA_OF)
+                    .astype(np.uint8))
 
 
 @dataclass
@@ -127,6 +132,22 @@ def read_queries(path):
         data = open(path, "rb").read()
     except OSError as exc:
         raise InputError(f"cannot read query file ({exc.strerror})", path) from None
+    from .nucl_fasta import split_records
+
+    got = split_records(data)   # the common layout at once; anything else line by line below
+    if got is not None:
+        heads, letters, bounds = got
+        text = letters.translate(_CODE_BYTES)
+        if _SPACE_CODE not in text:   # whitespace in a sequence line: line by line
+            if b"\xff" in text:
+                _bad_letter(data, path)
+            codes = np.frombuffer(text, dtype=np.uint8).copy()   # writable, as numpy makes it
+            queries = []
+            for k, (head, a, b) in enumerate(zip(heads, bounds[:-1], bounds[1:]), 1):
+                title = head.decode("utf-8", "replace")
+                queries.append(Query(title.split(None, 1)[0] if title.strip() else f"Query_{k}",
+                                     title, letters[a:b], codes[a:b]))
+            return queries
     out, head, seq, head_line = [], None, [], 0
     for n, line in enumerate(data.split(b"\n"), 1):
         line = line.rstrip(b"\r")
