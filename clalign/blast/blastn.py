@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
 
 import numpy as np
 
@@ -386,28 +387,30 @@ def _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len):
     best_s = np.maximum.reduceat(R[:, 0], starts)
     kq = np.asarray(qis, dtype=np.int64)[pair[starts]]
     minus = np.asarray(b.minus, dtype=bool)[R[:, 5]]
-    qlen = np.array([len(queries[qi].codes) for qi in kq.tolist()], dtype=np.int64)
-    qlen = np.repeat(qlen, np.diff(np.r_[starts, len(R)]))
+    pq = [queries[qi] for qi in kq.tolist()]
+    pair_of = np.repeat(np.arange(len(pq)), np.diff(np.r_[starts, len(R)]))
+    qlen = np.array([len(q.codes) for q in pq], dtype=np.int64)[pair_of]
     qs, qe, ss, se, qres, sres = R[:, 1], R[:, 2], R[:, 3], R[:, 4], R[:, 14], R[:, 15]
     qstart = np.where(minus, qlen - qe + 1, qs + 1)
     sstart = np.where(minus, se, ss + 1)
     send = np.where(minus, ss + 1, ss + sres)
-    cols = np.column_stack([R[:, 0], qstart, qstart + qres - 1, sstart, send, R[:, 9], R[:, 9] + R[:, 10],
-                            R[:, 11], R[:, 12], R[:, 13], minus]).tolist()
-    e, bits = e.tolist(), bits.tolist()
+    c0, c1 = R[:, 9].tolist(), (R[:, 9] + R[:, 10]).tolist()
+    ident = R[:, 11].tolist()
+    # every record in one map over the columns (a Python loop per pair and per record cost
+    # ~9 us a record, all of it holding the interpreter lock)
+    n, each = len(R), pair_of.tolist()
+    per_record = lambda xs: list(map(xs.__getitem__, each))
     sid, title = name
-    sid = str(sid)
-    recs = []
-    bounds = starts.tolist() + [len(cols)]
-    for qi, lo, hi in zip(kq.tolist(), bounds[:-1], bounds[1:]):
-        query = queries[qi]
-        q_id, q_len, q_title = str(query.qid), len(query.codes), query.title
-        recs.append([Alignment(q_id, sid, q_len, s_len, sc, bits[i], e[i], q0, q1, s0, s1, qtext[c0:c1],
-                               stext[c0:c1], ident, ident, gaps, opens, subject_index=oid,
-                               subject_title=title, query_title=q_title,
-                               sstrand="minus" if mi else "plus")
-                     for i, (sc, q0, q1, s0, s1, c0, c1, ident, gaps, opens, mi) in
-                     enumerate(cols[lo:hi], lo)])
+    recs = list(map(Alignment, per_record([str(q.qid) for q in pq]), repeat(str(sid), n),
+                    qlen.tolist(), repeat(s_len, n), R[:, 0].tolist(), bits.tolist(), e.tolist(),
+                    qstart.tolist(), (qstart + qres - 1).tolist(), sstart.tolist(), send.tolist(),
+                    list(map(qtext.__getitem__, map(slice, c0, c1))),
+                    list(map(stext.__getitem__, map(slice, c0, c1))), ident, ident,
+                    R[:, 12].tolist(), R[:, 13].tolist(), repeat(oid, n), repeat(title, n),
+                    per_record([q.title for q in pq]),
+                    list(map(("plus", "minus").__getitem__, minus.astype(np.int64).tolist()))))
+    bounds = starts.tolist() + [n]
+    recs = [recs[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
     return kq, best_e, best_s, recs, time.perf_counter() - t0
 
 

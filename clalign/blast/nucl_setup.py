@@ -24,6 +24,7 @@ Lambda)``; gapped X-drops ``bits ln2 / Lambda_gapped`` (final at least the preli
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..runtime.jit import njit
@@ -57,6 +58,11 @@ BLASTNA_OF = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(_LETTERS):
     BLASTNA_OF[ord(_c)] = BLASTNA_OF[ord(_c.lower())] = _i
 BLASTNA_OF[ord("U")] = BLASTNA_OF[ord("u")] = 3
+#: BLASTNA_OF as a ``bytes.translate`` table, whitespace (which a sequence line's own reading
+#: drops or refuses) as _SPACE_CODE
+_SPACE_CODE = b"\xfe"
+_CODE_BYTES = bytes(np.where(np.isin(np.arange(256), list(b" \t\r\x0b\x0c")), 254, BLASTNA_OF)
+                    .astype(np.uint8))
 
 
 @dataclass
@@ -127,6 +133,22 @@ def read_queries(path):
         data = open(path, "rb").read()
     except OSError as exc:
         raise InputError(f"cannot read query file ({exc.strerror})", path) from None
+    from .nucl_fasta import split_records
+
+    got = split_records(data)   # the common layout at once; anything else line by line below
+    if got is not None:
+        heads, letters, bounds = got
+        text = letters.translate(_CODE_BYTES)
+        if _SPACE_CODE not in text:   # whitespace in a sequence line: line by line
+            if b"\xff" in text:
+                _bad_letter(data, path)
+            codes = np.frombuffer(text, dtype=np.uint8).copy()   # writable, as numpy makes it
+            queries = []
+            for k, (head, a, b) in enumerate(zip(heads, bounds[:-1], bounds[1:]), 1):
+                title = head.decode("utf-8", "replace")
+                queries.append(Query(title.split(None, 1)[0] if title.strip() else f"Query_{k}",
+                                     title, letters[a:b], codes[a:b]))
+            return queries
     out, head, seq, head_line = [], None, [], 0
     for n, line in enumerate(data.split(b"\n"), 1):
         line = line.rstrip(b"\r")
@@ -203,10 +225,17 @@ def on_threads(fn, weights, threads: int):
 
 def build_batch(queries, masks=None, strand="both", threads: int = 1):
     """:meth:`QueryBatch.build` (the spec) with the sequence filled in one compiled pass and
-    the per-context arrays made at once; contexts without masks get their one segment
-    directly (100,000 reads: ~2 s in the per-query loop before), and the segments come also as
-    an ``(n, 2)`` int64 array (``seg_array``)."""
-    from .nucl_lookup import _COMPLEMENT, context_segments
+    the per-context arrays made at once (:func:`batch_layout`, then :func:`set_segments`)."""
+    batch = batch_layout(queries, strand, threads)
+    set_segments(batch, masks)
+    return batch
+
+
+def batch_layout(queries, strand="both", threads: int = 1):
+    """A :class:`QueryBatch` of ``queries`` without its segments (they need the masks:
+    :func:`set_segments`): the contexts' codes filled in one compiled pass, the per-context
+    arrays made at once."""
+    from .nucl_lookup import _COMPLEMENT
 
     if strand not in ("both", "plus", "minus"):
         raise ValueError(f"strand must be both, plus or minus, got {strand!r}")
@@ -227,11 +256,20 @@ def build_batch(queries, masks=None, strand="both", threads: int = 1):
     allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
     on_threads(lambda c0, c1: _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus,
                                              _COMPLEMENT, c0, c1), lengths + 1, threads)
-    # one segment per context without masks (made at once), context_segments for the others
+    return QueryBatch(seq, offsets, lengths, query_of, minus, None)
+
+
+def set_segments(batch, masks=None):
+    """``batch``'s segments from the queries' ``masks``: one per context without masks (made at
+    once; ~2 s for 100,000 reads in a per-query loop before), ``context_segments`` for the
+    others; also as an ``(n, 2)`` int64 array (``seg_array``)."""
+    from .nucl_lookup import context_segments
+
+    offsets, lengths, query_of, minus = batch.offsets, batch.lengths, batch.query_of, batch.minus
     nctx = lengths.size
     masked = np.zeros(nctx, dtype=bool)
     if masks is not None and nctx:
-        masked = np.fromiter((bool(m) for m in masks), dtype=bool, count=nq)[query_of]
+        masked = np.fromiter((bool(m) for m in masks), dtype=bool, count=len(masks))[query_of]
     nseg = (~masked & (lengths > 0)).astype(np.int64)
     special = {}
     for c in np.flatnonzero(masked).tolist():
@@ -247,8 +285,8 @@ def build_batch(queries, masks=None, strand="both", threads: int = 1):
     for c, ss in special.items():
         if ss:
             seg[first[c]:first[c + 1]] = ss
-    segments = list(zip(seg[:, 0].tolist(), seg[:, 1].tolist()))
-    return QueryBatch(seq, offsets, lengths, query_of, minus, segments, seg)
+    batch.segments = list(zip(seg[:, 0].tolist(), seg[:, 1].tolist()))
+    batch.seg_array = seg
 
 
 def ungapped_block(codes, matrix):
@@ -410,31 +448,40 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     """Everything BLAST+ fixes before the first subject is scanned. ``context_searchsp``: a
     search space per context index, used instead of the computed ones (a query chunk's search,
     :mod:`nucl_split`). ``threads``: DUST and the lookup table's sort run on that many threads
-    (same masks, same table)."""
+    (same masks, same table). DUST runs beside the context layout, the statistics and the
+    compressed query, which do not need its masks."""
     from .nucl_context_stats import context_stats
     from .nucl_extend import choose_extend
     from .nucl_words import compress_query_threads
     from .nucl_hsp import strand_offsets
     from .nucl_ungapped import nucl_score_table
 
-    masks = query_masks([q.text for q in queries], dust=opts.dust, lcase=opts.lcase_masking,
-                        threads=threads)
-    batch = build_batch([q.codes for q in queries], masks, strand=opts.strand, threads=threads)
+    # DUST on its own thread while this one lays out the contexts and computes what does not
+    # depend on the masks (statistics, compressed query); the lookup table waits for both
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        dust = pool.submit(query_masks, [q.text for q in queries], dust=opts.dust,
+                           lcase=opts.lcase_masking, threads=threads)
+        try:
+            batch = batch_layout([q.codes for q in queries], strand=opts.strand, threads=threads)
+            matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
+            dbl = opts.dbsize or db_length
+            blocks, group = ungapped_groups(batch, matrix, threads)
+            valid, gps, ssp, cg, cu, xu, stat_key = context_stats(opts, blocks, group, batch.lengths,
+                                                                  dbl, db_num_seqs, context_searchsp)
+            compressed = compress_query_threads(batch.seq, threads)
+        finally:
+            masks = dust.result()
+    set_segments(batch, masks)
     entries, max_off = batch.estimate_entries()
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
-    matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
-    dbl = opts.dbsize or db_length
-    blocks, group = ungapped_groups(batch, matrix, threads)
-    valid, gps, ssp, cg, cu, xu, stat_key = context_stats(opts, blocks, group, batch.lengths, dbl,
-                                                          db_num_seqs, context_searchsp)
     lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
                  nucl_score_table(opts.reward, opts.penalty), gps, valid, ssp, cg, cu, xu,
-                 (0.8 * cu).astype(np.int64), xg, xf, masks, compress_query_threads(batch.seq, threads),
+                 (0.8 * cu).astype(np.int64), xg, xf, masks, compressed,
                  strand_offsets(batch.offsets, batch.minus), stat_key)
 
 
