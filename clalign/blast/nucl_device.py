@@ -183,11 +183,19 @@ class NuclDeviceWords:
         return out
 
     # ---- device work -------------------------------------------------------------------
-    def _ordered(self, lane, src, runs_buf, ngroups, n, width, key, role):
-        """``src`` (n rows of ``width`` uints, written as work-group runs in any order) copied
-        into the buffer of ``role`` with the runs in work-group order (nscan_order)."""
+    @staticmethod
+    def _runs(lane, runs_buf, ngroups):
+        """(the runs (global start, count) a kernel's work-groups wrote, their total): every
+        work-group writes its run, so the total is the kernel's counter without reading it (one
+        wait for the device a stage instead of two)."""
         runs = np.empty((ngroups, 2), np.uint32)
         cl.enqueue_copy(lane.queue, runs, runs_buf)
+        return runs, int(runs[:, 1].sum(dtype=np.int64))
+
+    def _ordered(self, lane, src, runs, n, width, key, role):
+        """``src`` (n rows of ``width`` uints, written as work-group runs in any order, ``runs``
+        as :meth:`_runs` read them) copied into the buffer of ``role`` with the runs in
+        work-group order (nscan_order)."""
         runs = runs[runs[:, 1] > 0]
         dst = lane.buffer(role, 4 * width * max(n, 1))
         if len(runs):
@@ -261,12 +269,11 @@ class NuclDeviceWords:
         k.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
                    lane.counters, matched, runs)
         lane.launch(k, total, "device_scan")
-        nmatched = int(lane.read_counters()[0])
+        scan_runs, nmatched = self._runs(lane, runs, groups(total))
         if nmatched == 0:
             lane.kernel_times()
             return job
-        matched = self._ordered(lane, matched, runs, groups(total), nmatched, 2, "device_order",
-                                "matched_o")
+        matched = self._ordered(lane, matched, scan_runs, nmatched, 2, "device_order", "matched_o")
         # the extension's output (16 bytes a pair at most) bounds the pairs one block may have
         fit = self.alloc_limit() // 16
         room = min(max(MIN_ROOM, 2 * nmatched), fit)
@@ -277,7 +284,7 @@ class NuclDeviceWords:
             k.set_args(matched, np.uint32(nmatched), self.b_cell, lane.counters, pairs,
                        np.uint32(room), runs)
             lane.launch(k, nmatched, "device_lookup")
-            npairs = int(lane.read_counters()[1])
+            lookup_runs, npairs = self._runs(lane, runs, groups(nmatched))
             if npairs <= room:
                 break
             if npairs > fit:
@@ -286,8 +293,7 @@ class NuclDeviceWords:
                 return job
             room = npairs
             lane.zero(1)
-        pairs = self._ordered(lane, pairs, runs, groups(nmatched), npairs, 2, "device_order",
-                              "pairs_o")
+        pairs = self._ordered(lane, pairs, lookup_runs, npairs, 2, "device_order", "pairs_o")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
             self.keep.update(pos0=pos0, matched=lane.read(matched, nmatched, 2),
                              pairs=lane.read(pairs, npairs, 2))
@@ -301,12 +307,12 @@ class NuclDeviceWords:
                        self.b_ctx_len, np.int32(self.nctx), lane.counters, out, np.uint32(room),
                        runs)
             lane.launch(k, npairs, "device_extend")
-            nout = int(lane.read_counters()[2])
+            extend_runs, nout = self._runs(lane, runs, groups(npairs))
             if nout <= room:
                 break
             room = nout
             lane.zero(2)
-        out = self._ordered(lane, out, runs, groups(npairs), nout, 4, "device_order", "out_o")
+        out = self._ordered(lane, out, extend_runs, nout, 4, "device_order", "out_o")
         job["counts"] = (total, nmatched, npairs, nout)
         if self.ung is not None:
             if nout == 0:

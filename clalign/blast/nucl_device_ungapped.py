@@ -274,14 +274,18 @@ class DeviceUngapped:
             job["room"] = saved
             out = self._spec(job, lane)
         t0 = time.perf_counter()
+        k_out = None
+        if self.hash and len(keys):     # not waited on: the rows' read below passes it
+            k_out = np.empty(NW_KEYS, np.int32)
+            cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
         rows = np.empty((saved, ROW), np.int32)
         if saved:
             cl.enqueue_copy(lane.queue, rows, out)
+        elif k_out is not None:
+            lane.queue.finish()
         if job["resets"][-1] > 0:    # a clear after a key's last start empties its chain
             self.k[:] = 0
-        if self.hash and len(keys):
-            k_out = np.empty(NW_KEYS, np.int32)
-            cl.enqueue_copy(lane.queue, k_out, r["k_out"])
+        if k_out is not None:
             self.k[keys] = k_out[keys]
         lane.add("device_copies", time.perf_counter() - t0)
         lane.kernel_times()

@@ -88,6 +88,7 @@ class Lane:
         return out
 
     def zero(self, index):
-        got = self.read_counters()
-        got[index] = 0
-        self.write(self.counters, got)
+        """Counter ``index`` set to 0 (a write queued behind the launches, not a read)."""
+        a = np.zeros(1, np.uint32)
+        cl.enqueue_copy(self.queue, self.counters, a, dst_offset=4 * index, is_blocking=False)
+        self.held.append(a)
