@@ -22,8 +22,8 @@ the CPU path's padded subject does.
    in order through a local buffer and one global atomic per work-group.
 
 Each kernel also writes its work-group's run (global start, count). The atomics leave the runs in
-any order; nscan_order copies every run to its place in work-group order (the host sums the
-counts), so each stage's output is in BLAST+'s scan order (subject offset, then the table's
+any order; nscan_dest sums the counts in work-group order (one work-group) and nscan_order
+copies every run to its place, so each stage's output is in BLAST+'s scan order (subject offset, then the table's
 order of the cell's query offsets) and the next stage keeps it.
 
 Counters: [0] matched positions, [1] pairs, [2] survivors. A kernel whose output is full still
@@ -85,6 +85,22 @@ inline uint group_scan(__local uint *a, const int lid, const uint v, uint *total
     const uint r = a[lid] - v;
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
+}
+
+/* dest[g] = the counts of runs 0..g-1: one work-group walks the n runs WG at a time. */
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nscan_dest(__global const uint2 *runs, const uint n, __global uint *dest)
+{
+    __local uint sc[${WG}];
+    const int lid = get_local_id(0);
+    uint carry = 0u;
+    for (uint a = 0; a < n; a += ${WG}) {
+        const uint i = a + lid;
+        uint total;
+        const uint at = group_scan(sc, lid, i < n ? runs[i].y : 0u, &total);
+        if (i < n) dest[i] = carry + at;
+        carry += total;
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))

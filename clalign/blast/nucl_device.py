@@ -183,29 +183,20 @@ class NuclDeviceWords:
         return out
 
     # ---- device work -------------------------------------------------------------------
-    @staticmethod
-    def _runs(lane, runs_buf, ngroups):
-        """(the runs (global start, count) a kernel's work-groups wrote, their total): every
-        work-group writes its run, so the total is the kernel's counter without reading it (one
-        wait for the device a stage instead of two)."""
-        runs = np.empty((ngroups, 2), np.uint32)
-        cl.enqueue_copy(lane.queue, runs, runs_buf)
-        return runs, int(runs[:, 1].sum(dtype=np.int64))
-
-    def _ordered(self, lane, src, runs, n, width, key, role):
-        """``src`` (n rows of ``width`` uints, written as work-group runs in any order, ``runs``
-        as :meth:`_runs` read them) copied into the buffer of ``role`` with the runs in
-        work-group order (nscan_order)."""
-        runs = runs[runs[:, 1] > 0]
+    def _ordered(self, lane, src, runs, ngroups, n, width, key, role):
+        """``src`` (n rows of ``width`` uints, written as the ``ngroups`` work-groups' runs in any
+        order; ``runs`` their (start, count) buffer) copied into the buffer of ``role`` with the
+        runs in work-group order: nscan_dest sums the counts, nscan_order moves the runs, both
+        on the device and not waited on."""
         dst = lane.buffer(role, 4 * width * max(n, 1))
-        if len(runs):
-            dest = np.zeros(len(runs), np.uint32)
-            np.cumsum(runs[:-1, 1], out=dest[1:])
-            b_runs = lane.upload(role + "_runs", runs)
-            b_dest = lane.upload(role + "_dest", dest)
+        if n:
+            dest = lane.buffer(role + "_dest", 4 * ngroups)
+            k = lane.kernel(self.prg, "nscan_dest")
+            k.set_args(runs, np.uint32(ngroups), dest)
+            lane.launch(k, self.wg, key)
             k = lane.kernel(self.prg, "nscan_order")
-            k.set_args(src, dst, b_runs, b_dest, np.int32(width))
-            lane.launch(k, len(runs) * self.wg, key)
+            k.set_args(src, dst, runs, dest, np.int32(width))
+            lane.launch(k, ngroups * self.wg, key)
         return dst
 
     def block(self, a: int, e: int, lane=None) -> dict:
@@ -269,11 +260,12 @@ class NuclDeviceWords:
         k.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
                    lane.counters, matched, runs)
         lane.launch(k, total, "device_scan")
-        scan_runs, nmatched = self._runs(lane, runs, groups(total))
+        nmatched = int(lane.read_counters()[0])
         if nmatched == 0:
             lane.kernel_times()
             return job
-        matched = self._ordered(lane, matched, scan_runs, nmatched, 2, "device_order", "matched_o")
+        matched = self._ordered(lane, matched, runs, groups(total), nmatched, 2, "device_order",
+                                "matched_o")
         # the extension's output (16 bytes a pair at most) bounds the pairs one block may have
         fit = self.alloc_limit() // 16
         room = min(max(MIN_ROOM, 2 * nmatched), fit)
@@ -284,7 +276,7 @@ class NuclDeviceWords:
             k.set_args(matched, np.uint32(nmatched), self.b_cell, lane.counters, pairs,
                        np.uint32(room), runs)
             lane.launch(k, nmatched, "device_lookup")
-            lookup_runs, npairs = self._runs(lane, runs, groups(nmatched))
+            npairs = int(lane.read_counters()[1])
             if npairs <= room:
                 break
             if npairs > fit:
@@ -293,7 +285,8 @@ class NuclDeviceWords:
                 return job
             room = npairs
             lane.zero(1)
-        pairs = self._ordered(lane, pairs, lookup_runs, npairs, 2, "device_order", "pairs_o")
+        pairs = self._ordered(lane, pairs, runs, groups(nmatched), npairs, 2, "device_order",
+                              "pairs_o")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
             self.keep.update(pos0=pos0, matched=lane.read(matched, nmatched, 2),
                              pairs=lane.read(pairs, npairs, 2))
@@ -307,12 +300,12 @@ class NuclDeviceWords:
                        self.b_ctx_len, np.int32(self.nctx), lane.counters, out, np.uint32(room),
                        runs)
             lane.launch(k, npairs, "device_extend")
-            extend_runs, nout = self._runs(lane, runs, groups(npairs))
+            nout = int(lane.read_counters()[2])
             if nout <= room:
                 break
             room = nout
             lane.zero(2)
-        out = self._ordered(lane, out, extend_runs, nout, 4, "device_order", "out_o")
+        out = self._ordered(lane, out, runs, groups(npairs), nout, 4, "device_order", "out_o")
         job["counts"] = (total, nmatched, npairs, nout)
         if self.ung is not None:
             if nout == 0:
