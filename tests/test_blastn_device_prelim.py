@@ -33,8 +33,9 @@ def _ref(st, s_packed, s_len, q_off, s_off, u_s_end, u_score, c):
 
 
 def _words(nt, st, device, band, **override):
-    dw = NuclDeviceWords(nt, st, _dev(device), dict({"UNGAPPED": "all"}, **override),
-                         pipeline=False, hits=True, ungapped_override={"DP_BAND": band})
+    dw = NuclDeviceWords(nt, st, _dev(device),
+                         dict({"UNGAPPED": "all", "PRELIM": True}, **override), pipeline=False,
+                         hits=True, ungapped_override={"DP_BAND": band})
     assert dw.ung.dp is not None and dw.ung.width == 9 + DP_COLS
     return [dw.pairs(oid) for oid in range(len(nt))]
 
@@ -82,8 +83,9 @@ def _hand_rows(rng, nt, st, dw, a, e):
             q_len, qa = int(b.lengths[c]), int(b.offsets[c])
             if q_len < 12 or s_len < 12:
                 continue
-            for qo in {0, 1, 2, 3, 5, q_len // 2, q_len - 12, q_len - 9, q_len - 5, q_len - 1}:
-                for so in {0, 1, 2, 3, 4, 7, s_len // 2, s_len - 12, s_len - 9, s_len - 4, s_len - 1}:
+            for qo in sorted({0, 1, 2, 3, 5, q_len // 2, q_len - 12, q_len - 9, q_len - 1}):
+                for so in sorted({0, 1, 2, 3, 4, 7, s_len // 2, s_len - 12, s_len - 9,
+                                  s_len - 4, s_len - 1}):
                     length = int(rng.integers(1, 1 + min(q_len - qo, s_len - so, 40)))
                     back = int(rng.integers(0, 1 + min(qo, so, 6)))
                     rows.append((g - a, 0, qa + qo, so, qa + qo - back, so - back, length + back,
@@ -95,7 +97,8 @@ def _hand_check(device, tmp_path, band):
     """The kernel run directly on :func:`_hand_rows`: (rows, computed, mismatches)."""
     qf, db = _data(tmp_path, seed=5, nquery=8)
     nt, st = _setup(qf, db, "small", 8, 11)
-    dw = NuclDeviceWords(nt, st, _dev(device), {"UNGAPPED": "all", "BLOCK_BASES": 1 << 20},
+    dw = NuclDeviceWords(nt, st, _dev(device),
+                         {"UNGAPPED": "all", "PRELIM": True, "BLOCK_BASES": 1 << 20},
                          pipeline=False, hits=True,
                          ungapped_override={"DP_BAND": band, "DP_LAUNCH": 64, "DP_WG": 32})
     (a, e), = dw.blocks
@@ -142,6 +145,33 @@ def test_ring_off_by_one_fails(each_device, tmp_path, monkeypatch):
 
     monkeypatch.setattr(runtime, "_source", mutated)
     assert _hand_check(each_device, tmp_path, 8)[2] > 0
+
+
+def test_prelim_rows_takes_computed_results(tmp_path):
+    """``prelim_rows`` takes the precomputed columns where the status says computed (garbage
+    there changes the HSPs), computes the rows marked NONE itself (garbage there does not)."""
+    from clalign.blast.nucl_stages_nb import prelim_hsps
+
+    qf, db = _data(tmp_path, seed=12, nquery=30)
+    nt, st = _setup(qf, db, "small", 8, 11)
+    changed = 0
+    for oid, chunks in enumerate(_cpu(nt, st)):
+        s = np.ascontiguousarray(nt.packed(oid))
+        for (off, ln), w in zip(subject_chunks(int(nt.lengths[oid])), chunks):
+            if not len(w):
+                continue
+            sp = s[off // 4:(off + ln + 3) // 4]
+            want = prelim_hsps(st, w, sp, ln)
+            pre = np.array([_ref(st, sp, ln, r[0], r[1], r[3] + r[4], r[5], r[6]) + (NDP_DONE,)
+                            for r in w.tolist()], np.int64)
+            assert np.array_equal(prelim_hsps(st, np.hstack([w, pre]), sp, ln), want)
+            junk = np.full_like(pre, 7)
+            junk[:, 7] = NDP_NONE
+            assert np.array_equal(prelim_hsps(st, np.hstack([w, junk]), sp, ln), want)
+            junk[:, 0] = 10 ** 6
+            junk[:, 7] = NDP_DONE
+            changed += not np.array_equal(prelim_hsps(st, np.hstack([w, junk]), sp, ln), want)
+    assert changed
 
 
 SEARCH = os.path.join(os.path.dirname(__file__), "data", "blastn", "search")

@@ -29,6 +29,11 @@ Why a word start's decision depends on its key only (one-hit searches, window 0)
   reuses depends on that length, their contents never matter), carried from block to block
   in ``self.k``, and cleared where BLAST+'s ``Blast_ExtendWordExit`` clears the store.
 
+With ``prelim`` (``BLASTN_SCAN.PRELIM``, -task blastn / blastn-short), ``finish`` also runs
+``kernels/blast_nucl_gapped.mako`` on every saved row: the preliminary stage's score-only DP of
+each hit, which depends on the hit alone, handed to the workers as 8 more columns
+(``nucl_stages_nb.prelim_rows``' ``pre``).
+
 So the keys (``NBUCKET``: the hash buckets, or the array's cells modulo ``NBUCKET``) are
 independent; their starts are put in key order by a stable counting sort on the device (the
 host sums the histogram). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
@@ -52,7 +57,8 @@ import pyopencl as cl
 from ..errors import ParameterError
 from . import nucl_words
 from .hsp import lexsort_packed
-from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NW_KEYS, NW_ROW as ROW)
+from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NDP_DONE, NW_KEYS,
+                     NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
 #: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH).
@@ -326,6 +332,9 @@ class DeviceUngapped:
             counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
             counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
             counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
+            if self.dp is not None:   # hits whose band outgrew the ring: the workers' DP
+                counts["prelim_left"] = counts.get("prelim_left", 0) + int(
+                    (res[kept, 7] != NDP_DONE).sum())
         if self.dp is None:
             rows = rows[:, :9].astype(np.int64)
         else:

@@ -280,5 +280,10 @@ BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
 # device's (the kernels share the two cores with the workers and queue behind the scan in the
 # producer thread); whole commands 2.21-2.47 s against 2.42-2.67 s. CPU devices keep the
 # compiled word finder; other devices take the default ('blastn': -task blastn on the device).
-register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu", "LANES": 1})],
+# PRELIM on PoCL (same VM, 2026-11-29, branch ndp, 30 genes x 20 Mb -task blastn, 2 threads,
+# UNGAPPED forced to 'blastn', rounds 2-4 alternating): 0.72-0.75 s in-process with the device's
+# DP (its kernel 0.17-0.18 s for 17,331 saved hits) against 0.57-0.66 s without; CPU devices
+# keep the DP on the workers (docs/perf/blastn.md).
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu", "LANES": 1,
+                                                  "PRELIM": False})],
          BLASTN_SCAN)
