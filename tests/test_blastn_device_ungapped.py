@@ -97,7 +97,7 @@ def _equal(got, want):
     assert [len(c) for c in got] == [len(c) for c in want]
     for g, w in zip(got, want):
         for a, b in zip(g, w):
-            assert np.array_equal(a, b), (a[:5], b[:5])
+            assert np.array_equal(a[:, :7], b), (a[:5], b[:5])   # then the device DP's columns
 
 
 @pytest.mark.parametrize("kind,width,word", CASES)
@@ -245,7 +245,7 @@ def _device_starts(nt, st, starts, device, blocks, piece=32):
                         hostbuf=rows)
         got = dw.ung.run(buf, len(rows), blk, resets)
         for g in range(a, e):
-            out[g] = segment_hits(got[got[:, 0] == g - a, 1:])
+            out[g] = segment_hits(got[got[:, 0] == g - a, 1:])[:, :7]
     return out
 
 

@@ -47,7 +47,7 @@ from .params import BLASTN_SCAN
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "LANES", "UNGAPPED")
+HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "LANES", "UNGAPPED", "PRELIM")
 
 
 def scan_values(rt, flat, extender: str, override=None) -> dict:
@@ -145,7 +145,8 @@ class NuclDeviceWords:
             from .nucl_device_ungapped import MAX_BLOCK_POSITION, DeviceUngapped
             if max(int(self.seg[3][a:e].sum()) for a, e in self.blocks) >= MAX_BLOCK_POSITION:
                 raise ParameterError("blastn device: BLOCK_BASES too large for UNGAPPED")
-            self.ung = DeviceUngapped(self, st, ungapped_override)
+            self.ung = DeviceUngapped(self, st, ungapped_override,
+                                      prelim=v["PRELIM"] and not st.opts.greedy)
         self.keep = None             # a dict: run_block stores its matched positions and pairs
         self.done_seg = 0            # segments whose results have been taken
         self.results = {}            # oid -> [(hq, hs)] per chunk
@@ -230,7 +231,8 @@ class NuclDeviceWords:
     def run_block(self, a: int, e: int, lane=None) -> np.ndarray:
         """Word starts of segments a..e-1 in scan order: int64 rows (segment, q, s); with
         ``self.ung``, the segments' saved initial hits instead, in no particular order (rows
-        (segment, word index, q_off, s_off, q_start, s_start, length, score, context)).
+        (segment, word index, q_off, s_off, q_start, s_start, length, score, context, then
+        the device DP's results where it runs: ``DeviceUngapped.width`` columns)).
         A block whose word pairs would need a buffer larger than the device allocates (many
         short queries: ``-task blastn-short``'s words of 7 match most positions) is run as its
         two halves, in order; a single segment that still does not fit is an error. The two
@@ -344,7 +346,7 @@ class NuclDeviceWords:
             return job["rows"] if job["rows"] is not None else np.zeros((0, 3), np.int64)
         if job["ung"] is None:
             self.ung.skip(job["resets"])
-            return np.zeros((0, 9), np.int64)
+            return np.zeros((0, self.ung.width), np.int64)
         rows = self.ung.finish(job["ung"], lane)    # its last read passes every launch
         counts["saved"] = counts.get("saved", 0) + len(rows)
         rows[:, 0] += a
@@ -408,7 +410,8 @@ class NuclDeviceWords:
     def pairs(self, oid: int, raw: bool = False):
         """[(hq, hs)] word starts of each chunk of subject ``oid`` (scan order; int64); with
         ``self.ung``, each chunk's saved initial hits (int64 rows (q_off, s_off, q_start,
-        s_start, length, score, context), sorted as :func:`nucl_search.initial_hits`), or
+        s_start, length, score, context), sorted as :func:`nucl_search.initial_hits`; with the
+        device's preliminary DP, its 8 results follow: ``nucl_stages_nb.prelim_rows``' ``pre``), or
         with ``raw`` their unsorted rows for :meth:`hits` (so that callers sharing this object
         under a lock sort outside it)."""
         t0 = time.perf_counter()

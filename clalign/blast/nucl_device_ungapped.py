@@ -29,6 +29,11 @@ Why a word start's decision depends on its key only (one-hit searches, window 0)
   reuses depends on that length, their contents never matter), carried from block to block
   in ``self.k``, and cleared where BLAST+'s ``Blast_ExtendWordExit`` clears the store.
 
+With ``prelim`` (``BLASTN_SCAN.PRELIM``, -task blastn / blastn-short), ``finish`` also runs
+``kernels/blast_nucl_gapped.mako`` on every saved row: the preliminary stage's score-only DP of
+each hit, which depends on the hit alone, handed to the workers as 8 more columns
+(``nucl_stages_nb.prelim_rows``' ``pre``).
+
 So the keys (``NBUCKET``: the hash buckets, or the array's cells modulo ``NBUCKET``) are
 independent; their starts are put in key order by a stable counting sort on the device (the
 host sums the histogram). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
@@ -52,10 +57,14 @@ import pyopencl as cl
 from ..errors import ParameterError
 from . import nucl_words
 from .hsp import lexsort_packed
-from .params import BLASTN_UNGAPPED, NW_KEYS
+from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NDP_DONE, NW_KEYS,
+                     NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
-ROW = 10                 # ints per saved hit written by nw_spec / nw_redo
+#: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH).
+DP_TUNABLE = {"DP_WG": "WG", "DP_BAND": "BAND", "DP_LAUNCH": "LAUNCH"}
+#: Columns the device DP adds to each saved hit (nucl_stages_nb.prelim_rows' ``pre``).
+DP_COLS = 8
 MAX_BLOCK_POSITION = 1 << 30      # block positions (and the kernel's STALE) stay in an int
 #: Room (saved hits) of a block's first nw_spec/nw_redo launch: the larger of MIN_SAVED and one
 #: per STARTS_PER_SAVED word starts; a block that saves more runs again with room for all.
@@ -75,7 +84,7 @@ def ungapped_values(flat, batch_length: int, override=None) -> dict:
     """Template values (validated) of one search: the search's width, word, store and extender
     rule; the :data:`TUNABLE` ones from ``override`` or the defaults."""
     v = {p.name: p.default for p in BLASTN_UNGAPPED.all()}
-    override = dict(override or {})
+    override = {k: x for k, x in dict(override or {}).items() if k not in DP_TUNABLE}
     fixed = set(override) - set(TUNABLE)
     if fixed:
         raise ParameterError(f"blastn device ungapped: unknown or fixed parameter(s) {sorted(fixed)}")
@@ -84,6 +93,21 @@ def ungapped_values(flat, batch_length: int, override=None) -> dict:
              HASH=batch_length > nucl_words.QUERY_LEN_FOR_HASH,
              EXACT=flat.word_size < nucl_words.EXACT_WORD_BELOW)
     return BLASTN_UNGAPPED.validate(v)
+
+
+def prelim_values(override=None) -> dict:
+    """Template values (validated) of the preliminary DP's kernel: BLASTN_GAPPED's defaults and
+    the ``DP_*`` keys of ``override`` (:data:`DP_TUNABLE`)."""
+    v = {p.name: p.default for p in BLASTN_GAPPED.all()}
+    v.update({DP_TUNABLE[k]: x for k, x in dict(override or {}).items() if k in DP_TUNABLE})
+    return BLASTN_GAPPED.validate(v)
+
+
+def prelim_fits(st) -> bool:
+    """Whether the search's costs and scores stay in the kernel's int32 bounds (its doc)."""
+    o, b = st.opts, st.batch
+    top = int(np.asarray(st.matrix).max()) * int(max(b.lengths.max(), 1)) if len(b.lengths) else 0
+    return max(int(st.xdrop_gap), o.gap_open + o.gap_extend, top) < NDP_COST_MAX
 
 
 def pieces(base, cuts):
@@ -109,8 +133,9 @@ def sort_hits(rows: np.ndarray) -> np.ndarray:
 
 def segment_hits(raw: np.ndarray) -> np.ndarray:
     """One segment's saved hits as :func:`sort_hits` orders them, from its rows (word index,
-    q_off, s_off, q_start, s_start, length, score, context) in any order: int64 rows (q_off,
-    s_off, q_start, s_start, length, score, context). The search's workers call it on their
+    q_off, s_off, q_start, s_start, length, score, context, any further columns: the device
+    DP's) in any order: int64 rows (q_off, s_off, q_start, s_start, length, score, context,
+    the further columns). The search's workers call it on their
     own pieces, so the sort is spread over them instead of the device's feeder thread."""
     order = lexsort_packed((raw[:, 0], raw[:, 3], -raw[:, 5], raw[:, 4], -raw[:, 6]))
     return np.ascontiguousarray(raw[order, 1:], dtype=np.int64)
@@ -136,11 +161,19 @@ def store_clears(lengths) -> np.ndarray:
 class DeviceUngapped:
     """The per-search program, constant buffers and carried diagonal-store state."""
 
-    def __init__(self, dev, st, override=None):
+    def __init__(self, dev, st, override=None, prelim=False):
         self.dev = dev
         rt, b, f = dev.rt, st.batch, st.flat
         self.values = v = ungapped_values(f, len(b.seq), override)
         self.prg = rt.program("blast_nucl_ungapped.mako", BLASTN_UNGAPPED, v)
+        self.dp = None           # the preliminary DP's values and program (``prelim``)
+        if prelim and prelim_fits(st):
+            self.dp = prelim_values(override)
+            self.dp_prg = rt.program("blast_nucl_gapped.mako", BLASTN_GAPPED, self.dp)
+            self.dp_args = (np.int32(st.opts.gap_open), np.int32(st.opts.gap_extend),
+                            np.int32(st.xdrop_gap))
+        #: columns of :meth:`finish`'s rows: 9, plus the DP's results with ``prelim``
+        self.width = 9 + (DP_COLS if self.dp is not None else 0)
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a, dtype=np.int32))
@@ -219,7 +252,7 @@ class DeviceUngapped:
         cl.enqueue_copy(q, cuts, b_cuts)
         lo, piece_key = pieces(base, cuts)
         dev = self.dev
-        job = dict(lo=lo, piece_key=piece_key, base=base, n=n,
+        job = dict(lo=lo, piece_key=piece_key, base=base, n=n, blk=blk,
                    search=[blk["data"], blk["byte"], blk["len"], b_segoff, dev.b_q,
                            np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx),
                            dev.b_cell, dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff,
@@ -273,14 +306,21 @@ class DeviceUngapped:
                 break
             job["room"] = saved
             out = self._spec(job, lane)
+        if saved and self.dp is not None:
+            b_res = self._prelim(out, saved, job["blk"], lane)
         t0 = time.perf_counter()
         k_out = None
         if self.hash and len(keys):     # not waited on: the rows' read below passes it
             k_out = np.empty(NW_KEYS, np.int32)
             cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
         rows = np.empty((saved, ROW), np.int32)
+        res = np.empty((saved, DP_COLS), np.int32)
         if saved:
-            cl.enqueue_copy(lane.queue, rows, out)
+            if self.dp is not None:    # the rows' read not waited on: the results' read passes it
+                cl.enqueue_copy(lane.queue, rows, out, is_blocking=False)
+                cl.enqueue_copy(lane.queue, res, b_res)
+            else:
+                cl.enqueue_copy(lane.queue, rows, out)
         elif k_out is not None:
             lane.queue.finish()
         if job["resets"][-1] > 0:    # a clear after a key's last start empties its chain
@@ -291,15 +331,38 @@ class DeviceUngapped:
         lane.kernel_times()
         t0 = time.perf_counter()
         tag = rows[:, 9]
-        rows = rows[(tag < 0) | keep_piece[np.maximum(tag, 0)]]
+        kept = (tag < 0) | keep_piece[np.maximum(tag, 0)]
+        rows = rows[kept]
         with lane.lock:
             counts = self.dev.times.setdefault("device_counts", {})
             counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
             counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
             counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
-        rows = rows[:, :9].astype(np.int64)
+            if self.dp is not None:   # hits whose band outgrew the ring: the workers' DP
+                counts["prelim_left"] = counts.get("prelim_left", 0) + int(
+                    (res[kept, 7] != NDP_DONE).sum())
+        if self.dp is None:
+            rows = rows[:, :9].astype(np.int64)
+        else:
+            rows = np.hstack([rows[:, :9], res[kept]]).astype(np.int64)
         lane.add("device_split", time.perf_counter() - t0)
         return rows
+
+    def _prelim(self, out, n: int, blk: dict, lane):
+        """nd_prelim on the ``n`` saved hits in ``out`` (every row nw_spec / nw_redo wrote, kept
+        or not); returns its result buffer (``DP_COLS`` ints a row)."""
+        dp = self.dp
+        wg = dp["WG"]
+        size = min(-(-n // wg) * wg, dp["LAUNCH"] // wg * wg or wg)
+        res = lane.buffer("ndp_res", 4 * DP_COLS * n)
+        ring = lane.buffer("ndp_ring", 8 * dp["BAND"] * size)
+        dev = self.dev
+        k = lane.kernel(self.dp_prg, "nd_prelim")
+        k.set_args(
+            out, np.uint32(n), blk["data"], blk["byte"], blk["len"], dev.b_q, np.int32(dev.qn),
+            dev.b_ctx_off, dev.b_ctx_len, self.b_matrix, *self.dp_args, ring, res)
+        lane.launch(k, size, "device_prelim", wg)
+        return res
 
     def _redo_plan(self, pinfo, lo, piece_key, base, lane):
         """Which pieces nw_spec got right (the store entered each with enough dead cells: no

@@ -19,21 +19,26 @@ import numpy as np
 
 from . import itree_nb as it
 from .nucl_gapped import dp_prelim_oriented
+from .params import NDP_DONE
 from .nucl_greedy import DEL, INS, SUB, greedy_prelim
 from .nucl_greedy_core import _grow
 from .nucl_traceback import dp_traceback, greedy_traceback, reevaluate_gapped
 from .stages_nb import _lexorder, purge_and_order
 
 NCOL = 8
+_NO_PRE = np.zeros((0, 8), dtype=np.int64)    # prelim_rows' ``pre`` when nothing is precomputed
 
 
 @njit(cache=True, nogil=True)
-def prelim_rows(rows, q, qf, qr, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix,
+def prelim_rows(rows, pre, q, qf, qr, ctx_off, ctx_len, cutoff, s_packed, s_len, greedy, matrix,
                 reward, penalty, gap_open, gap_extend, xdrop, sep):
     """The preliminary HSP rows of one piece (purged, in score order, query positions relative
-    to the context) from its initial hits ``rows`` (int64 (n, 7): q_off, s_off, q_start,
+    to the context) from its initial hits ``rows`` (int64 (n, 7 or more): q_off, s_off, q_start,
     s_start, length, score, context; query positions in the batch ``q``). ``qf``, ``qr``: the
-    batch as ``nucl_gapped.oriented_batch`` gives it (read by the dynamic programming only)."""
+    batch as ``nucl_gapped.oriented_batch`` gives it (read by the dynamic programming only).
+    ``pre``: int64 (n, 8) ``dp_prelim_oriented``'s results of every row computed in advance
+    (the device's, ``kernels/blast_nucl_gapped.mako``), column 7 the status (``NDP_DONE``:
+    taken as they are; else computed here), or (0, 8): none."""
     n = rows.shape[0]
     H = np.zeros((max(n, 1), NCOL), dtype=np.int64)
     nodes, st = it.new_tree(q.shape[0] + 1, s_len + 1, 4 * it.ADD_NODES)
@@ -47,7 +52,9 @@ def prelim_rows(rows, q, qf, qr, ctx_off, ctx_len, cutoff, s_packed, s_len, gree
         uq, us, ul = rows[k, 2], rows[k, 3], rows[k, 4]
         if m > 0 and it.contains_in(nodes, H, rows[k, 5], uq, uq + ul, us, us + ul, c, sep):
             continue
-        if greedy:
+        if pre.shape[0] > k and pre[k, 7] == NDP_DONE:
+            r = (pre[k, 0], pre[k, 1], pre[k, 2], pre[k, 3], pre[k, 4], pre[k, 5], pre[k, 6])
+        elif greedy:
             r = greedy_prelim(q[a:a + ctx_len[c]], ctx_len[c], s_packed, s_len, uq - a, us, ul,
                               reward, penalty, gap_open, gap_extend, xdrop)
         else:
@@ -96,10 +103,14 @@ def _purge_in_score_order(H, m, ctx_off):
 
 def prelim_hsps(st, rows, s_packed, s_len: int) -> np.ndarray:
     """The preliminary HSPs of one piece, purged, in ``score_order``: int64 rows as the module
-    says, query positions relative to the context."""
+    says, query positions relative to the context. ``rows``: the initial hits, and where they
+    carry 15 columns (the device's saved hits with its DP), the last 8 are ``prelim_rows``'
+    ``pre``."""
     o, b = st.opts, st.batch
     qf, qr = st.oriented_query()
-    return prelim_rows(rows, b.seq, qf, qr, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    pre = np.ascontiguousarray(rows[:, 7:15]) if rows.shape[1] >= 15 else _NO_PRE
+    return prelim_rows(rows, pre, b.seq, qf, qr, b.offsets, b.lengths, st.cutoff_gapped, s_packed, s_len,
                        o.greedy, st.matrix, o.reward, o.penalty, o.gap_open, o.gap_extend,
                        st.xdrop_gap, o.min_diag_separation)
 

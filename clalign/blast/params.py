@@ -11,6 +11,7 @@ from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
 from .lookup import CHARSIZE
+from .nucl_gapped import COMPRESSION_RATIO
 from .nucl_words import DIAGHASH_MUL, DIAGHASH_NUM_BUCKETS
 from .stages_nb import PRE_FULL, PRE_NONE, PRE_RESTRICTED
 
@@ -197,6 +198,11 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
                              "device for -task blastn/blastn-short, megablast on the CPU; "
                              "blast_nucl_ungapped.mako), 'all' (on the device for every task)",
                  ("cpu", "blastn", "all"), default="blastn"),
+    Param.bool("PRELIM", "host, with the ungapped extension on the device and -task blastn / "
+                         "blastn-short: the preliminary stage's score-only X-drop DP of every "
+                         "saved hit computed on the device too (blast_nucl_gapped.mako; the "
+                         "workers replay BLAST+'s rule on it), else on the workers",
+               default=True),
 ))
 
 #: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
@@ -229,6 +235,40 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
               default=DIAGHASH_MUL),
 ))
 
+#: Ints per saved hit that nw_spec / nw_redo write (segment, word index, q_off, s_off, q_start,
+#: s_start, length, score, context, tag).
+NW_ROW = 10
+#: The device DP's minus infinity (int32). The CPU's (nucl_gapped.MININT, -2**30) equals the
+#: BLASTNA matrix's sentinel score, so their sum is -2**31; with -2**29 every value derived from
+#: it (plus any matrix entry >= -2**30, minus a gap cost < NDP_COST_MAX) stays in int32, and
+#: below every floor (>= -NDP_COST_MAX), which is all the DP asks of it (see the kernel).
+NDP_MININT = -(1 << 29)
+#: Largest X-drop, gap cost and best score (reward x context length) the device DP takes; a
+#: search beyond them leaves the DP to the CPU.
+NDP_COST_MAX = 1 << 28
+#: Status of a device DP row: left to the CPU (the band overflowed), computed.
+NDP_NONE, NDP_DONE = 0, 1
+
+BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
+    Param.int("WG", "work-items per work-group (one saved hit at a time each)",
+              values=(32, 64, 128, 256), default=64),
+    Param.int("BAND", "DP cells alive at once per extension (a ring of int2 in global memory; "
+                      "a hit whose X-drop band outgrows it is left to the CPU)",
+              values=(4, 8, 16, 32, 64, 128, 256, 512, 1024), default=128),
+    Param.int("LAUNCH", "host: most work-items per launch (each loops over the rows; global "
+                        "scratch is LAUNCH * BAND * 8 bytes)", lo=32, hi=1 << 22, default=1 << 16),
+    Param.int("NCODE", "BLASTNA codes: the score matrix is NCODE x NCODE", values=(16,),
+              default=16),
+    Param.int("SENTINEL", "query letter outside the batch", values=(15,), default=15),
+    Param.int("RATIO", "bases per subject byte (nucl_gapped.COMPRESSION_RATIO)",
+              values=(COMPRESSION_RATIO,), default=COMPRESSION_RATIO),
+    Param.int("ROW", "ints per saved-hit row (NW_ROW)", values=(NW_ROW,), default=NW_ROW),
+    Param.int("MININT", "the DP's minus infinity (NDP_MININT)", values=(NDP_MININT,),
+              default=NDP_MININT),
+    Param.int("NONE", "status: left to the CPU (NDP_NONE)", values=(NDP_NONE,), default=NDP_NONE),
+    Param.int("DONE", "status: computed (NDP_DONE)", values=(NDP_DONE,), default=NDP_DONE),
+))
+
 # PoCL on the 2-core build VM (2026-11-23, load average ~5; tools/bench_blastn.py data of
 # --genome-mb 6 --reads 300 --genes 10, run_blastn in-process, medians of 3, CPU path against
 # device): megablast reads 0.450 / 0.472 s (table upload 0.07 s of it), megablast genes 0.160 /
@@ -240,5 +280,10 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
 # device's (the kernels share the two cores with the workers and queue behind the scan in the
 # producer thread); whole commands 2.21-2.47 s against 2.42-2.67 s. CPU devices keep the
 # compiled word finder; other devices take the default ('blastn': -task blastn on the device).
-register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu", "LANES": 1})],
+# PRELIM on PoCL (same VM, 2026-11-29, branch ndp, 30 genes x 20 Mb -task blastn, 2 threads,
+# UNGAPPED forced to 'blastn', rounds 2-4 alternating): 0.72-0.75 s in-process with the device's
+# DP (its kernel 0.17-0.18 s for 17,331 saved hits) against 0.57-0.66 s without; CPU devices
+# keep the DP on the workers (docs/perf/blastn.md).
+register(BLASTN_SCAN.family, [({"is_cpu": True}, {"USE": True, "UNGAPPED": "cpu", "LANES": 1,
+                                                  "PRELIM": False})],
          BLASTN_SCAN)
