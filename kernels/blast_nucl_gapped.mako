@@ -11,7 +11,10 @@ cell b at b mod BAND (interleaved across work-items). Cells alive at once are fi
 (the one written past the band included); the CPU's cells below first_b are never read again
 and, while the live span stays within BAND, a cell b is last written for b itself before it is
 read (a write for b' = b +- BAND needs b' live at the same time as b). When a write would span
-more than BAND cells the row's status is NONE and the CPU computes it.
+more than BAND cells the row's status is NONE and the CPU computes it; so is a row whose two
+extensions visit more than CELLS cells (*budget counts them down): a long true alignment has a
+saved hit every few bases along it, and the CPU extends only the first of them (the others are
+contained), so the device would otherwise spend whole-gene extensions on hits nobody uses.
 
 int32 throughout: MININT (-2**29) plays the CPU's -2**30. The DP only compares a value derived
 from it with the floor (best score - X-drop >= -X-drop) and drops it; it never stores one but
@@ -20,10 +23,10 @@ matrix entry (>= -2**30, the sentinel letter's score): >= -1.5 * 2**30, no overf
 every floor since the host keeps X-drop and gap costs below 2**28. Real scores stay between
 -2**30 - 2**28 and reward x context length (< 2**28, checked on the host).
 
-Parameters (clalign/blast/params.py, BLASTN_GAPPED): WG, BAND, NCODE, SENTINEL, RATIO, ROW,
-MININT, NONE, DONE (LAUNCH is the host's).
+Parameters (clalign/blast/params.py, BLASTN_GAPPED): WG, BAND, CELLS, NCODE, SENTINEL, RATIO,
+ROW, MININT, NONE, DONE (LAUNCH is the host's).
 </%doc>
-/* blast_nucl_gapped: WG=${WG} BAND=${BAND} */
+/* blast_nucl_gapped: WG=${WG} BAND=${BAND} CELLS=${CELLS} */
 #define RING(b) ring[(size_t)((b) & (${BAND} - 1)) * stride]
 
 inline uint sbase_of(__global const uchar *s, const int i)
@@ -37,7 +40,8 @@ inline uint sbase_of(__global const uchar *s, const int i)
 inline int align(__global const uchar *q, const int qn, const int q0, const int dir, const int N,
                  __global const uchar *s, const int s0, const int M, const int reverse,
                  __global const int *matrix, const int gap_open, const int gap_extend, int x,
-                 __global int2 *ring, const size_t stride, int *ra, int *rb, int *ok)
+                 __global int2 *ring, const size_t stride, int *ra, int *rb, int *ok,
+                 int *budget)
 {
     *ra = 0;
     *rb = 0;
@@ -60,6 +64,8 @@ inline int align(__global const uchar *q, const int qn, const int q0, const int 
         score = ${MININT};
         int gap_row = ${MININT};
         int last_b = first_b;
+        *budget -= b_size - first_b;
+        if (*budget < 0) { *ok = 0; return 0; }
         for (int b = first_b; b < b_size; b++) {
             const int2 c = RING(b);
             const int qi = q0 + dir * b;
@@ -133,15 +139,15 @@ void nd_prelim(__global const int *rows, const uint n, __global const uchar *pac
             q_length -= ${RATIO};
             s_length -= ${RATIO};
         }
-        int ok = 1, ra, rb;
+        int ok = 1, ra, rb, budget = ${CELLS};
         int score = align(q, qn, a0 + q_length - 1, -1, q_length, s, s_length, s_length, 1,
-                          matrix, gap_open, gap_extend, x, ring, stride, &ra, &rb, &ok);
+                          matrix, gap_open, gap_extend, x, ring, stride, &ra, &rb, &ok, &budget);
         const int q_start = q_length - rb, s_start = s_length - ra;
         int q_end = q_length, s_end = s_length;
         if (ok && q_length < q_len && s_length < s_len) {
             score += align(q, qn, a0 + q_length, 1, q_len - q_length, s, s_length,
                            s_len - s_length, 0, matrix, gap_open, gap_extend, x, ring, stride,
-                           &ra, &rb, &ok);
+                           &ra, &rb, &ok, &budget);
             q_end = q_length + rb;
             s_end = s_length + ra;
         }

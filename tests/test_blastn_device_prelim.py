@@ -32,10 +32,10 @@ def _ref(st, s_packed, s_len, q_off, s_off, u_s_end, u_score, c):
                               st.xdrop_gap, np.zeros(2, np.int64), best, np.empty_like(best))
 
 
-def _words(nt, st, device, band, **override):
+def _words(nt, st, device, band, cells=1 << 20, **override):
     dw = NuclDeviceWords(nt, st, _dev(device),
                          dict({"UNGAPPED": "all", "PRELIM": True}, **override), pipeline=False,
-                         hits=True, ungapped_override={"DP_BAND": band})
+                         hits=True, ungapped_override={"DP_BAND": band, "DP_CELLS": cells})
     assert dw.ung.dp is not None and dw.ung.width == 9 + DP_COLS
     return [dw.pairs(oid) for oid in range(len(nt))]
 
@@ -70,6 +70,12 @@ def test_prelim_equals_reference(each_device, tmp_path, nquery, repeats):
         assert n > 10 and bad == 0
         counts[band] = done
     assert counts[8] < counts[32] and counts[1024] == n     # some overflow; none at 1024
+    done = {}
+    for cells in (256, 2048, 1 << 20):       # the cell budget: rows over it left to the CPU
+        got = _words(nt, st, each_device, 1024, cells, BLOCK_BASES=4096)
+        n, done[cells], bad = _check(nt, st, got, want)
+        assert bad == 0
+    assert done[256] < done[2048] <= done[1 << 20] == n
 
 
 def _hand_rows(rng, nt, st, dw, a, e):

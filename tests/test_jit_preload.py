@@ -95,4 +95,6 @@ def test_blastn_preload_names_compiled_stages():
         for spec in specs:
             # deferred, or its dispatcher once a search in this process has called it
             assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec
-    assert set(PRELOAD) == set(PRELOAD_DEVICE)
+    from clalign.blast.blastn import _DEVICE
+
+    assert set(PRELOAD_DEVICE) == set(PRELOAD) | set(_DEVICE)   # plus the device feeders' own

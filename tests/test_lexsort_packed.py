@@ -72,3 +72,24 @@ def test_pieces_equal_union(seed):
     want = np.union1d(base.astype(np.int64), cuts[cuts > 0].astype(np.int64))
     assert np.array_equal(lo, want)
     assert np.array_equal(key, np.searchsorted(base.astype(np.int64), want[:-1], side="right") - 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pieces_merge_of_ascending_cuts(seed):
+    """nw_cuts' shape (one cut or 0 per window, ascending, some on a key's bound, empty keys):
+    the compiled merge, not the fallback, equals the sorted union and its keys."""
+    from clalign.blast import nucl_device_ungapped as nu
+
+    rng = np.random.default_rng(seed)
+    n = 30000
+    base = np.r_[0, np.sort(rng.choice(np.arange(1, n), 80)), n].astype(np.uint32)   # repeats
+    cuts = np.where(rng.random(n // 32) < 0.6,
+                    np.arange(n // 32) * 32 + rng.integers(0, 32, n // 32), 0).astype(np.uint32)
+    on = rng.integers(1, len(base) - 1, 6)
+    cuts[base[on] // 32] = base[on]                     # a window's cut on a bound
+    lo = np.empty(len(base) + len(cuts), np.int64)
+    assert nu._merge_pieces(base.astype(np.int64), cuts.astype(np.int64), lo, lo.copy()) > 0
+    got_lo, got_key = pieces(base, cuts)
+    want = np.union1d(base.astype(np.int64), cuts[cuts > 0].astype(np.int64))
+    assert np.array_equal(got_lo, want)
+    assert np.array_equal(got_key, np.searchsorted(base.astype(np.int64), want[:-1], side="right") - 1)

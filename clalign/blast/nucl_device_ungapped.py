@@ -55,14 +55,15 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import ParameterError
+from ..runtime.jit import njit
 from . import nucl_words
 from .hsp import lexsort_packed
 from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NDP_DONE, NW_KEYS,
                      NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
-#: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH).
-DP_TUNABLE = {"DP_WG": "WG", "DP_BAND": "BAND", "DP_LAUNCH": "LAUNCH"}
+#: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH, CELLS).
+DP_TUNABLE = {"DP_WG": "WG", "DP_BAND": "BAND", "DP_LAUNCH": "LAUNCH", "DP_CELLS": "CELLS"}
 #: Columns the device DP adds to each saved hit (nucl_stages_nb.prelim_rows' ``pre``).
 DP_COLS = 8
 MAX_BLOCK_POSITION = 1 << 30      # block positions (and the kernel's STALE) stay in an int
@@ -112,15 +113,48 @@ def prelim_fits(st) -> bool:
 
 def pieces(base, cuts):
     """(lo, key) of the pieces that cut each key's run ``base[b]..base[b+1]-1`` of the sorted
-    starts at the keys' bounds and at ``cuts`` (nw_cuts' starts, 0 = none): lo has one entry
-    more (the end)."""
-    base = np.asarray(base, np.int64)
-    cuts = np.asarray(cuts, np.int64)
-    lo = np.concatenate([base, cuts[cuts > 0]])
-    lo.sort(kind="stable")          # two ascending runs: merged, not sorted (np.union1d: 15x)
-    lo = lo[np.r_[True, lo[1:] != lo[:-1]]]
-    key = np.searchsorted(base, lo[:-1], side="right") - 1
-    return lo, key
+    starts at the keys' bounds and at ``cuts`` (nw_cuts' starts, ascending, 0 = none): lo has
+    one entry more (the end). One compiled merge of the two ascending runs (the feeder threads
+    share the interpreter lock with the workers; numpy's sort, dedupe and search took ~18 ms a
+    block there)."""
+    base = np.ascontiguousarray(base, np.int64)
+    cuts = np.ascontiguousarray(cuts, np.int64)
+    lo = np.empty(len(base) + len(cuts), np.int64)
+    key = np.empty(len(lo), np.int64)
+    n = _merge_pieces(base, cuts, lo, key)
+    if n < 0:       # the cuts not ascending (not nw_cuts' output): sort them with the bounds
+        lo = np.union1d(base, cuts[cuts > 0])
+        return lo, np.searchsorted(base, lo[:-1], side="right") - 1
+    return lo[:n], key[:n - 1]
+
+
+@njit(cache=True, nogil=True)
+def _merge_pieces(base, cuts, lo, key):
+    """:func:`pieces` into ``lo`` and ``key``; returns the number of bounds, or -1 when the
+    nonzero cuts are not ascending."""
+    n, i, j, k, last = 0, 0, 0, 0, 0
+    while i < base.shape[0] or j < cuts.shape[0]:
+        if j < cuts.shape[0] and cuts[j] <= 0:
+            j += 1
+            continue
+        if j < cuts.shape[0]:
+            if cuts[j] < last:
+                return -1
+            last = cuts[j]
+        if j >= cuts.shape[0] or (i < base.shape[0] and base[i] <= cuts[j]):
+            v = base[i]
+            i += 1
+        else:
+            v = cuts[j]
+            j += 1
+        if n and lo[n - 1] == v:
+            continue
+        while k + 1 < base.shape[0] and base[k + 1] <= v:
+            k += 1
+        lo[n] = v
+        key[n] = k
+        n += 1
+    return n
 
 
 def sort_hits(rows: np.ndarray) -> np.ndarray:

@@ -255,6 +255,11 @@ BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
     Param.int("BAND", "DP cells alive at once per extension (a ring of int2 in global memory; "
                       "a hit whose X-drop band outgrows it is left to the CPU)",
               values=(4, 8, 16, 32, 64, 128, 256, 512, 1024), default=128),
+    Param.int("CELLS", "DP cells one hit may visit (both directions); a hit that needs more "
+                       "(a long true alignment, whose many seeds the CPU's containment test "
+                       "skips but for the first) is left to the CPU, so no work-item runs a "
+                       "whole gene's extension", values=tuple(1 << k for k in range(8, 21)),
+              default=1 << 13),
     Param.int("LAUNCH", "host: most work-items per launch (each loops over the rows; global "
                         "scratch is LAUNCH * BAND * 8 bytes)", lo=32, hi=1 << 22, default=1 << 16),
     Param.int("NCODE", "BLASTNA codes: the score matrix is NCODE x NCODE", values=(16,),
