@@ -151,6 +151,7 @@ class NuclDeviceWords:
         self.done_seg = 0            # segments whose results have been taken
         self.results = {}            # oid -> [(hq, hs)] per chunk
         self._next_block = 0
+        self._arrived = {}           # blocks queued ahead of the one the consumer needs next
         self._queue = None
         self._stop = threading.Event()
         if pipeline is None:
@@ -326,8 +327,14 @@ class NuclDeviceWords:
         return job
 
     def _finish(self, job: dict, lane) -> np.ndarray:
-        """A block's second phase, in block order (the ungapped stage's diagonal store carries
-        from block to block): the rows of :meth:`run_block`."""
+        """A block's second phase: :meth:`_settle`, then :meth:`_rows`."""
+        self._settle(job, lane)
+        return self._rows(job, lane)
+
+    def _settle(self, job: dict, lane) -> None:
+        """The part of a block's second phase that must follow the block before it (the
+        ungapped stage's diagonal store carries from block to block): its redo and the store's
+        state after it; a block run as halves runs whole here."""
         a, e = job["a"], job["e"]
         if job["halves"]:
             if e - a == 1:
@@ -336,26 +343,41 @@ class NuclDeviceWords:
                     f"segment need more than the device's largest buffer ({self.alloc_limit():,} "
                     f"bytes); search fewer queries at once, or without --device")
             m = (a + e) // 2
-            return np.concatenate([self.run_block(a, m, lane), self.run_block(m, e, lane)])
-        counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0, "pairs": 0,
-                                                         "words": 0})
-        if job["counts"] is not None:
-            for key, n in zip(("positions", "matched", "pairs", "words"), job["counts"]):
-                counts[key] += n
+            job["rows"] = np.concatenate([self.run_block(a, m, lane), self.run_block(m, e, lane)])
+            return
+        with self._lock:
+            counts = self.times.setdefault("device_counts", {"positions": 0, "matched": 0,
+                                                             "pairs": 0, "words": 0})
+            if job["counts"] is not None:
+                for key, n in zip(("positions", "matched", "pairs", "words"), job["counts"]):
+                    counts[key] += n
+        if self.ung is not None:
+            if job["ung"] is None:
+                self.ung.skip(job["resets"])
+            else:
+                self.ung.settle(job["ung"], lane)
+
+    def _rows(self, job: dict, lane) -> np.ndarray:
+        """The rows of :meth:`run_block` of a settled block (needs no other block)."""
+        if job["rows"] is not None:
+            return job["rows"]
         if self.ung is None:
-            return job["rows"] if job["rows"] is not None else np.zeros((0, 3), np.int64)
+            return np.zeros((0, 3), np.int64)
         if job["ung"] is None:
-            self.ung.skip(job["resets"])
             return np.zeros((0, self.ung.width), np.int64)
-        rows = self.ung.finish(job["ung"], lane)    # its last read passes every launch
-        counts["saved"] = counts.get("saved", 0) + len(rows)
-        rows[:, 0] += a
+        rows = self.ung.rows(job["ung"], lane)    # its last read passes every launch
+        with self._lock:
+            counts = self.times["device_counts"]
+            counts["saved"] = counts.get("saved", 0) + len(rows)
+        rows[:, 0] += job["a"]
         return rows
 
     # ---- results in CPU order ----------------------------------------------------------
     def _produce(self, li: int):
         """Feeder thread of lane ``li``: the blocks li, li + LANES, ...; each block's first
-        phase at once, its second when the block before it has finished (then it is queued)."""
+        phase at once, its settling when the block before it has settled, then its rows (the
+        other lane settles its next block meanwhile); queued with their block's index, the
+        consumer puts them back in order."""
         lane, step = self.lanes[li], len(self.lanes)
         try:
             for i in range(li, len(self.blocks), step):
@@ -366,30 +388,36 @@ class NuclDeviceWords:
                         self._turn.wait(0.5)
                 if self._stop.is_set():
                     return
-                item = (a, e, self._finish(job, lane))
+                self._settle(job, lane)
+                with self._turn:
+                    self._next_turn = i + 1
+                    self._turn.notify_all()
+                item = (i, a, e, self._rows(job, lane))
                 while not self._stop.is_set():
                     try:
                         self._queue.put(item, timeout=0.5)
                         break
                     except queue.Full:
                         continue
-                with self._turn:
-                    self._next_turn = i + 1
-                    self._turn.notify_all()
                 if self._stop.is_set():
                     return
         except BaseException as exc:   # handed to the consumer, raised there
             self._stop.set()
-            self._queue.put(("error", exc, None))
+            with self._turn:
+                self._turn.notify_all()
+            self._queue.put(("error", exc, None, None))
 
     def _take_block(self):
         if self._queue is None:
             a, e = self.blocks[self._next_block]
             rows = self.run_block(a, e)
         else:
-            a, e, rows = self._queue.get()
-            if a == "error":
-                raise e
+            while self._next_block not in self._arrived:   # lanes may finish out of order
+                i, a, e, rows = self._queue.get()
+                if i == "error":
+                    raise a
+                self._arrived[i] = (a, e, rows)
+            a, e, rows = self._arrived.pop(self._next_block)
         self._next_block += 1
         oid = self.seg[0]
         seg = rows[:, 0]

@@ -318,14 +318,20 @@ class DeviceUngapped:
         return out
 
     def finish(self, job: dict, lane) -> np.ndarray:
+        """:meth:`settle`, then :meth:`rows`."""
+        self.settle(job, lane)
+        return self.rows(job, lane)
+
+    def settle(self, job: dict, lane) -> None:
         """The block's part in block order (it reads and updates the carried store state): the
         keep/redo plan, nw_redo (both kernels again with room for all when the first output
-        was too small), the saved hits' rows and the chains' lengths after the block."""
+        was too small) and the chains' lengths after the block."""
         t0 = time.perf_counter()
         keep_piece, keys, r = self._redo_plan(job["pinfo"], job["lo"], job["piece_key"],
                                               job["base"], lane)
         lane.add("device_split", time.perf_counter() - t0)
         out = job["out"]
+        k_out = np.empty(NW_KEYS, np.int32) if self.hash and len(keys) else None
         while True:
             if len(keys):
                 if not self.hash:
@@ -335,18 +341,32 @@ class DeviceUngapped:
                     job["b_lev"], r["levels"], r["cdiag"], r["clevel"], r["cbase"], r["k_in"],
                     r["k_out"], *job["search"], out, np.uint32(job["room"]))
                 self._launch(lane, "nw_redo", len(keys), "device_ung_redo")
+            if k_out is not None:     # not waited on: the counters' read below passes it
+                cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
             saved = int(lane.read_counters()[0])
             if saved <= job["room"]:
                 break
             job["room"] = saved
             out = self._spec(job, lane)
+        if job["resets"][-1] > 0:    # a clear after a key's last start empties its chain
+            self.k[:] = 0
+        if k_out is not None:
+            self.k[keys] = k_out[keys]
+        job.update(out=out, saved=saved, keep_piece=keep_piece)
+        with lane.lock:
+            counts = self.dev.times.setdefault("device_counts", {})
+            counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
+            counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
+            counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
+
+    def rows(self, job: dict, lane) -> np.ndarray:
+        """The settled block's saved hits (int64 rows as :meth:`run` returns them), with the
+        device DP's columns when it runs: needs no other block, so the next block settles
+        meanwhile."""
+        out, saved = job["out"], job["saved"]
         if saved and self.dp is not None:
             b_res = self._prelim(out, saved, job["blk"], lane)
         t0 = time.perf_counter()
-        k_out = None
-        if self.hash and len(keys):     # not waited on: the rows' read below passes it
-            k_out = np.empty(NW_KEYS, np.int32)
-            cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
         rows = np.empty((saved, ROW), np.int32)
         res = np.empty((saved, DP_COLS), np.int32)
         if saved:
@@ -355,30 +375,20 @@ class DeviceUngapped:
                 cl.enqueue_copy(lane.queue, res, b_res)
             else:
                 cl.enqueue_copy(lane.queue, rows, out)
-        elif k_out is not None:
-            lane.queue.finish()
-        if job["resets"][-1] > 0:    # a clear after a key's last start empties its chain
-            self.k[:] = 0
-        if k_out is not None:
-            self.k[keys] = k_out[keys]
         lane.add("device_copies", time.perf_counter() - t0)
         lane.kernel_times()
         t0 = time.perf_counter()
         tag = rows[:, 9]
-        kept = (tag < 0) | keep_piece[np.maximum(tag, 0)]
+        kept = (tag < 0) | job["keep_piece"][np.maximum(tag, 0)]
         rows = rows[kept]
-        with lane.lock:
-            counts = self.dev.times.setdefault("device_counts", {})
-            counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
-            counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
-            counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
-            if self.dp is not None:   # hits whose band outgrew the ring: the workers' DP
-                counts["prelim_left"] = counts.get("prelim_left", 0) + int(
-                    (res[kept, 7] != NDP_DONE).sum())
-        if self.dp is None:
-            rows = rows[:, :9].astype(np.int64)
-        else:
+        if self.dp is not None:   # hits whose band or cells outgrew the kernel's: the workers' DP
+            left = int((res[kept, 7] != NDP_DONE).sum())
+            with lane.lock:
+                counts = self.dev.times["device_counts"]
+                counts["prelim_left"] = counts.get("prelim_left", 0) + left
             rows = np.hstack([rows[:, :9], res[kept]]).astype(np.int64)
+        else:
+            rows = rows[:, :9].astype(np.int64)
         lane.add("device_split", time.perf_counter() - t0)
         return rows
 
