@@ -389,3 +389,41 @@ def test_redo_plan_rules(each_device, tmp_path):
     assert plan(good + too_many + good) == ([True] * 3 + [False] * 3 + [True] * 3, [1], 6)
     late = good[:2] + [[1, 30, 19, 0]]                            # an end (20) past a start (19)
     assert plan(good + good + late) == ([True] * 8 + [False], [2], 2)
+
+
+def _keep_plan_ref(pinfo, piece_key, k, hashed, nkeys):
+    """The keep rule with numpy (the form it had before the compiled pass)."""
+    used, max_end, min_s, cleared = (pinfo[:, c].astype(np.int64) for c in range(4))
+    shift = piece_key.astype(np.int64) << 32
+    acc = np.maximum.accumulate(max_end + shift) - shift
+    first = np.ones(len(piece_key), bool)
+    first[1:] = piece_key[1:] != piece_key[:-1]
+    before = np.where(first, 0, np.roll(acc, 1))
+    ok = (before <= min_s) & (used <= (k[piece_key] if hashed else 0))
+    if hashed:
+        ok &= cleared == 0
+    idx = np.where(ok, len(ok), np.arange(len(ok)))
+    starts = np.flatnonzero(first)
+    first_bad = np.full(nkeys, len(ok), np.int64)
+    if len(starts):
+        first_bad[piece_key[starts]] = np.minimum.reduceat(idx, starts)
+    return np.arange(len(ok)) < first_bad[piece_key], first_bad
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("hashed", [False, True])
+def test_keep_plan_equals_numpy_rule(seed, hashed):
+    from clalign.blast.nucl_device_ungapped import _keep_plan
+
+    rng = np.random.default_rng(seed)
+    n, nkeys = int(rng.integers(0, 3000)), 512
+    piece_key = np.sort(rng.integers(0, nkeys, n)).astype(np.int64)
+    pinfo = np.column_stack([rng.integers(0, 6, n), rng.integers(-5, 400, n),
+                             rng.integers(0, 400, n), rng.random(n) < 0.02]).astype(np.int32)
+    k = rng.integers(0, 6, nkeys).astype(np.int32)
+    keep = np.empty(n, np.bool_)
+    first_bad = np.full(nkeys, n, np.int64)
+    _keep_plan(pinfo, piece_key, k, hashed, keep, first_bad)
+    want_keep, want_bad = _keep_plan_ref(pinfo, piece_key, k, hashed, nkeys)
+    assert np.array_equal(keep, want_keep) and np.array_equal(first_bad, want_bad)
+    assert 0 < keep.sum() < n or n < 50

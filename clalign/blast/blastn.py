@@ -51,7 +51,8 @@ _SETUP = ("clalign.blast.nucl_dust_nb:_dust_many_text", "clalign.blast.nucl_setu
 _SEARCH = ("clalign.blast.nucl_words:word_finder", "clalign.blast.nucl_stages_nb:prelim_rows",
            "clalign.blast.nucl_stages_nb:subject_blastna", "clalign.blast.nucl_stages_nb:traceback_unit")
 _SCAN = ("clalign.blast.nucl_scan:scan_subject",)
-_DEVICE = ("clalign.blast.nucl_device_ungapped:_merge_pieces",)
+_DEVICE = ("clalign.blast.nucl_device_ungapped:_merge_pieces",
+           "clalign.blast.nucl_device_ungapped:_keep_plan")
 PRELOAD = _SETUP + _SCAN + _SEARCH
 PRELOAD_DEVICE = _SETUP + _DEVICE + _SEARCH + _SCAN
 

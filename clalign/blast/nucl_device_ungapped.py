@@ -175,6 +175,31 @@ def segment_hits(raw: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(raw[order, 1:], dtype=np.int64)
 
 
+@njit(cache=True, nogil=True)
+def _keep_plan(pinfo, piece_key, k, hashed, keep, first_bad):
+    """:meth:`DeviceUngapped._redo_plan`'s rule in one pass over the pieces (ascending keys):
+    a piece is good when every end written earlier in its key (running maximum of the pieces'
+    ``max_end``) lies at or before its least start, it used no more cells than its key's chain
+    holds (hash store; none otherwise) and (hash) no clear preceded it; ``keep[i]``: no bad
+    piece at or before i in its key; ``first_bad[key]``: its first bad piece (else unchanged)."""
+    cur, acc, bad = -1, 0, False
+    for i in range(piece_key.shape[0]):
+        key = piece_key[i]
+        if key != cur:
+            cur, before, bad = key, 0, False
+            acc = pinfo[i, 1]
+        else:
+            before = acc
+            acc = max(acc, pinfo[i, 1])
+        ok = before <= pinfo[i, 2] and pinfo[i, 0] <= (k[key] if hashed else 0)
+        if hashed and pinfo[i, 3] != 0:
+            ok = False
+        if not ok and not bad:
+            bad = True
+            first_bad[key] = i
+        keep[i] = not bad
+
+
 def store_clears(lengths) -> np.ndarray:
     """``DiagState.exit_subject``'s store clears over the database's segments in order:
     int64 c[g] = clears before segment g (``c[-1]``: after the last). A block a..e-1 enters
@@ -414,22 +439,11 @@ class DeviceUngapped:
         and, hash store, at least as many cells as it used); the keys to redo from their first
         piece not kept, with nw_redo's buffers. Returns (keep per piece, keys, a dict of nw_redo's
         buffers and ``starts``, the starts it searches again)."""
-        used, max_end, min_s, cleared = (pinfo[:, c].astype(np.int64) for c in range(4))
-        shift = piece_key.astype(np.int64) << 32
-        acc = np.maximum.accumulate(max_end + shift) - shift      # within each key
-        first = np.ones(len(piece_key), bool)
-        first[1:] = piece_key[1:] != piece_key[:-1]
-        before = np.where(first, 0, np.roll(acc, 1))
-        ok = (before <= min_s) & (used <= (self.k[piece_key] if self.hash else 0))
-        if self.hash:
-            ok &= cleared == 0
-        idx = np.where(ok, len(ok), np.arange(len(ok)))
-        starts = np.flatnonzero(first)
-        first_bad = np.full(NW_KEYS, len(ok), np.int64)
-        if len(starts):
-            first_bad[piece_key[starts]] = np.minimum.reduceat(idx, starts)
-        keep = np.arange(len(ok)) < first_bad[piece_key]
-        keys = np.flatnonzero(first_bad < len(ok))
+        keep = np.empty(len(piece_key), np.bool_)
+        first_bad = np.full(NW_KEYS, len(piece_key), np.int64)
+        _keep_plan(np.ascontiguousarray(pinfo, np.int32), np.ascontiguousarray(piece_key, np.int64),
+                   self.k, self.hash, keep, first_bad)
+        keys = np.flatnonzero(first_bad < len(piece_key))
         if not len(keys):
             return keep, keys, {"starts": 0}
         frm = lo[first_bad[keys]]
