@@ -239,7 +239,7 @@ def test_device_makeblastdb_database_gives_the_fasta_output(each_device, tmp_pat
     assert tabular_lines(res) == _golden(name)
 
 
-@pytest.mark.parametrize("mode", ["cpu", "all"])
+@pytest.mark.parametrize("mode", ["cpu", "all", "all+dp"])
 @pytest.mark.parametrize("task,query,name", [("megablast", "reads.fa", "megablast.tsv"),
                                              ("blastn", "reads.fa", "blastn.tsv"),
                                              ("blastn-short", "short.fa", "blastn-short.tsv")])
@@ -261,7 +261,7 @@ def test_blocks_split_where_pairs_exceed_the_largest_buffer(each_device, monkeyp
     monkeypatch.setattr(NuclDeviceWords, "alloc_limit",
                         lambda self: 16 * 600 if span[0] > 1 else 1 << 40)
     monkeypatch.setattr(NuclDeviceWords, "run_block", counted)
-    with trial("blastn_scan", {"UNGAPPED": mode}):
+    with trial("blastn_scan", {"UNGAPPED": mode.split("+")[0], "PRELIM": mode == "all+dp"}):
         res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
                          BlastnOptions(task=task), device=_dev(each_device), num_threads=2)
     assert tabular_lines(res) == _golden(name)
