@@ -281,10 +281,11 @@ def test_plan_outputs_special_files_and_stdout(tmp_path):
 
 # --- signals (subprocess: a real signal to a real process) -------------------------------------
 _SLOW = """
-import sys, time
+import os, sys, time
 import clalign.hmm.search as S
 orig = S._Search._pyhmmer_part
 def slow(self, *a):
+    open(os.environ["CLALIGN_TEST_STARTED"], "w").close()
     time.sleep(120)
     return orig(self, *a)
 S._Search._pyhmmer_part = slow
@@ -297,13 +298,18 @@ main()
 def _start_slow_hmmsearch(tmp_path, hmmfiles):
     hmm, db = hmmfiles
     outs = [str(tmp_path / n) for n in ("o.txt", "t.tbl", "d.tbl")]
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    started = str(tmp_path) + ".started"     # beside tmp_path, whose contents the tests compare
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               CLALIGN_TEST_STARTED=started)
     p = subprocess.Popen([sys.executable, "-c", _SLOW, "hmmsearch", "--cpu", "1", "--filter-engine", "opencl", "-o", outs[0], "--tblout", outs[1],
                           "--domtblout", outs[2], hmm, db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=env, text=True)
     t0 = time.time()
-    while time.time() - t0 < 120:       # outputs are opened once the search starts
-        if len([n for n in os.listdir(tmp_path) if ".clalign-" in n]) == 3:
+    # outputs are opened once the search starts; the signal goes once the filter (and its
+    # kernel build: a cold PoCL build on a loaded CI machine can hold the main thread in C for
+    # a minute, deferring the handler) is done and the workers are busy
+    while time.time() - t0 < 300:
+        if os.path.exists(started) and len([n for n in os.listdir(tmp_path) if ".clalign-" in n]) == 3:
             return p, outs
         if p.poll() is not None:
             break
