@@ -157,20 +157,13 @@ def _merge_pieces(base, cuts, lo, key):
     return n
 
 
-def sort_hits(rows: np.ndarray) -> np.ndarray:
-    """The kernels' rows (segment, word index, q_off, s_off, q_start, s_start, length,
-    score, context) in segment order, each segment's as ``Blast_InitHitListSortByScore`` (score
-    desc, s_start, length desc, q_start) with scan order last (the CPU path's stable sort)."""
-    order = lexsort_packed((rows[:, 1], rows[:, 4], -rows[:, 6], rows[:, 5], -rows[:, 7], rows[:, 0]))
-    return rows[order]
-
-
 def segment_hits(raw: np.ndarray) -> np.ndarray:
-    """One segment's saved hits as :func:`sort_hits` orders them, from its rows (word index,
-    q_off, s_off, q_start, s_start, length, score, context, any further columns: the device
-    DP's) in any order: int64 rows (q_off, s_off, q_start, s_start, length, score, context,
-    the further columns). The search's workers call it on their
-    own pieces, so the sort is spread over them instead of the device's feeder thread."""
+    """One segment's saved hits in ``Blast_InitHitListSortByScore``'s order (score desc,
+    s_start, length desc, q_start) with scan order last (the CPU path's stable sort), from its
+    rows (word index, q_off, s_off, q_start, s_start, length, score, context, any further
+    columns: the device DP's) in any order: int64 rows (q_off, s_off, q_start, s_start, length,
+    score, context, the further columns). The search's workers call it on their own pieces,
+    so the sort is spread over them instead of the device's feeder thread."""
     order = lexsort_packed((raw[:, 0], raw[:, 3], -raw[:, 5], raw[:, 4], -raw[:, 6]))
     return np.ascontiguousarray(raw[order, 1:], dtype=np.int64)
 
@@ -264,8 +257,8 @@ class DeviceUngapped:
         lane.launch(lane.kernel(self.prg, name), n, key, self.values["WG"])
 
     def run(self, words, n: int, blk: dict, resets, lane=None) -> np.ndarray:
-        """Saved hits (int64 rows as :func:`sort_hits` takes them, block-local segments, in no
-        particular order: :func:`segment_hits` sorts each segment's) of the ``n`` word starts in
+        """Saved hits (int64 rows (segment, then the columns :func:`segment_hits` takes),
+        block-local segments, in no particular order) of the ``n`` word starts in
         ``words`` (int4 rows in scan order) of the block ``blk`` (the buffers and arrays of
         :meth:`NuclDeviceWords.block`): :meth:`start` and :meth:`finish` on ``lane``."""
         lane = lane or self.dev.lanes[0]
@@ -393,9 +386,9 @@ class DeviceUngapped:
             b_res = self._prelim(out, saved, job["blk"], lane)
         t0 = time.perf_counter()
         rows = np.empty((saved, ROW), np.int32)
-        res = np.empty((saved, DP_COLS), np.int32)
+        res = np.empty((saved, DP_COLS), np.int32) if self.dp is not None else None
         if saved:
-            if self.dp is not None:    # the rows' read not waited on: the results' read passes it
+            if res is not None:    # the rows' read not waited on: the results' read passes it
                 cl.enqueue_copy(lane.queue, rows, out, is_blocking=False)
                 cl.enqueue_copy(lane.queue, res, b_res)
             else:
@@ -405,17 +398,16 @@ class DeviceUngapped:
         t0 = time.perf_counter()
         tag = rows[:, 9]
         kept = (tag < 0) | job["keep_piece"][np.maximum(tag, 0)]
-        rows = rows[kept]
-        if self.dp is not None:   # hits whose band or cells outgrew the kernel's: the workers' DP
-            left = int((res[kept, 7] != NDP_DONE).sum())
+        got = np.empty((int(kept.sum()), self.width), np.int64)     # one copy into int64
+        got[:, :9] = rows[kept, :9]
+        if res is not None:   # hits whose band or cells outgrew the kernel's: the workers' DP
+            got[:, 9:] = res[kept]
+            left = int((got[:, 9 + 7] != NDP_DONE).sum())
             with lane.lock:
                 counts = self.dev.times["device_counts"]
                 counts["prelim_left"] = counts.get("prelim_left", 0) + left
-            rows = np.hstack([rows[:, :9], res[kept]]).astype(np.int64)
-        else:
-            rows = rows[:, :9].astype(np.int64)
         lane.add("device_split", time.perf_counter() - t0)
-        return rows
+        return got
 
     def _prelim(self, out, n: int, blk: dict, lane):
         """nd_prelim on the ``n`` saved hits in ``out`` (every row nw_spec / nw_redo wrote, kept
