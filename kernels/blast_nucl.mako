@@ -34,30 +34,11 @@ Parameters (clalign/blast/params.py, BLASTN_SCAN): WG, WIDTH, STEP, WORD, EXT.
 /* blast_nucl: WG=${WG} WIDTH=${WIDTH} STEP=${STEP} WORD=${WORD} EXT=${EXT} */
 #define SENTINEL 15
 
-/* Segment of block scan position p: the last g with pos0[g] <= p. */
-inline int segment_of(__global const uint *pos0, const int nseg, const uint p)
-{
-    int lo = 0, hi = nseg;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (pos0[mid] <= p) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
-inline uint sbase(__global const uchar *s, const int i)
-{
-    return (s[i >> 2] >> (6 - 2 * (i & 3))) & 3u;
-}
+<%include file="blast_nucl_common.mako"/>
 
 inline uint sbyte(__global const uchar *s, const int k, const int nbytes)
 {
     return k < nbytes ? (uint)s[k] : 0u;
-}
-
-inline uint qcode(__global const uchar *q, const int i, const int qn)
-{
-    return (i >= 0 && i < qn) ? (uint)q[i] : SENTINEL;
 }
 
 /* The WIDTH-base word at base offset off: the four bytes from off's byte hold it (WIDTH <= 12,
@@ -170,17 +151,6 @@ void nscan_lookup(__global const uint2 *matched, const uint nmatched,
 }
 
 % if EXT >= 2:
-/* BSearchContextInfo: the last context starting at or before pos. */
-inline int context_of(__global const int *ctx_off, const int nctx, const int pos)
-{
-    int lo = 0, hi = nctx;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (ctx_off[mid] <= pos) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
 inline int left_matches(const uint x)
 {
     int k = 0;

@@ -28,11 +28,9 @@ ROW, MININT, NONE, DONE (LAUNCH is the host's).
 </%doc>
 /* blast_nucl_gapped: WG=${WG} BAND=${BAND} CELLS=${CELLS} */
 #define RING(b) ring[(size_t)((b) & (${BAND} - 1)) * stride]
+#define SENTINEL ${SENTINEL}
 
-inline uint sbase_of(__global const uchar *s, const int i)
-{
-    return (s[i >> 2] >> (6 - 2 * (i & 3))) & 3u;
-}
+<%include file="blast_nucl_common.mako"/>
 
 /* align_oriented of N query cells against M subject rows: cell b's letter is q[q0 + dir * b]
    (SENTINEL outside the batch); row a is base s0 + a - 1 (forward) or s0 - a (reverse).
@@ -60,7 +58,7 @@ inline int align(__global const uchar *q, const int qn, const int q0, const int 
     }
     int b_size = i, best_score = 0, floor = -x, best_a = 0, best_b = 0, first_b = 0;
     for (int a = 1; a <= M; a++) {
-        __global const int *row = matrix + sbase_of(s, reverse ? s0 - a : s0 + a - 1) * ${NCODE};
+        __global const int *row = matrix + sbase(s, reverse ? s0 - a : s0 + a - 1) * ${NCODE};
         score = ${MININT};
         int gap_row = ${MININT};
         int last_b = first_b;
@@ -68,8 +66,7 @@ inline int align(__global const uchar *q, const int qn, const int q0, const int 
         if (*budget < 0) { *ok = 0; return 0; }
         for (int b = first_b; b < b_size; b++) {
             const int2 c = RING(b);
-            const int qi = q0 + dir * b;
-            const int next = c.x + row[(qi >= 0 && qi < qn) ? (int)q[qi] : ${SENTINEL}];
+            const int next = c.x + row[qcode(q, q0 + dir * b, qn)];
             score = max(score, max(c.y, gap_row));
             if (score < floor) {
                 if (b == first_b) first_b++;

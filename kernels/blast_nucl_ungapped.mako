@@ -31,43 +31,15 @@ store clears (Blast_ExtendWordExit past INT4_MAX / 4) before segment g (resets[n
 last); k_out[b] is the chain's length at the end. Array store: levels (DLEN cells, zero).
 
 Parameters (clalign/blast/params.py, BLASTN_UNGAPPED): WG, TILE, WIDTH, WORD, HASH, EXACT,
-SLOTS, NBUCKET, HASH_MUL (PIECE is the host's).
+SLOTS, NBUCKET, HASH_MUL, ROW (PIECE is the host's).
 </%doc>
 /* blast_nucl_ungapped: WG=${WG} TILE=${TILE} WIDTH=${WIDTH} WORD=${WORD} HASH=${int(HASH)} EXACT=${int(EXACT)} SLOTS=${SLOTS} NBUCKET=${NBUCKET} */
 #define SENTINEL 15
 #define STALE (-(1 << 30))
-#define ROW 10
+#define ROW ${ROW}
 #define NOWRITE (-0x7FFFFFFF - 1)
 
-inline int segment_of(__global const uint *pos0, const int nseg, const uint p)
-{
-    int lo = 0, hi = nseg;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (pos0[mid] <= p) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
-inline int context_of(__global const int *ctx_off, const int nctx, const int pos)
-{
-    int lo = 0, hi = nctx;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (ctx_off[mid] <= pos) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
-inline uint sbase(__global const uchar *s, const int i)
-{
-    return (s[i >> 2] >> (6 - 2 * (i & 3))) & 3u;
-}
-
-inline uint qcode(__global const uchar *q, const int i, const int qn)
-{
-    return (i >= 0 && i < qn) ? (uint)q[i] : SENTINEL;
-}
+<%include file="blast_nucl_common.mako"/>
 
 inline uint key_of(const int q, const int s, const int dlen)
 {
