@@ -208,6 +208,10 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
 #: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
 NW_KEYS = DIAGHASH_NUM_BUCKETS
 
+#: Ints per saved hit that nw_spec / nw_redo write (segment, word index, q_off, s_off, q_start,
+#: s_start, length, score, context, tag).
+NW_ROW = 10
+
 BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
     Param.int("WG", "work-items per work-group of the binning and extension kernels",
               values=(32, 64, 128, 256), default=64),
@@ -233,11 +237,9 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
               values=(NW_KEYS,), default=NW_KEYS),
     Param.int("HASH_MUL", "BLAST+'s diagonal hash multiplier", values=(DIAGHASH_MUL,),
               default=DIAGHASH_MUL),
+    Param.int("ROW", "ints per saved-hit row (NW_ROW)", values=(NW_ROW,), default=NW_ROW),
 ))
 
-#: Ints per saved hit that nw_spec / nw_redo write (segment, word index, q_off, s_off, q_start,
-#: s_start, length, score, context, tag).
-NW_ROW = 10
 #: The device DP's minus infinity (int32). The CPU's (nucl_gapped.MININT, -2**30) equals the
 #: BLASTNA matrix's sentinel score, so their sum is -2**31; with -2**29 every value derived from
 #: it (plus any matrix entry >= -2**30, minus a gap cost < NDP_COST_MAX) stays in int32, and
