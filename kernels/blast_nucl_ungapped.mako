@@ -18,9 +18,10 @@ key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstri
    WIDTH, s_TypeOfWord), ungapped extension (EXACT: s_NuclUngappedExtendExact, else the
    byte-wise s_NuclUngappedExtend with the exact redo at the context's reduced cutoff), saved
    hits written (segment, row, q, s, q_start, s_start, length, score, context, piece) through
-   counters[0]; the end written per start and what the host needs to check the assumption.
+   counters[0]; what the host and nw_redo need to check the assumption, and the cells' final state.
 4. nw_redo: one work-item per key with a piece the host did not keep: the real store from the
-   block's start, the kept pieces replayed from their recorded ends, the rest searched again.
+   block's start, piece by piece; a piece whose speculation the real store bears out is kept
+   (its final cells, recorded by nw_spec, written into the store), any other searched again.
 
 Positions are block positions (segment offset segoff[g] + subject offset): they grow from
 segment to segment as BLAST+'s running diagonal offset does, so earlier segments' entries never
@@ -299,14 +300,15 @@ void nw_cuts(__global const int4 *words, __global const uint *perm, __global con
 
 /* One work-item per piece (starts lo[p] .. lo[p+1]-1 of one key, in scan order), as if the store
    entered it with enough dead cells (ends at or before every start of the piece): the hash
-   chain's SLOTS first cells, head first, or the array cells the piece writes. Records per start
-   the end written (lev, NOWRITE if none) and per piece (cells used, greatest end written, least
-   start, whether a store clear precedes a start): the host keeps a piece's hits when the real
-   store did enter it so (nucl_device_ungapped.DeviceUngapped.run). */
+   chain's SLOTS first cells, head first, or the array cells the piece writes. Records per piece
+   (cells used, SLOTS + 1 when they did not fit; greatest end written; least start; whether a
+   store clear precedes a start) and its cells' final (diagonal or array cell, end), head first,
+   in slots[p * SLOTS ..]: nw_redo keeps a piece's hits when the real store did enter it so, and
+   writes those cells into the store instead of searching the piece again. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nw_spec(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
              const int nseg, __global const int *resets, const int dlen, __global const uint *lo,
-             const uint npieces, __global int *lev, __global int4 *pinfo, SEARCH_ARGS)
+             const uint npieces, __global int2 *slots, __global int4 *pinfo, SEARCH_ARGS)
 {
     const uint p = get_global_id(0);
     if (p >= npieces) return;
@@ -324,7 +326,6 @@ void nw_spec(__global const int4 *words, __global const uint *perm, __global con
         const int id = (w.w + dlen - w.z) & (dlen - 1);
 % endif
         min_s = min(min_s, s_off_pos);
-        lev[j] = NOWRITE;
         int last = 0;
         for (int k = 0; k < used; k++)
             if (sd[k] == id) {
@@ -334,7 +335,6 @@ void nw_spec(__global const int4 *words, __global const uint *perm, __global con
         if (s_off_pos < last) continue;
         const int e = extend_start(g, i, w.z, w.w, (int)p, SEARCH_PASS);
         if (e == NOWRITE) continue;
-        lev[j] = e;
         max_end = max(max_end, e);
         int k = 0;
 % if HASH:
@@ -352,76 +352,104 @@ void nw_spec(__global const int4 *words, __global const uint *perm, __global con
         sd[k] = id;
         sv[k] = e;
     }
-% if not HASH:
-    used = used > ${SLOTS} ? used : 0;  /* the array needs no dead cells, only the ends */
-% endif
+    __global int2 *o = slots + (size_t)p * ${SLOTS};
+    for (int k = 0; k < min(used, ${SLOTS}); k++)
+        o[k] = (int2)(sd[k], sv[k]);
     pinfo[p] = (int4)(used, max_end, min_s, cleared);
 }
 
-/* One work-item per key whose pieces were not all kept: the store's real state, in scan order
-   from the block's start (as the sequential kernel): the kept pieces' starts (j < from[t]) are
-   replayed from lev, the rest searched again (hits tagged -1). Hash: the chain of cells of its
-   key, head last, entering with k_in stale cells; resets[g] counts BLAST+'s store clears before
-   segment g (resets[nseg]: after the last); k_out gets the chain's length. Array: levels. */
+/* One work-item per key t (keys[t], its pieces pk[t].x .. pk[t].y-1) with a piece the host did
+   not keep: the store's real state from the block's start, piece by piece in scan order. A
+   piece is kept (keep[p] = 1) when the real store enters it as nw_spec assumed: no store clear
+   before it in the block, every end written earlier in its key at or before its least start,
+   its cells within SLOTS and (hash) within the chain's length, which then stays; its cells'
+   final state (slots) is written into the store. Any other piece is searched again start by
+   start (keep[p] = 0, hits tagged -1, its starts counted in counters[1]). Hash: the chain of
+   cells of its key, head last, entering with k_in stale cells; resets[g] counts BLAST+'s store
+   clears before segment g (resets[nseg]: after the last); k_out gets the chain's length.
+   Array: levels (zero at the block's start; a clear zeroes the key's cells). */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nw_redo(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
-             const int nseg, __global const int *resets, const int dlen,
-             __global const uint *base, __global const uint *keys, __global const uint *from,
-             const uint nkeys, __global const int *lev, __global int *levels, __global int *cdiag,
-             __global int *clevel, __global const uint *cbase, __global const int *k_in,
-             __global int *k_out, SEARCH_ARGS)
+             const int nseg, __global const int *resets, const int dlen, __global const uint *lo,
+             __global const uint *keys, __global const uint2 *pk, const uint nkeys,
+             __global const int4 *pinfo, __global const int2 *slots, __global int *levels,
+             __global int *cdiag, __global int *clevel, __global const uint *cbase,
+             __global const int *k_in, __global int *k_out, __global uchar *keep, SEARCH_ARGS)
 {
     const uint t = get_global_id(0);
     if (t >= nkeys) return;
     const uint b = keys[t];
+    int epoch = 0, maxe = STALE;
 % if HASH:
     __global int *cd = cdiag + cbase[t];
     __global int *cv = clevel + cbase[t];
-    int len = k_in[b], epoch = 0;
+    int len = k_in[b];
     for (int k = 0; k < len; k++) {
         cd[k] = 0;
         cv[k] = STALE;
     }
 % endif
-    for (uint j = base[b]; j < base[b + 1]; j++) {
-        const uint i = perm[j];
-        const int4 w = words[i];
-        const int g = segment_of(pos0, nseg, (uint)w.x);
+    for (uint p = pk[t].x; p < pk[t].y; p++) {
+        const int4 info = pinfo[p];
 % if HASH:
-        if (resets[g] != epoch) {       /* BLAST+ cleared its store before this segment */
-            len = 0;
-            epoch = resets[g];
-        }
+        const int room = min(len, ${SLOTS});
+% else:
+        const int room = ${SLOTS};
 % endif
-        const int diag = w.w - w.z, s_off_pos = w.w + segoff[g];
-        int e;
+        if (info.w == 0 && info.x <= room && maxe <= info.z) {
+            keep[p] = 1;
+            __global const int2 *c = slots + (size_t)p * ${SLOTS};
+            for (int k = 0; k < info.x; k++) {
 % if HASH:
-        if (j < from[t]) {
-            e = lev[j];
-        } else {
+                cd[len - 1 - k] = c[k].x;
+                cv[len - 1 - k] = c[k].y;
+% else:
+                levels[c[k].x] = c[k].y;
+% endif
+            }
+            maxe = max(maxe, info.y);
+            continue;
+        }
+        keep[p] = 0;
+        atomic_add(&counters[1], lo[p + 1] - lo[p]);
+        for (uint j = lo[p]; j < lo[p + 1]; j++) {
+            const uint i = perm[j];
+            const int4 w = words[i];
+            const int g = segment_of(pos0, nseg, (uint)w.x);
+            if (resets[g] != epoch) {       /* BLAST+ cleared its store before this segment */
+                epoch = resets[g];
+% if HASH:
+                len = 0;
+% else:
+                for (int c = (int)b; c < dlen; c += ${NBUCKET}) levels[c] = 0;
+% endif
+            }
+            const int diag = w.w - w.z, s_off_pos = w.w + segoff[g];
+% if HASH:
             int last = 0;
             for (int k = len - 1; k >= 0; k--)
                 if (cd[k] == diag) {
                     last = cv[k];
                     break;
                 }
-            e = s_off_pos < last ? NOWRITE : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
-        }
-        if (e == NOWRITE) continue;
-        int k = len - 1;
-        for (; k >= 0; k--)
-            if (cd[k] == diag || s_off_pos - cv[k] > 1 - ${WORD}) break;
-        if (k < 0) k = len++;
-        cd[k] = diag;
-        cv[k] = e;
+            const int e = s_off_pos < last ? NOWRITE : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
+            if (e == NOWRITE) continue;
+            maxe = max(maxe, e);
+            int k = len - 1;
+            for (; k >= 0; k--)
+                if (cd[k] == diag || s_off_pos - cv[k] > 1 - ${WORD}) break;
+            if (k < 0) k = len++;
+            cd[k] = diag;
+            cv[k] = e;
 % else:
-        const int cell = (w.w + dlen - w.z) & (dlen - 1);
-        if (j < from[t])
-            e = lev[j];
-        else
-            e = s_off_pos < levels[cell] ? NOWRITE : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
-        if (e != NOWRITE) levels[cell] = e;
+            const int cell = (w.w + dlen - w.z) & (dlen - 1);
+            const int e = s_off_pos < levels[cell] ? NOWRITE
+                                                   : extend_start(g, i, w.z, w.w, -1, SEARCH_PASS);
+            if (e == NOWRITE) continue;
+            maxe = max(maxe, e);
+            levels[cell] = e;
 % endif
+        }
     }
 % if HASH:
     if (resets[nseg] != epoch) len = 0;

@@ -359,15 +359,15 @@ def test_search_equals_blastn(each_device, mode, task, query, name, threads):
 def test_redo_plan_rules(each_device, tmp_path):
     """The host's rule for keeping nw_spec's pieces, case by case: a piece is kept while its
     key's earlier pieces were, no store clear precedes it, every end written before it in its
-    key lies at or before its least start, and (hash store) the chain has as many cells as it
-    used; the key is redone from its first piece not kept."""
+    key lies at or before its least start, and it used at most SLOTS cells and (hash store) no
+    more than the chain has; keys with a piece not kept go to nw_redo with their pieces."""
     from clalign.blast.nucl_device_ungapped import pieces
 
     qf, db = _data(tmp_path, seed=3, nquery=60)
     nt, st = _setup(qf, db, "small", 8, 11)
     dw = NuclDeviceWords(nt, st, _dev(each_device), {"UNGAPPED": "all"}, pipeline=False, hits=True)
     ung = dw.ung
-    assert ung.hash
+    assert ung.hash and ung.values["SLOTS"] == 8
     base = np.zeros(513, np.int64)
     base[1:4] = [6, 12, 18]      # keys 0, 1, 2: three pieces of 2 starts each
     base[4:] = 18
@@ -376,22 +376,24 @@ def test_redo_plan_rules(each_device, tmp_path):
     ung.k[:3] = 2
 
     def plan(rows):
-        keep, keys, r = ung._redo_plan(np.array(rows, np.int32), lo, key, base.astype(np.uint32),
+        keep, keys, _ = ung._redo_plan(np.array(rows, np.int32), key, base.astype(np.uint32),
                                        dw.lanes[0])
-        return keep.tolist(), keys.tolist(), r["starts"]
+        return keep.view(bool).tolist(), keys.tolist()
 
     good = [[1, 10, 0, 0], [2, 20, 10, 0], [1, 30, 20, 0]]
-    assert plan(good * 3) == ([True] * 9, [], 0)
+    assert plan(good * 3) == ([True] * 9, [])
     cleared = good[:1] + [[1, 20, 10, 1]] + good[2:]             # a clear before piece 1
-    assert plan(cleared + good * 2) == ([True, False, False] + [True] * 6, [0], 4)
-    assert plan(good + good + good) == ([True] * 9, [], 0)
+    assert plan(cleared + good * 2) == ([True, False, False] + [True] * 6, [0])
     too_many = [[3, 10, 0, 0]] + good[1:]                         # key 1 has 2 cells, uses 3
-    assert plan(good + too_many + good) == ([True] * 3 + [False] * 3 + [True] * 3, [1], 6)
+    assert plan(good + too_many + good) == ([True] * 3 + [False] * 3 + [True] * 3, [1])
     late = good[:2] + [[1, 30, 19, 0]]                            # an end (20) past a start (19)
-    assert plan(good + good + late) == ([True] * 8 + [False], [2], 2)
+    assert plan(good + good + late) == ([True] * 8 + [False], [2])
+    ung.k[:3] = 20           # a piece past SLOTS cells stopped early: never kept, however long the chain
+    assert plan(good + [[9, 10, 0, 0]] + good[1:] + good) == ([True] * 3 + [False] * 3 + [True] * 3, [1])
+    assert plan(good + [[8, 10, 0, 0]] + good[1:] + good) == ([True] * 9, [])
 
 
-def _keep_plan_ref(pinfo, piece_key, k, hashed, nkeys):
+def _keep_plan_ref(pinfo, piece_key, k, hashed, slots, nkeys):
     """The keep rule with numpy (the form it had before the compiled pass)."""
     used, max_end, min_s, cleared = (pinfo[:, c].astype(np.int64) for c in range(4))
     shift = piece_key.astype(np.int64) << 32
@@ -399,9 +401,8 @@ def _keep_plan_ref(pinfo, piece_key, k, hashed, nkeys):
     first = np.ones(len(piece_key), bool)
     first[1:] = piece_key[1:] != piece_key[:-1]
     before = np.where(first, 0, np.roll(acc, 1))
-    ok = (before <= min_s) & (used <= (k[piece_key] if hashed else 0))
-    if hashed:
-        ok &= cleared == 0
+    ok = (before <= min_s) & (used <= (np.minimum(k[piece_key], slots) if hashed else slots))
+    ok &= cleared == 0
     idx = np.where(ok, len(ok), np.arange(len(ok)))
     starts = np.flatnonzero(first)
     first_bad = np.full(nkeys, len(ok), np.int64)
@@ -418,12 +419,54 @@ def test_keep_plan_equals_numpy_rule(seed, hashed):
     rng = np.random.default_rng(seed)
     n, nkeys = int(rng.integers(0, 3000)), 512
     piece_key = np.sort(rng.integers(0, nkeys, n)).astype(np.int64)
-    pinfo = np.column_stack([rng.integers(0, 6, n), rng.integers(-5, 400, n),
+    pinfo = np.column_stack([rng.integers(0, 7, n), rng.integers(-5, 400, n),
                              rng.integers(0, 400, n), rng.random(n) < 0.02]).astype(np.int32)
-    k = rng.integers(0, 6, nkeys).astype(np.int32)
+    k = rng.integers(0, 8, nkeys).astype(np.int32)
     keep = np.empty(n, np.bool_)
     first_bad = np.full(nkeys, n, np.int64)
-    _keep_plan(pinfo, piece_key, k, hashed, keep, first_bad)
-    want_keep, want_bad = _keep_plan_ref(pinfo, piece_key, k, hashed, nkeys)
+    _keep_plan(pinfo, piece_key, k, hashed, 4, keep, first_bad)
+    want_keep, want_bad = _keep_plan_ref(pinfo, piece_key, k, hashed, 4, nkeys)
     assert np.array_equal(keep, want_keep) and np.array_equal(first_bad, want_bad)
     assert 0 < keep.sum() < n or n < 50
+
+
+@pytest.mark.parametrize("hashed", [False, True])
+def test_redo_keeps_later_pieces(each_device, tmp_path, monkeypatch, hashed):
+    """nw_redo searches again only the pieces the real store does not bear out: reads from a
+    real genome (true alignments: long ungapped extensions whose ends reach past the next
+    pieces of their key) leave keys with a piece not kept, and later pieces of those keys kept
+    by nw_redo (never the other way round); the saved hits equal the CPU word finder's."""
+    import clalign.blast.nucl_device_ungapped as nu
+
+    g = _genome(60000 if hashed else 240000)    # array store: more random starts after a read
+    rng = random.Random(9)
+    reads = []
+    for k in range(40 if hashed else 6):      # both strands of 6 reads: under 8,000 bases
+        a = rng.randrange(0, 60000 - 700)
+        r = _mutate(rng, g[a:a + rng.randrange(300, 600)], 0.01)
+        reads.append(r.translate(COMP)[::-1] if k % 2 else r)
+    qf, db = _write(tmp_path, [g[:20000], g[20000:]], reads)
+    nt, st = _setup(qf, db, "small", 8, 11 if hashed else 8)   # array: denser random starts
+    want = _cpu(nt, st)
+    seen = []
+    plan, settle = nu.DeviceUngapped._redo_plan, nu.DeviceUngapped.settle
+
+    def planned(self, *a):
+        keep, keys, r = plan(self, *a)
+        seen.append([keep.view(bool).copy()])
+        return keep, keys, r
+
+    def settled(self, job, lane):
+        settle(self, job, lane)
+        seen[-1].append(job["keep_piece"].copy())
+
+    monkeypatch.setattr(nu.DeviceUngapped, "_redo_plan", planned)
+    monkeypatch.setattr(nu.DeviceUngapped, "settle", settled)
+    got, dw = _device(nt, st, each_device, {"BLOCK_BASES": 16384}, pipeline=False,
+                      ung={"PIECE": 8, "GAP": 4})
+    assert dw.ung.hash == hashed
+    _equal(got, want)
+    assert all(np.all(final[host]) for host, final in seen)      # host-kept pieces stay kept
+    redone = sum(int((~final).sum()) for _, final in seen)
+    late = sum(int((final & ~host).sum()) for host, final in seen)
+    assert redone and late, (redone, late)

@@ -41,11 +41,14 @@ each as if the store entered it holding only *dead* cells -- ends at or before e
 the piece: such a cell never blocks and is always stale, so (hash) a diagonal reuses the first
 dead cell from the chain's head and the piece's decisions are those of a chain of unlimited dead
 cells, as long as the real chain has at least as many cells as the piece used (else it would
-have pushed new cells at the head: another layout). The host keeps a piece when that held: no
-store clear before it in the block, every end written earlier in its key at or before its
-least start, and (hash) the carried chain length at least the cells it used (kept pieces
-push nothing, so the length stays). A key's first piece not kept, and all after it, are redone
-by nw_redo on the real store, the kept pieces' updates replayed from their recorded ends.
+have pushed new cells at the head: another layout). A piece is kept when that held: no store
+clear before it in the block, every end written earlier in its key at or before its least
+start, its cells within SLOTS and (hash) within the chain's length (kept pieces push nothing,
+so the length stays). The host checks it with nw_spec's ends (:func:`_keep_plan`); each key
+with a piece not kept goes to nw_redo, which walks the key's pieces on the real store: a piece
+the real store bears out is kept (the cells it used, head first, written as nw_spec left them),
+any other searched again start by start. So a long alignment's piece is redone, not the rest of
+its key's block (a block of 1,000 genes redid ~30,000 starts per such key before).
 """
 from __future__ import annotations
 
@@ -169,11 +172,11 @@ def segment_hits(raw: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _keep_plan(pinfo, piece_key, k, hashed, keep, first_bad):
+def _keep_plan(pinfo, piece_key, k, hashed, slots, keep, first_bad):
     """:meth:`DeviceUngapped._redo_plan`'s rule in one pass over the pieces (ascending keys):
     a piece is good when every end written earlier in its key (running maximum of the pieces'
-    ``max_end``) lies at or before its least start, it used no more cells than its key's chain
-    holds (hash store; none otherwise) and (hash) no clear preceded it; ``keep[i]``: no bad
+    ``max_end``) lies at or before its least start, it used at most ``slots`` cells and (hash
+    store) no more than its key's chain holds, and no clear preceded it; ``keep[i]``: no bad
     piece at or before i in its key; ``first_bad[key]``: its first bad piece (else unchanged)."""
     cur, acc, bad = -1, 0, False
     for i in range(piece_key.shape[0]):
@@ -184,9 +187,8 @@ def _keep_plan(pinfo, piece_key, k, hashed, keep, first_bad):
         else:
             before = acc
             acc = max(acc, pinfo[i, 1])
-        ok = before <= pinfo[i, 2] and pinfo[i, 0] <= (k[key] if hashed else 0)
-        if hashed and pinfo[i, 3] != 0:
-            ok = False
+        room = min(k[key], slots) if hashed else slots
+        ok = before <= pinfo[i, 2] and pinfo[i, 0] <= room and pinfo[i, 3] == 0
         if not ok and not bad:
             bad = True
             first_bad[key] = i
@@ -312,7 +314,7 @@ class DeviceUngapped:
                    head=[words, perm, blk["pos0"], np.int32(blk["nseg"]),
                          lane.upload("ung_resets", resets), np.int32(self.dlen)],
                    b_lo=lane.upload("ung_lo", lo.astype(np.uint32)),
-                   b_lev=lane.buffer("ung_lev", 4 * max(n, 1)),
+                   b_slots=lane.buffer("ung_slots", 8 * v["SLOTS"] * max(len(piece_key), 1)),
                    b_pinfo=lane.buffer("ung_pinfo", 16 * max(len(piece_key), 1)),
                    room=max(MIN_SAVED, n // STARTS_PER_SAVED), resets=resets)
         lane.add("device_copies", time.perf_counter() - t0)
@@ -330,7 +332,7 @@ class DeviceUngapped:
         out = lane.buffer("ung_out", 4 * ROW * job["room"])
         npieces = len(job["piece_key"])
         lane.kernel(self.prg, "nw_spec").set_args(
-            *job["head"], job["b_lo"], np.uint32(npieces), job["b_lev"], job["b_pinfo"],
+            *job["head"], job["b_lo"], np.uint32(npieces), job["b_slots"], job["b_pinfo"],
             *job["search"], out, np.uint32(job["room"]))
         self._launch(lane, "nw_spec", npieces)
         return out
@@ -342,26 +344,33 @@ class DeviceUngapped:
 
     def settle(self, job: dict, lane) -> None:
         """The block's part in block order (it reads and updates the carried store state): the
-        keep/redo plan, nw_redo (both kernels again with room for all when the first output
-        was too small) and the chains' lengths after the block."""
+        keep plan, nw_redo on the keys with a piece not kept (both kernels again with room for
+        all when the first output was too small), which pieces were kept in the end and the
+        chains' lengths after the block."""
         t0 = time.perf_counter()
-        keep_piece, keys, r = self._redo_plan(job["pinfo"], job["lo"], job["piece_key"],
-                                              job["base"], lane)
+        keep_piece, keys, r = self._redo_plan(job["pinfo"], job["piece_key"], job["base"],
+                                              lane)
         lane.add("device_split", time.perf_counter() - t0)
         out = job["out"]
         k_out = np.empty(NW_KEYS, np.int32) if self.hash and len(keys) else None
+        if len(keys):      # nw_redo's final word on every piece
+            keep_piece = np.empty_like(keep_piece)
         while True:
             if len(keys):
                 if not self.hash:
                     cl.enqueue_fill_buffer(lane.queue, r["levels"], np.int32(0), 0, 4 * self.dlen)
                 lane.kernel(self.prg, "nw_redo").set_args(
-                    *job["head"], r["base"], r["keys"], r["from"], np.uint32(len(keys)),
-                    job["b_lev"], r["levels"], r["cdiag"], r["clevel"], r["cbase"], r["k_in"],
-                    r["k_out"], *job["search"], out, np.uint32(job["room"]))
+                    *job["head"], job["b_lo"], r["keys"], r["pk"], np.uint32(len(keys)),
+                    job["b_pinfo"], job["b_slots"], r["levels"], r["cdiag"], r["clevel"],
+                    r["cbase"], r["k_in"], r["k_out"], r["keep"], *job["search"], out,
+                    np.uint32(job["room"]))
                 self._launch(lane, "nw_redo", len(keys), "device_ung_redo")
-            if k_out is not None:     # not waited on: the counters' read below passes it
-                cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
-            saved = int(lane.read_counters()[0])
+                # not waited on: the counters' read below passes them
+                cl.enqueue_copy(lane.queue, keep_piece, r["keep"], is_blocking=False)
+                if k_out is not None:
+                    cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
+            got = lane.read_counters()
+            saved = int(got[0])
             if saved <= job["room"]:
                 break
             job["room"] = saved
@@ -370,12 +379,12 @@ class DeviceUngapped:
             self.k[:] = 0
         if k_out is not None:
             self.k[keys] = k_out[keys]
-        job.update(out=out, saved=saved, keep_piece=keep_piece)
+        job.update(out=out, saved=saved, keep_piece=keep_piece.view(np.bool_))
         with lane.lock:
             counts = self.dev.times.setdefault("device_counts", {})
             counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
             counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
-            counts["redo_starts"] = counts.get("redo_starts", 0) + r["starts"]
+            counts["redo_starts"] = counts.get("redo_starts", 0) + int(got[1])
 
     def rows(self, job: dict, lane) -> np.ndarray:
         """The settled block's saved hits (int64 rows as :meth:`run` returns them), with the
@@ -425,31 +434,32 @@ class DeviceUngapped:
         lane.launch(k, size, "device_prelim", wg)
         return res
 
-    def _redo_plan(self, pinfo, lo, piece_key, base, lane):
-        """Which pieces nw_spec got right (the store entered each with enough dead cells: no
-        clear before it, every end written before it in its key at or before its least start,
-        and, hash store, at least as many cells as it used); the keys to redo from their first
-        piece not kept, with nw_redo's buffers. Returns (keep per piece, keys, a dict of nw_redo's
-        buffers and ``starts``, the starts it searches again)."""
+    def _redo_plan(self, pinfo, piece_key, base, lane):
+        """Which pieces nw_spec got right by nw_spec's own ends (:func:`_keep_plan`), and the
+        keys with a piece not kept, for nw_redo, with its buffers. Returns (keep per piece as
+        uint8, which nw_redo's read replaces; keys; a dict of nw_redo's buffers)."""
         keep = np.empty(len(piece_key), np.bool_)
         first_bad = np.full(NW_KEYS, len(piece_key), np.int64)
-        _keep_plan(np.ascontiguousarray(pinfo, np.int32), np.ascontiguousarray(piece_key, np.int64),
-                   self.k, self.hash, keep, first_bad)
+        piece_key = np.ascontiguousarray(piece_key, np.int64)
+        _keep_plan(np.ascontiguousarray(pinfo, np.int32), piece_key, self.k, self.hash,
+                   self.values["SLOTS"], keep, first_bad)
+        keep = keep.view(np.uint8)
         keys = np.flatnonzero(first_bad < len(piece_key))
         if not len(keys):
-            return keep, keys, {"starts": 0}
-        frm = lo[first_bad[keys]]
+            return keep, keys, {}
+        pk = np.empty((len(keys), 2), np.uint32)
+        pk[:, 0] = np.searchsorted(piece_key, keys, "left")
+        pk[:, 1] = np.searchsorted(piece_key, keys, "right")
+        # hash: a chain holds its entering cells and at most one more per start of its key
         count = np.diff(base.astype(np.int64))[keys]
         cells = self.k[keys].astype(np.int64) + count if self.hash else np.zeros(len(keys), np.int64)
         cbase = np.zeros(len(keys), np.int64)
         np.cumsum(cells[:-1], out=cbase[1:])
         nc = max(int(cells.sum()), 1)
         up = lambda role, a: lane.upload("ung_" + role, a)
-        r = dict(base=up("base", base), keys=up("keys", np.asarray(keys, np.uint32)),
-                 **{"from": up("from", frm.astype(np.uint32))},
+        r = dict(keys=up("keys", np.asarray(keys, np.uint32)), pk=up("pk", pk),
                  levels=lane.buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
                  cdiag=lane.buffer("ung_cdiag", 4 * nc), clevel=lane.buffer("ung_clevel", 4 * nc),
                  cbase=up("cbase", cbase.astype(np.uint32)), k_in=up("k_in", self.k.copy()),
-                 k_out=lane.buffer("ung_k_out", 4 * NW_KEYS),
-                 starts=int((base[keys + 1].astype(np.int64) - frm).sum()))
+                 k_out=lane.buffer("ung_k_out", 4 * NW_KEYS), keep=up("keep", keep))
         return keep, keys, r
