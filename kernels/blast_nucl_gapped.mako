@@ -23,8 +23,14 @@ matrix entry (>= -2**30, the sentinel letter's score): >= -1.5 * 2**30, no overf
 every floor since the host keeps X-drop and gap costs below 2**28. Real scores stay between
 -2**30 - 2**28 and reward x context length (< 2**28, checked on the host).
 
+nd_pass then hands on only the rows the workers can use: a computed row whose score is below
+its context's gapped cutoff makes no HSP (BLAST+ drops it, and only HSPs are tested for
+containment), so the rows of kept pieces (keep[tag], tag -1: nw_redo's) that are left to the
+CPU or reach the cutoff are compacted through counters[2], the row's first HEAD ints and the
+result, in no particular order (the workers sort them).
+
 Parameters (clalign/blast/params.py, BLASTN_GAPPED): WG, BAND, CELLS, NCODE, SENTINEL, RATIO,
-ROW, MININT, NONE, DONE (LAUNCH is the host's).
+ROW, MININT, NONE, DONE, COLS, HEAD (LAUNCH is the host's).
 </%doc>
 /* blast_nucl_gapped: WG=${WG} BAND=${BAND} CELLS=${CELLS} */
 #define RING(b) ring[(size_t)((b) & (${BAND} - 1)) * stride]
@@ -148,7 +154,7 @@ void nd_prelim(__global const int *rows, const uint n, __global const uchar *pac
             q_end = q_length + rb;
             s_end = s_length + ra;
         }
-        __global int *o = res + k * 8;
+        __global int *o = res + k * ${COLS};
         o[0] = score;
         o[1] = q_start;
         o[2] = q_end;
@@ -158,4 +164,21 @@ void nd_prelim(__global const int *rows, const uint n, __global const uchar *pac
         o[6] = s_off;
         o[7] = ok ? ${DONE} : ${NONE};
     }
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nd_pass(__global const int *rows, const uint n, __global const int *res,
+             __global const uchar *keep, const int use_keep, __global const int *cutoff,
+             volatile __global uint *counters, __global int *dest)
+{
+    const uint k = get_global_id(0);
+    if (k >= n) return;
+    __global const int *h = rows + (size_t)k * ${ROW};
+    __global const int *r = res + (size_t)k * ${COLS};
+    const int tag = h[${ROW} - 1];
+    if (use_keep && tag >= 0 && !keep[tag]) return;
+    if (r[${COLS} - 1] == ${DONE} && r[0] < cutoff[h[8]]) return;
+    __global int *o = dest + (size_t)atomic_inc(&counters[2]) * (${HEAD} + ${COLS});
+    for (int i = 0; i < ${HEAD}; i++) o[i] = h[i];
+    for (int i = 0; i < ${COLS}; i++) o[${HEAD} + i] = r[i];
 }

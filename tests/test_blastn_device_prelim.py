@@ -128,6 +128,49 @@ def _hand_check(device, tmp_path, band):
     return len(rows), done, bad
 
 
+def test_pass_hands_on_what_the_workers_use(each_device, tmp_path):
+    """nd_pass keeps a saved row when its piece was kept (tag -1: nw_redo's, else keep[tag])
+    and its DP was left to the CPU or reaches its context's gapped cutoff (a computed row
+    below it makes no HSP): hand-made rows, random tags and keep flags, cutoffs around the
+    scores; the rows handed on are exactly those, with their results."""
+    qf, db = _data(tmp_path, seed=5, nquery=8)
+    nt, st = _setup(qf, db, "small", 8, 11)
+    dw = NuclDeviceWords(nt, st, _dev(each_device),
+                         {"UNGAPPED": "all", "PRELIM": True, "BLOCK_BASES": 1 << 20},
+                         pipeline=False, hits=True, ungapped_override={"DP_BAND": 16})
+    (a, e), = dw.blocks
+    lane, ung = dw.lanes[0], dw.ung
+    blk = dw.block(a, e, lane)
+    rng = np.random.default_rng(3)
+    rows = _hand_rows(rng, nt, st, dw, a, e)
+    rows[:, 9] = rng.integers(-1, 40, len(rows))
+    rows[::7, 9] = 0                   # piece 0 not kept, some of nw_redo's rows (-1)
+    rows[1::7, 9] = -1
+    keep = (rng.random(40) < 0.6).astype(np.uint8)
+    keep[0] = 0
+    res = np.empty((len(rows), DP_COLS), np.int32)
+    cl.enqueue_copy(lane.queue, res, ung._prelim(lane.upload("test_rows", rows), len(rows), blk, lane))
+    done = res[:, 7] == NDP_DONE
+    assert 0 < done.sum() < len(rows)
+    cutoff = rng.integers(int(np.median(res[done, 0])) - 3, int(np.median(res[done, 0])) + 3,
+                          len(st.batch.lengths)).astype(np.int32)
+    ung.b_gapped = cl.Buffer(dw.rt.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=cutoff)
+    for use_keep in (False, True):
+        lane.write(lane.counters, np.zeros(4, np.uint32))
+        job = {"out": lane.upload("test_rows", rows), "saved": len(rows), "blk": blk,
+               "b_keep": lane.upload("test_keep", keep) if use_keep else None}
+        got = ung._passed(job, lane)
+        tag = rows[:, 9]
+        want = ~done | (res[:, 0] >= cutoff[rows[:, 8]])
+        if use_keep:
+            want &= (tag < 0) | (keep[np.maximum(tag, 0)] == 1)
+        want = np.hstack([rows[want, :9], res[want]]).astype(np.int64)
+        assert 0 < len(want) < len(rows)
+        order = lambda m: m[np.lexsort(m.T[::-1])]
+        assert np.array_equal(order(got), order(want))
+
+
 @pytest.mark.parametrize("band", [16, 1024])
 def test_prelim_hand_made_hits_at_boundaries(each_device, tmp_path, band):
     n, done, bad = _hand_check(each_device, tmp_path, band)

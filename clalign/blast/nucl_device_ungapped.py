@@ -61,14 +61,12 @@ from ..errors import ParameterError
 from ..runtime.jit import njit
 from . import nucl_words
 from .hsp import lexsort_packed
-from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NDP_DONE, NW_KEYS,
-                     NW_ROW as ROW)
+from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COLS as DP_COLS, NDP_COST_MAX, NDP_DONE,
+                     NW_HEAD, NW_KEYS, NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
 #: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH, CELLS).
 DP_TUNABLE = {"DP_WG": "WG", "DP_BAND": "BAND", "DP_LAUNCH": "LAUNCH", "DP_CELLS": "CELLS"}
-#: Columns the device DP adds to each saved hit (nucl_stages_nb.prelim_rows' ``pre``).
-DP_COLS = 8
 MAX_BLOCK_POSITION = 1 << 30      # block positions (and the kernel's STALE) stay in an int
 #: Room (saved hits) of a block's first nw_spec/nw_redo launch: the larger of MIN_SAVED and one
 #: per STARTS_PER_SAVED word starts; a block that saves more runs again with room for all.
@@ -226,8 +224,10 @@ class DeviceUngapped:
             self.dp_prg = rt.program("blast_nucl_gapped.mako", BLASTN_GAPPED, self.dp)
             self.dp_args = (np.int32(st.opts.gap_open), np.int32(st.opts.gap_extend),
                             np.int32(st.xdrop_gap))
+            self.b_gapped = cl.Buffer(rt.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                      hostbuf=np.ascontiguousarray(st.cutoff_gapped, np.int32))
         #: columns of :meth:`finish`'s rows: 9, plus the DP's results with ``prelim``
-        self.width = 9 + (DP_COLS if self.dp is not None else 0)
+        self.width = NW_HEAD + (DP_COLS if self.dp is not None else 0)
         ctx, mf = rt.ctx, cl.mem_flags
         ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(a, dtype=np.int32))
@@ -379,43 +379,61 @@ class DeviceUngapped:
             self.k[:] = 0
         if k_out is not None:
             self.k[keys] = k_out[keys]
-        job.update(out=out, saved=saved, keep_piece=keep_piece.view(np.bool_))
+        job.update(out=out, saved=saved, keep_piece=keep_piece.view(np.bool_),
+                   b_keep=r["keep"] if len(keys) else None)
         with lane.lock:
             counts = self.dev.times.setdefault("device_counts", {})
             counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])
             counts["redo_keys"] = counts.get("redo_keys", 0) + len(keys)
             counts["redo_starts"] = counts.get("redo_starts", 0) + int(got[1])
+            counts["ungapped_saved"] = counts.get("ungapped_saved", 0) + saved
 
     def rows(self, job: dict, lane) -> np.ndarray:
         """The settled block's saved hits (int64 rows as :meth:`run` returns them), with the
-        device DP's columns when it runs: needs no other block, so the next block settles
-        meanwhile."""
+        device DP's columns when it runs (then only the rows the workers can use: nd_pass):
+        needs no other block, so the next block settles meanwhile."""
         out, saved = job["out"], job["saved"]
-        if saved and self.dp is not None:
-            b_res = self._prelim(out, saved, job["blk"], lane)
+        if self.dp is not None:
+            return self._passed(job, lane)
         t0 = time.perf_counter()
         rows = np.empty((saved, ROW), np.int32)
-        res = np.empty((saved, DP_COLS), np.int32) if self.dp is not None else None
         if saved:
-            if res is not None:    # the rows' read not waited on: the results' read passes it
-                cl.enqueue_copy(lane.queue, rows, out, is_blocking=False)
-                cl.enqueue_copy(lane.queue, res, b_res)
-            else:
-                cl.enqueue_copy(lane.queue, rows, out)
+            cl.enqueue_copy(lane.queue, rows, out)
         lane.add("device_copies", time.perf_counter() - t0)
         lane.kernel_times()
         t0 = time.perf_counter()
-        tag = rows[:, 9]
+        tag = rows[:, ROW - 1]
         kept = (tag < 0) | job["keep_piece"][np.maximum(tag, 0)]
-        got = np.empty((int(kept.sum()), self.width), np.int64)     # one copy into int64
-        got[:, :9] = rows[kept, :9]
-        if res is not None:   # hits whose band or cells outgrew the kernel's: the workers' DP
-            got[:, 9:] = res[kept]
-            left = int((got[:, 9 + 7] != NDP_DONE).sum())
-            with lane.lock:
-                counts = self.dev.times["device_counts"]
-                counts["prelim_left"] = counts.get("prelim_left", 0) + left
+        got = rows[kept, :NW_HEAD].astype(np.int64)
         lane.add("device_split", time.perf_counter() - t0)
+        return got
+
+    def _passed(self, job: dict, lane) -> np.ndarray:
+        """nd_prelim on every saved row, then nd_pass: the rows of kept pieces whose DP the
+        workers cannot skip (left to them, or at the gapped cutoff), read as int64 rows."""
+        saved = job["saved"]
+        if not saved:
+            lane.kernel_times()
+            return np.empty((0, self.width), np.int64)
+        b_res = self._prelim(job["out"], saved, job["blk"], lane)
+        t0 = time.perf_counter()
+        dest = lane.buffer("ndp_pass", 4 * self.width * saved)
+        keep = job["b_keep"]
+        k = lane.kernel(self.dp_prg, "nd_pass")
+        k.set_args(job["out"], np.uint32(saved), b_res, keep if keep is not None else dest,
+                   np.int32(keep is not None), self.b_gapped, lane.counters, dest)
+        lane.launch(k, saved, "device_prelim", self.dp["WG"])
+        m = int(lane.read_counters()[2])
+        got = np.empty((m, self.width), np.int32)
+        if m:
+            cl.enqueue_copy(lane.queue, got, dest)
+        lane.add("device_copies", time.perf_counter() - t0)
+        lane.kernel_times()
+        got = got.astype(np.int64)
+        left = int((got[:, NW_HEAD + DP_COLS - 1] != NDP_DONE).sum())
+        with lane.lock:
+            counts = self.dev.times.setdefault("device_counts", {})
+            counts["prelim_left"] = counts.get("prelim_left", 0) + left
         return got
 
     def _prelim(self, out, n: int, blk: dict, lane):

@@ -250,6 +250,9 @@ NDP_MININT = -(1 << 29)
 NDP_COST_MAX = 1 << 28
 #: Status of a device DP row: left to the CPU (the band overflowed), computed.
 NDP_NONE, NDP_DONE = 0, 1
+#: Ints of a device DP result (score, q_start, q_end, s_start, s_end, q_off, s_off, status), and
+#: of a saved-hit row handed on to the workers (NW_ROW's but the tag).
+NDP_COLS, NW_HEAD = 8, 9
 
 BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
     Param.int("WG", "work-items per work-group (one saved hit at a time each)",
@@ -274,6 +277,8 @@ BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
               default=NDP_MININT),
     Param.int("NONE", "status: left to the CPU (NDP_NONE)", values=(NDP_NONE,), default=NDP_NONE),
     Param.int("DONE", "status: computed (NDP_DONE)", values=(NDP_DONE,), default=NDP_DONE),
+    Param.int("COLS", "ints per result (NDP_COLS)", values=(NDP_COLS,), default=NDP_COLS),
+    Param.int("HEAD", "ints of a saved hit handed on (NW_HEAD)", values=(NW_HEAD,), default=NW_HEAD),
 ))
 
 # PoCL on the 2-core build VM (2026-11-23, load average ~5; tools/bench_blastn.py data of
