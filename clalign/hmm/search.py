@@ -43,7 +43,8 @@ from .hmmtext import hmmer_order
 from .pvalue import msv_pass
 from .pyhmmer_adapter import merged_counts, pipeline_counts, read_models, same_name as _same_name
 from .tables import _name_bytes, wide_threshold
-from .startup import Loading as _Loading, early_prebuild as _early_prebuild, residues_guess as _residues_guess
+from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, residues_early as _residues_early,
+                      residues_guess as _residues_guess)
 from ..switch import short_switch as _short_switch
 from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the hand-off; cpusearch)
                       prebuild_all as _prebuild_all)
@@ -243,6 +244,8 @@ class _Search:
         self._local = threading.local()
         self._stats_lock = threading.Lock()
         self._slane = msv_scores is None and any("values" in ov for ov in self.layout)   # the GPU path
+        if self._slane and len(self.db):      # the layouts are filled on the device from them
+            _residues_early(self.layouts, device, self.db)
         self.stats = SearchStats(models=len(self.hmms), nodes=sum(h.M for h in self.hmms),
                                  sequences=len(self.db), residues=int(self.lengths.sum()),
                                  load_seconds=self._load_seconds)
