@@ -28,13 +28,12 @@ from .profile import EASEL_OF_CODE
 #: Easel code of '*' (nonresidue) in the amino alphabet.
 EASEL_STAR = 27
 #: Fewest residues translated by the compiled loop when numba is not loaded yet; fewer go
-#: through numpy in pieces (numba's import and first call cost ~0.5-1 s; numpy ~10-20 ns a
-#: residue). Once numba is loaded (a large FASTA, a GPU block layout), batches of
-#: ``COMPILED_LOADED_MIN`` residues and more take the compiled loop.
+#: through numpy (numba's import and first call cost ~0.5-1 s; numpy: the targets' slices
+#: concatenated, one table look-up, ~0.5 us a target and ~1 ns a residue). Once numba is
+#: loaded (a large FASTA), batches of ``COMPILED_LOADED_MIN`` residues and more take the
+#: compiled loop.
 COMPILED_MIN_RESIDUES = 1 << 26
 COMPILED_LOADED_MIN = 1 << 16
-#: Residues per numpy piece (bounds its int64 temporaries).
-_PIECE = 1 << 22
 
 
 #: Every target's pyhmmer sequence is built before the search's threads start when the models
@@ -145,16 +144,12 @@ class Targets:
             out = np.empty(total, dtype=np.uint8)
             easel_codes(self.res, EASEL_OF_CODE, self.off, self.stops, idx, EASEL_STAR, out_off, out)
             return out, out_off
-        out = np.full(total, EASEL_STAR, dtype=np.uint8)      # residues, then the stops
-        cuts = np.searchsorted(out_off, np.arange(0, total, _PIECE), side="right") - 1
-        for a, b in zip(cuts.tolist(), [*cuts[1:].tolist(), idx.size]):
-            base = int(out_off[a])
-            n = int(out_off[b]) - base
-            within = np.arange(n, dtype=np.int64) - np.repeat(out_off[a:b] - base, lens[a:b])
-            rl = self.off[idx[a:b] + 1] - self.off[idx[a:b]]
-            is_res = within < np.repeat(rl, lens[a:b])
-            src = (np.repeat(self.off[idx[a:b]], lens[a:b]) + within)[is_res]
-            out[base:base + n][is_res] = EASEL_OF_CODE[self.res[src]]
+        res, a, b = self.res, self.off[idx], self.off[idx + 1]
+        parts = [res[i:j] for i, j in zip(a.tolist(), b.tolist())]       # views, one per target
+        out = EASEL_OF_CODE[np.concatenate(parts)] if parts else np.zeros(0, dtype=np.uint8)
+        st = np.asarray(self.stops[idx], dtype=np.int64)
+        if st.any():                  # each target's stops after its residues
+            out = np.insert(out, np.repeat(np.cumsum(b - a), st), EASEL_STAR)
         return out, out_off
 
 
