@@ -43,7 +43,9 @@ consecutive chunks of ``C * spc`` (C = S * WG_WAVES columns, ``spc`` sequences p
 dealt to the columns of a chunk in a snake order (balanced column lengths), each followed
 by an END residue and the column filled with PAD to the block's row count. A work-group
 walks its block row by row; at END a lane writes its sequence's raw bytes and resets (a
-masked reset when several sequences share a word). Longest blocks are launched first.
+masked reset when several sequences share a word). Longest blocks are launched first. The host
+plans the blocks; their bytes are written on the device from the residues
+(:mod:`clalign.hmm.layout_dev`).
 """
 from __future__ import annotations
 

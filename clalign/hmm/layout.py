@@ -1,4 +1,5 @@
-"""Database blocks of the S-lane kernels (CUDAMPF++ Algorithm 1), built on the host.
+"""Database blocks of the S-lane kernels (CUDAMPF++ Algorithm 1): planned on the host, their
+bytes written on the host (:func:`fill_host`) or the device (:mod:`clalign.hmm.layout_dev`).
 
 Sequences are taken in length order, cut into consecutive chunks of ``C * spc`` (C = S *
 WG_WAVES columns, ``spc`` sequences per column), dealt to the columns of a chunk in a snake
