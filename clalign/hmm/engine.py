@@ -43,7 +43,9 @@ consecutive chunks of ``C * spc`` (C = S * WG_WAVES columns, ``spc`` sequences p
 dealt to the columns of a chunk in a snake order (balanced column lengths), each followed
 by an END residue and the column filled with PAD to the block's row count. A work-group
 walks its block row by row; at END a lane writes its sequence's raw bytes and resets (a
-masked reset when several sequences share a word). Longest blocks are launched first.
+masked reset when several sequences share a word). Longest blocks are launched first. The host
+plans the blocks; their bytes are written on the device from the residues
+(:mod:`clalign.hmm.layout_dev`).
 """
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ from ..runtime.scratch import scratch
 from . import reference
 from .kernel_choice import choose_kernel, use_striped
 from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
+from .layout_dev import plan as plan_layout
 from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
 
@@ -154,12 +157,12 @@ def _layout_lock(cache, key) -> threading.Lock:
         return cache.setdefault(("lock", key), threading.Lock())
 
 
-def _layout(cache, key, n, ctx, build, pieces):
-    """(blocks, device buffers) of a layout from a search's cache, made (``build``) and uploaded
-    once under its own lock (:func:`_layout_lock`; the MSV stage runs models in several
-    threads). A layout already made is taken without the lock: its holder may be waiting for
-    the interpreter lock (13 thread-seconds of the 1,000-model run on the H100 host went to
-    that wait)."""
+def _layout(cache, key, n, make_buffers, build, pieces):
+    """(blocks, device buffers) of a layout from a search's cache, planned (``build``) and put
+    on the device (``make_buffers``) once under its own lock (:func:`_layout_lock`; the MSV
+    stage runs models in several threads). A layout already made is taken without the lock:
+    its holder may be waiting for the interpreter lock (13 thread-seconds of the 1,000-model
+    run on the H100 host went to that wait)."""
     hit = cache.get(key) if cache is not None else None
     if hit is not None and hit[1] is not None:
         return hit[0], hit[1]
@@ -173,8 +176,10 @@ def _layout(cache, key, n, ctx, build, pieces):
                 cache[key] = hit = [blocks, None]
         else:
             blocks, dev_bufs = hit
-        if hit is not None and hit[1] is None and n:
-            hit[1] = dev_bufs = _block_buffers(ctx, blocks)
+        if n and (hit is None or hit[1] is None):
+            dev_bufs = make_buffers(blocks)
+            if hit is not None:
+                hit[1] = dev_bufs
     return blocks, dev_bufs
 
 
@@ -203,10 +208,18 @@ def _buffer_maker(ctx):
     return buf
 
 
-def _block_buffers(ctx, blocks) -> list:
-    """Device copies of a block layout's arrays (kept with it in a layout cache)."""
-    buf = _buffer_maker(ctx)
-    return [buf(blocks.data), buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
+def _block_buffers(rt, queue, blocks, residues=None, cache=None) -> list:
+    """Device copies of a block layout's arrays (kept with it in a layout cache). Bytes the
+    host has not written (``blocks.data`` None) are written on the device from the residues
+    (:func:`clalign.hmm.layout_dev.fill_device`)."""
+    buf = _buffer_maker(rt.ctx)
+    if blocks.data is not None:
+        data = buf(blocks.data)
+    else:
+        from .layout_dev import fill_device, residues_on_device
+
+        data = fill_device(rt, queue, blocks, residues_on_device(cache, rt, queue, residues))
+    return [data, buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
 
 
 def kernel_of(prg, name: str):
@@ -255,6 +268,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         return run_striped(profile, residues, offsets, lengths, algo, tjbm, device, repeat, cache,
                            **{k: v for k, v in overrides.items() if k != "kernel"})
     overrides.pop("kernel", None)
+    q = rt.queue if queue is None else queue
     simd = overrides.pop("simd", None)
     values = overrides.pop("values", None)        # a search's plan (clalign.hmm.kernel_plan)
     values = dict(values) if values is not None else choose_kernel(profile.M, algo, rt.caps, overrides, simd=simd)
@@ -278,19 +292,20 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
                                  else (offsets, lengths, order))
         cap = _cap(e_len, spc, cache) if balance else None
         key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
-        blocks, dev_bufs = _layout(cache, key, n, rt.ctx, lambda: build_blocks(
-            residues, e_off, e_len, e_order, C, spc, values["RG"], cap), pieces)
+        blocks, dev_bufs = _layout(cache, key, n, lambda b: _block_buffers(rt, q, b, residues, cache),
+                                   lambda: plan_layout(residues, e_off, e_len, e_order, C, spc, values["RG"], cap),
+                                   pieces)
     n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:
         return _Run(out, 0.0, values, blocks)
     prg = rt.program("hmm_slane.mako", HMM_SLANE_KERNEL, kernel_values(values, END, PAD))
     knl = kernel_of(prg, "hmm_slane")
-    ctx, q = rt.ctx, (rt.queue if queue is None else queue)
+    ctx = rt.ctx
     tjbm = (tjbm_per_sequence(profile, lengths if model_lengths is None else model_lengths) if algo == "msv"
             else np.zeros(n_ext, np.uint8))
     if dev_bufs is None:
-        dev_bufs = _block_buffers(ctx, blocks)
+        dev_bufs = _block_buffers(rt, q, blocks, residues, cache)
         if cache is not None and blocks.C == C:
             for entry in list(cache.values()):
                 if isinstance(entry, list) and entry[0] is blocks:      # not the striped kernel's copies
@@ -353,7 +368,17 @@ def prebuild(Ms, algo: str = "msv", device=None, threads: int = 8, overrides=Non
         from .striped import prebuild_striped
 
         return prebuild_striped(Ms, device, overrides[0], threads)
-    return rt.prebuild(prebuild_items(Ms, algo, device, overrides), threads)
+    items = prebuild_items(Ms, algo, device, overrides)
+    return rt.prebuild([*layout_fill_items(items), *items], threads)
+
+
+def layout_fill_items(items) -> list:
+    """The programs that fill the layouts of S-lane ``items`` (:func:`prebuild_items`) on the
+    device (:mod:`clalign.hmm.layout_dev`), one per residue group; first in a prebuild: the
+    first model waits for its layout."""
+    from .layout_dev import fill_items
+
+    return fill_items(it[2]["RG"] for it in items)
 
 
 def prebuild_items(Ms, algo: str = "msv", device=None, overrides=None) -> list:

@@ -1,4 +1,5 @@
-"""Database blocks of the S-lane kernels (CUDAMPF++ Algorithm 1), built on the host.
+"""Database blocks of the S-lane kernels (CUDAMPF++ Algorithm 1): planned on the host, their
+bytes written on the host (:func:`fill_host`) or the device (:mod:`clalign.hmm.layout_dev`).
 
 Sequences are taken in length order, cut into consecutive chunks of ``C * spc`` (C = S *
 WG_WAVES columns, ``spc`` sequences per column), dealt to the columns of a chunk in a snake
@@ -27,13 +28,15 @@ class Blocks:
     """Striped sequence blocks for one column count C (see the module docstring)."""
 
     C: int
-    data: np.ndarray       # uint8, all blocks
+    data: "np.ndarray | None"  # uint8, all blocks (None until filled, see ``slots``)
     off: np.ndarray        # uint32 byte offset per block
     rows: np.ndarray       # uint32 rows per block
     col_start: np.ndarray  # uint32, nblocks*C + 1
     ids: np.ndarray        # uint32, sequence index per column slot
     rg: int = 1            # residue group (template value RG): layout of rows inside a block
     pieces: "Pieces | None" = None   # SSV: long sequences cut into overlapping pieces
+    size: int = 0          # bytes of all blocks (``data.size`` once filled)
+    slots: "Slots | None" = None     # where each sequence goes, until ``data`` is filled
 
     @property
     def nblocks(self) -> int:
@@ -41,11 +44,45 @@ class Blocks:
 
     @property
     def cells(self) -> int:
-        return int(self.data.size)
+        return int(self.size)
+
+
+@dataclass
+class Slots:
+    """The fill of :func:`plan_blocks`' layout, one entry per column slot (``Blocks.ids``
+    order): sequence ``seq`` (``length`` residues from ``src`` in the residue array), then
+    END, from row ``row0`` of column ``col`` of block ``blk``; ``at`` is the byte of that first
+    row (``off[blk] + (row0 // rg) * C * rg + col * rg + row0 % rg``)."""
+
+    src: np.ndarray        # int64
+    length: np.ndarray     # int64
+    row0: np.ndarray       # int64
+    blk: np.ndarray        # int64
+    col: np.ndarray        # int64
+    at: np.ndarray         # int64
 
 
 def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 1,
                  cap: int | None = None) -> Blocks:
+    """:func:`plan_blocks` with its bytes filled on the host (``data``; compiled, numba)."""
+    blocks = plan_blocks(offsets, lengths, order, C, spc, rg, cap)
+    fill_host(blocks, residues)
+    return blocks
+
+
+def fill_host(blocks: Blocks, residues) -> None:
+    """Write ``blocks.data``: PAD, then every slot's residues and END (threads over slots)."""
+    from .layout_nb import fill_slots
+
+    data = np.full(blocks.size, PAD, dtype=np.uint8)
+    sl = blocks.slots
+    if sl is not None and sl.src.size:
+        fill_slots(np.asarray(residues), sl.src, sl.length, sl.row0, sl.blk, sl.col,
+                   blocks.off.astype(np.int64), blocks.C, blocks.rg, END, data)
+    blocks.data, blocks.slots = data, None
+
+
+def plan_blocks(offsets, lengths, order, C: int, spc: int, rg: int = 1, cap: int | None = None) -> Blocks:
     """Length-sorted, balanced blocks of C columns and up to ``spc`` sequences per column.
 
     Chunks are cut from the longest sequences down; with ``cap`` (rows) a chunk whose longest
@@ -54,14 +91,16 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     work-group row after row, and the longest block bounds the kernel time from below.
     Row r of column c lies at byte ``off + (r // rg) * C * rg + c * rg + r % rg`` of its block
     (``rg`` = template value RG; 1 is row-major); a block's bytes are padded with PAD to whole
-    groups of ``rg`` rows and its offset is 16-byte aligned (vector loads)."""
+    groups of ``rg`` rows and its offset is 16-byte aligned (vector loads).
+    The bytes are not written here (``data`` None, ``slots`` says where everything goes): the
+    host (:func:`fill_host`) or the device (:mod:`clalign.hmm.layout_dev`) fills them."""
     order = np.asarray(order, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
     n = order.size
     if n == 0:
         z = np.zeros(0, np.uint32)
-        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z, rg)
+        return Blocks(C, np.zeros(0, np.uint8), z, z, np.zeros(1, np.uint32), z, rg)   # filled: nothing
     # chunk k (k = 0: the longest sequences, launched first) holds descending positions
     # [starts[k], starts[k + 1])
     desc = lengths[order[::-1]] + 1
@@ -97,16 +136,13 @@ def build_blocks(residues, offsets, lengths, order, C: int, spc: int, rg: int = 
     total = int(off[-1] + sizes4[-1])
     if total >= 1 << 32:
         raise ParameterError("database too large for one launch (4 GiB of blocks); split it")
-    data = np.full(total, PAD, dtype=np.uint8)
-    # every sequence's residues and END written to its column (compiled, threads over slots);
     # a sequence's first row is the END-inclusive length of those before it in its column
-    from .layout_nb import fill_slots
-
     ends = np.cumsum(L1_k)
     row0 = ends - L1_k - (ends - L1_k)[col_start[gcol]]
-    fill_slots(np.asarray(residues), offsets[seq_k], L1_k - 1, row0, blk_k, col_k, off, C, rg, END, data)
-    return Blocks(C, data, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
-                  seq_k.astype(np.uint32), rg)
+    at = off[blk_k] + (row0 // rg) * (C * rg) + col_k * rg + row0 % rg
+    slots = Slots(offsets[seq_k], L1_k - 1, row0, blk_k, col_k, at)
+    return Blocks(C, None, off.astype(np.uint32), rows.astype(np.uint32), col_start.astype(np.uint32),
+                  seq_k.astype(np.uint32), rg, size=total, slots=slots)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Compiled (numba, GIL released) host loops of the hmm search: the fill of the S-lane
+"""Compiled (numba, GIL released) host loops of the hmm search: the host fill of the S-lane
 database blocks of :func:`clalign.hmm.layout.build_blocks` (every sequence's residues and
 END code written straight to its column's rows, in threads over slot ranges: disjoint
 bytes), and the Easel codes of the targets handed to pyhmmer (:mod:`clalign.hmm.targets`).

@@ -45,7 +45,7 @@ def early_prebuild(hmmfile, seqdb, device, threads):
         if not Ms or len(Ms) != data.count(b"\n//") + data.startswith(b"//"):
             return None
         from ..runtime import Runtime
-        from .engine import prebuild, prebuild_items, shared_layout
+        from .engine import layout_fill_items, prebuild, prebuild_items, shared_layout
         from .kernel_choice import use_striped
         from .kernel_plan import plan_kernels
         from .vit_search import use_device_viterbi
@@ -59,12 +59,32 @@ def early_prebuild(hmmfile, seqdb, device, threads):
         else:      # each model's MSV and Viterbi programs side by side, in the order models need them
             from .vit_engine import viterbi_items
 
-            items = [it for pair in zip(prebuild_items(Ms, "msv", device, plan), viterbi_items(Ms, device))
-                     for it in pair if it is not None]
-            rt.prebuild(items, threads)
+            msv = prebuild_items(Ms, "msv", device, plan)
+            items = [it for pair in zip(msv, viterbi_items(Ms, device)) for it in pair if it is not None]
+            rt.prebuild([*layout_fill_items(msv), *items], threads)
         return Ms, plan
     except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
         return None
+
+
+def residues_early(cache, device, db) -> None:
+    """Start uploading the database's residue codes into a search's layout cache, in a daemon
+    thread: the S-lane layouts are filled on the device from them (:mod:`clalign.hmm.layout_dev`),
+    and the stage's first models plan their layouts meanwhile. A failure here is left to the
+    stage, which then uploads them itself and reports what goes wrong."""
+    def upload():
+        try:
+            from ..runtime import Runtime
+            from .layout_dev import host_fill, residues_on_device
+
+            if host_fill():
+                return
+            rt = Runtime.get(device)
+            residues_on_device(cache, rt, rt.new_queue(), np.asarray(db.residues))
+        except Exception:         # noqa: BLE001  (see above)
+            pass
+
+    threading.Thread(target=upload, name="clalign-residues", daemon=True).start()
 
 
 class Loading:

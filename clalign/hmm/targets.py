@@ -19,6 +19,7 @@ start (:meth:`Targets.build_all`).
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -28,13 +29,12 @@ from .profile import EASEL_OF_CODE
 #: Easel code of '*' (nonresidue) in the amino alphabet.
 EASEL_STAR = 27
 #: Fewest residues translated by the compiled loop when numba is not loaded yet; fewer go
-#: through numpy in pieces (numba's import and first call cost ~0.5-1 s; numpy ~10-20 ns a
-#: residue). Once numba is loaded (a large FASTA, a GPU block layout), batches of
-#: ``COMPILED_LOADED_MIN`` residues and more take the compiled loop.
+#: through numpy (numba's import and first call cost ~0.5-1 s; numpy: the targets' slices
+#: concatenated, one table look-up, ~0.5 us a target and ~1 ns a residue). Once numba is
+#: loaded (a large FASTA), batches of ``COMPILED_LOADED_MIN`` residues and more take the
+#: compiled loop.
 COMPILED_MIN_RESIDUES = 1 << 26
 COMPILED_LOADED_MIN = 1 << 16
-#: Residues per numpy piece (bounds its int64 temporaries).
-_PIECE = 1 << 22
 
 
 #: Every target's pyhmmer sequence is built before the search's threads start when the models
@@ -97,6 +97,7 @@ class Targets:
         self.stops = np.asarray(stops)
         self.name_lengths = np.diff(self.ioff)
         self._hash = None           # 64-bit hash of every name (Targets.named), made when first needed
+        self.plain_names = None     # no name holds whitespace (fasta_text), checked when first needed
         self.seqs = {}              # database index -> DigitalSequence without description
         self.described = {}         # database index -> DigitalSequence with it
 
@@ -132,8 +133,9 @@ class Targets:
                     lst.append(k)
         return {nm: np.asarray(v, dtype=np.int64) for nm, v in out.items()}
 
-    def codes(self, idx):
-        """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets)."""
+    def codes(self, idx, lut=EASEL_OF_CODE, star=EASEL_STAR):
+        """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets); with
+        ``lut`` and ``star`` other bytes per residue code and for the stops."""
         idx = np.asarray(idx, dtype=np.int64)
         lens = self.off[idx + 1] - self.off[idx] + self.stops[idx]
         out_off = np.zeros(idx.size + 1, dtype=np.int64)
@@ -143,19 +145,56 @@ class Targets:
             from .layout_nb import easel_codes
 
             out = np.empty(total, dtype=np.uint8)
-            easel_codes(self.res, EASEL_OF_CODE, self.off, self.stops, idx, EASEL_STAR, out_off, out)
+            easel_codes(self.res, lut, self.off, self.stops, idx, star, out_off, out)
             return out, out_off
-        out = np.full(total, EASEL_STAR, dtype=np.uint8)      # residues, then the stops
-        cuts = np.searchsorted(out_off, np.arange(0, total, _PIECE), side="right") - 1
-        for a, b in zip(cuts.tolist(), [*cuts[1:].tolist(), idx.size]):
-            base = int(out_off[a])
-            n = int(out_off[b]) - base
-            within = np.arange(n, dtype=np.int64) - np.repeat(out_off[a:b] - base, lens[a:b])
-            rl = self.off[idx[a:b] + 1] - self.off[idx[a:b]]
-            is_res = within < np.repeat(rl, lens[a:b])
-            src = (np.repeat(self.off[idx[a:b]], lens[a:b]) + within)[is_res]
-            out[base:base + n][is_res] = EASEL_OF_CODE[self.res[src]]
+        res, a, b = self.res, self.off[idx], self.off[idx + 1]
+        parts = [res[i:j] for i, j in zip(a.tolist(), b.tolist())]       # views, one per target
+        out = lut[np.concatenate(parts)] if parts else np.zeros(0, dtype=np.uint8)
+        st = np.asarray(self.stops[idx], dtype=np.int64)
+        if st.any():                  # each target's stops after its residues
+            out = np.insert(out, np.repeat(np.cumsum(b - a), st), star)
         return out, out_off
+
+
+#: ``CLALIGN_HMM_HANDOFF=objects`` keeps every block on ``DigitalSequence`` objects built on the
+#: main loop (:func:`fasta_text` gives None): the other arm of a measurement.
+HANDOFF_ENV = "CLALIGN_HMM_HANDOFF"
+#: Bytes that end a name on a FASTA header line (Easel's reader splits the name there).
+_SPACE = np.frombuffer(b" \t\n\v\f\r", dtype=np.uint8)
+
+
+def fasta_text(t: Targets, indices, abc) -> "bytes | None":
+    """The targets ``indices`` as FASTA text (bare names, Easel's symbols, stops as ``*``) for
+    :func:`read_block`, or None where Easel's reader would not give back the very sequences
+    :func:`block` builds: a name holding whitespace, an empty target, a gap or missing-data
+    code (the reader refuses them). Why: building a ``DigitalSequence`` per target costs the
+    main loop ~6 us under the interpreter lock, released and taken back for each (139,941 of
+    them: ~0.87 s of the 14-model run on the H100 host, y21); this text costs ~2-3 us a
+    target, and Easel reads it in the pyhmmer worker."""
+    idx = np.asarray(indices, dtype=np.int64)
+    if os.environ.get(HANDOFF_ENV, "").strip().lower() == "objects":
+        return None
+    if t.plain_names is None:
+        t.plain_names = not np.isin(np.frombuffer(t.iblob, dtype=np.uint8), _SPACE).any()
+    if not t.plain_names or not idx.size:
+        return None
+    sym = np.frombuffer(abc.symbols.encode("ascii"), dtype=np.uint8)
+    text, co = t.codes(idx, sym[EASEL_OF_CODE], sym[EASEL_STAR])     # Easel's symbols
+    txt, ib = text.tobytes(), t.iblob
+    if (co[1:] == co[:-1]).any() or b"-" in txt or b"~" in txt:
+        return None
+    return b"".join([b">%b\n%b\n" % (ib[a:b], txt[c:d]) for a, b, c, d in
+                     zip(t.ioff[idx].tolist(), t.ioff[idx + 1].tolist(), co[:-1].tolist(), co[1:].tolist())])
+
+
+def read_block(text: bytes, abc):
+    """The DigitalSequenceBlock of :func:`fasta_text`'s text, read by Easel (pyhmmer)."""
+    import io
+
+    from pyhmmer.easel import SequenceFile
+
+    with SequenceFile(io.BytesIO(text), format="fasta", digital=True, alphabet=abc) as fh:
+        return fh.read_block()
 
 
 def new_block(abc, seqs: list):
