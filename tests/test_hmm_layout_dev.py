@@ -81,18 +81,3 @@ def _model():
 
     rng = pyhmmer.easel.Randomness(11)
     return pyhmmer.plan7.HMM.sample(pyhmmer.easel.Alphabet.amino(), 40, rng)
-
-
-def test_host_fill_arm(monkeypatch):
-    """CLALIGN_HMM_LAYOUT=host: the layout's bytes written on the host (the measurement's other
-    arm); the same raw kernel results as the device fill."""
-    db = _db(seed=9, n=80)
-    prof = E.as_profile(_model())
-    args = (prof, db.residues, db.offsets, db.lengths, db.order, "msv")
-    dev = E.run_raw(*args, S=4, kernel="slane", cache={})
-    monkeypatch.setenv("CLALIGN_HMM_LAYOUT", "host")
-    cache = {}
-    host = E.run_raw(*args, S=4, kernel="slane", cache=cache)
-    assert dev.blocks.data is None and host.blocks.data is not None and host.blocks.slots is None
-    assert np.array_equal(dev.raw, host.raw)
-    assert not any(isinstance(k, tuple) and k[0] == "residues" for k in cache)

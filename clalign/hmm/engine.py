@@ -61,8 +61,8 @@ from ..runtime import Runtime
 from ..runtime.scratch import scratch
 from . import reference
 from .kernel_choice import choose_kernel, use_striped
-from .layout import END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long, ssv_seg
-from .layout_dev import plan as plan_layout
+from .layout import (END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, plan_blocks, split_long,
+                     ssv_seg)
 from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
 
@@ -293,8 +293,7 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
         cap = _cap(e_len, spc, cache) if balance else None
         key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
         blocks, dev_bufs = _layout(cache, key, n, lambda b: _block_buffers(rt, q, b, residues, cache),
-                                   lambda: plan_layout(residues, e_off, e_len, e_order, C, spc, values["RG"], cap),
-                                   pieces)
+                                   lambda: plan_blocks(e_off, e_len, e_order, C, spc, values["RG"], cap), pieces)
     n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:

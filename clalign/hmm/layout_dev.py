@@ -11,13 +11,11 @@ residues (once); the device writes the bytes. Same bytes as the host fill
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pyopencl as cl
 
 from ..runtime.params import Param, ParamSet
-from .layout import END, PAD, Blocks, fill_host, plan_blocks
+from .layout import END, PAD, Blocks
 from .params import RG_VALUES
 
 HMM_LAYOUT = ParamSet("hmm_layout", with_simd=False, params=(
@@ -27,23 +25,6 @@ HMM_LAYOUT = ParamSet("hmm_layout", with_simd=False, params=(
 ))
 #: Work-items per work-group of the fill (at most the device's limit).
 FILL_WG = 128
-#: ``CLALIGN_HMM_LAYOUT=host`` fills the layouts on the host and copies them to the device (the
-#: former way; the other arm of a measurement).
-LAYOUT_ENV = "CLALIGN_HMM_LAYOUT"
-
-
-def host_fill() -> bool:
-    """Whether :data:`LAYOUT_ENV` asks for the host fill."""
-    return os.environ.get(LAYOUT_ENV, "").strip().lower() == "host"
-
-
-def plan(residues, offsets, lengths, order, C: int, spc: int, rg: int, cap) -> Blocks:
-    """:func:`clalign.hmm.layout.plan_blocks`, its bytes written on the host only where
-    :func:`host_fill` says so (else :func:`fill_device` writes them when they are uploaded)."""
-    blocks = plan_blocks(offsets, lengths, order, C, spc, rg, cap)
-    if host_fill():
-        fill_host(blocks, residues)
-    return blocks
 
 
 def fill_items(rgs) -> list:

@@ -47,7 +47,7 @@ from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, re
                       residues_guess as _residues_guess)
 from ..switch import short_switch as _short_switch
 from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the hand-off; cpusearch)
-                      fasta_text as _fasta_text, prebuild_all as _prebuild_all, read_block as _read_block)
+                      prebuild_all as _prebuild_all)
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
@@ -331,11 +331,6 @@ class _Search:
         return self._pyhmmer_part(phmm, _block(self._targets, indices, phmm.alphabet, described=self.z_fixed),
                                   E, F2, True)
 
-    def _fasta_part(self, phmm, text, E, F2):
-        """:meth:`_pyhmmer_part` (with counts) of targets given as FASTA text
-        (:func:`clalign.hmm.targets.fasta_text`), read here in the worker."""
-        return self._pyhmmer_part(phmm, _read_block(text, phmm.alphabet), E, F2, True)
-
     def _final_part(self, phmm, indices):
         """:meth:`_pyhmmer_part` of reported targets, their sequences (with descriptions) built
         here in the worker: a handful per model, whose construction on the main loop (each
@@ -509,8 +504,7 @@ class _Search:
                 # pyhmmer sequences are built here, not in the workers: building them holds the
                 # GIL, and 16 workers queueing for it took 5-10x longer than this one thread
                 # (H100 host, 100,000 proteins: 0.07 s here against 6.3-8.3 s summed over 16 workers).
-                # Where every sequence was built up front, the workers only assemble their blocks;
-                # else bare sequences go as FASTA text that Easel reads in the worker (fasta_text).
+                # Where every sequence was built up front, the workers only assemble their blocks.
                 if self._targets is None:
                     self._targets = _Targets(self.db, self.stops)
                 E = None if self.z_fixed or not passing.size else wide_threshold(
@@ -521,10 +515,6 @@ class _Search:
                     for part in np.array_split(members, k):
                         if self._build_all:        # every sequence built: the worker makes its block
                             jobs.append(pool.submit(self._first_part, phmm, part, E, F2))
-                            continue
-                        text = None if self.z_fixed else _fasta_text(self._targets, part, phmm.alphabet)
-                        if text is not None:       # Easel reads the bare sequences in the worker
-                            jobs.append(pool.submit(self._fasta_part, phmm, text, E, F2))
                             continue
                         block = _block(self._targets, part, phmm.alphabet, described=self.z_fixed)  # see _second_pass
                         jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2, True))

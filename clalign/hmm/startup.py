@@ -75,10 +75,8 @@ def residues_early(cache, device, db) -> None:
     def upload():
         try:
             from ..runtime import Runtime
-            from .layout_dev import host_fill, residues_on_device
+            from .layout_dev import residues_on_device
 
-            if host_fill():
-                return
             rt = Runtime.get(device)
             residues_on_device(cache, rt, rt.new_queue(), np.asarray(db.residues))
         except Exception:         # noqa: BLE001  (see above)

@@ -19,7 +19,6 @@ start (:meth:`Targets.build_all`).
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -97,7 +96,6 @@ class Targets:
         self.stops = np.asarray(stops)
         self.name_lengths = np.diff(self.ioff)
         self._hash = None           # 64-bit hash of every name (Targets.named), made when first needed
-        self.plain_names = None     # no name holds whitespace (fasta_text), checked when first needed
         self.seqs = {}              # database index -> DigitalSequence without description
         self.described = {}         # database index -> DigitalSequence with it
 
@@ -133,9 +131,8 @@ class Targets:
                     lst.append(k)
         return {nm: np.asarray(v, dtype=np.int64) for nm, v in out.items()}
 
-    def codes(self, idx, lut=EASEL_OF_CODE, star=EASEL_STAR):
-        """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets); with
-        ``lut`` and ``star`` other bytes per residue code and for the stops."""
+    def codes(self, idx):
+        """(Easel codes of the targets ``idx`` with their stops, packed; n + 1 offsets)."""
         idx = np.asarray(idx, dtype=np.int64)
         lens = self.off[idx + 1] - self.off[idx] + self.stops[idx]
         out_off = np.zeros(idx.size + 1, dtype=np.int64)
@@ -145,56 +142,15 @@ class Targets:
             from .layout_nb import easel_codes
 
             out = np.empty(total, dtype=np.uint8)
-            easel_codes(self.res, lut, self.off, self.stops, idx, star, out_off, out)
+            easel_codes(self.res, EASEL_OF_CODE, self.off, self.stops, idx, EASEL_STAR, out_off, out)
             return out, out_off
         res, a, b = self.res, self.off[idx], self.off[idx + 1]
         parts = [res[i:j] for i, j in zip(a.tolist(), b.tolist())]       # views, one per target
-        out = lut[np.concatenate(parts)] if parts else np.zeros(0, dtype=np.uint8)
+        out = EASEL_OF_CODE[np.concatenate(parts)] if parts else np.zeros(0, dtype=np.uint8)
         st = np.asarray(self.stops[idx], dtype=np.int64)
         if st.any():                  # each target's stops after its residues
-            out = np.insert(out, np.repeat(np.cumsum(b - a), st), star)
+            out = np.insert(out, np.repeat(np.cumsum(b - a), st), EASEL_STAR)
         return out, out_off
-
-
-#: ``CLALIGN_HMM_HANDOFF=objects`` keeps every block on ``DigitalSequence`` objects built on the
-#: main loop (:func:`fasta_text` gives None): the other arm of a measurement.
-HANDOFF_ENV = "CLALIGN_HMM_HANDOFF"
-#: Bytes that end a name on a FASTA header line (Easel's reader splits the name there).
-_SPACE = np.frombuffer(b" \t\n\v\f\r", dtype=np.uint8)
-
-
-def fasta_text(t: Targets, indices, abc) -> "bytes | None":
-    """The targets ``indices`` as FASTA text (bare names, Easel's symbols, stops as ``*``) for
-    :func:`read_block`, or None where Easel's reader would not give back the very sequences
-    :func:`block` builds: a name holding whitespace, an empty target, a gap or missing-data
-    code (the reader refuses them). Why: building a ``DigitalSequence`` per target costs the
-    main loop ~6 us under the interpreter lock, released and taken back for each (139,941 of
-    them: ~0.87 s of the 14-model run on the H100 host, y21); this text costs ~2-3 us a
-    target, and Easel reads it in the pyhmmer worker."""
-    idx = np.asarray(indices, dtype=np.int64)
-    if os.environ.get(HANDOFF_ENV, "").strip().lower() == "objects":
-        return None
-    if t.plain_names is None:
-        t.plain_names = not np.isin(np.frombuffer(t.iblob, dtype=np.uint8), _SPACE).any()
-    if not t.plain_names or not idx.size:
-        return None
-    sym = np.frombuffer(abc.symbols.encode("ascii"), dtype=np.uint8)
-    text, co = t.codes(idx, sym[EASEL_OF_CODE], sym[EASEL_STAR])     # Easel's symbols
-    txt, ib = text.tobytes(), t.iblob
-    if (co[1:] == co[:-1]).any() or b"-" in txt or b"~" in txt:
-        return None
-    return b"".join([b">%b\n%b\n" % (ib[a:b], txt[c:d]) for a, b, c, d in
-                     zip(t.ioff[idx].tolist(), t.ioff[idx + 1].tolist(), co[:-1].tolist(), co[1:].tolist())])
-
-
-def read_block(text: bytes, abc):
-    """The DigitalSequenceBlock of :func:`fasta_text`'s text, read by Easel (pyhmmer)."""
-    import io
-
-    from pyhmmer.easel import SequenceFile
-
-    with SequenceFile(io.BytesIO(text), format="fasta", digital=True, alphabet=abc) as fh:
-        return fh.read_block()
 
 
 def new_block(abc, seqs: list):
