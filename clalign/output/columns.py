@@ -185,10 +185,10 @@ def rows_of(results):
     :class:`BlockRows` when every result's hits are :class:`HitRows` of one block, else a
     :class:`RecordRows` of the records."""
     hits = [r.hits for r in results]
-    counts = [len(h) for h in hits]
-    tables = {id(h.table): h.table for h in hits if isinstance(h, HitRows)}
-    if len(tables) == 1 and all(isinstance(h, HitRows) or not len(h) for h in hits):
-        (table,) = tables.values()
-        parts = [h.rows for h in hits if isinstance(h, HitRows)]
-        return BlockRows(table, np.concatenate(parts) if parts else np.zeros(0, np.int64)), counts
+    counts = list(map(len, hits))
+    block = [h for h in hits if type(h) is HitRows]
+    tables = {h.table for h in block}
+    if len(tables) == 1 and len(block) + counts.count(0) >= len(hits) \
+            and all(type(h) is HitRows or not c for h, c in zip(hits, counts)):
+        return BlockRows(tables.pop(), np.concatenate([h.rows for h in block])), counts
     return RecordRows(a for h in hits for a in h), counts

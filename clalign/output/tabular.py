@@ -150,24 +150,26 @@ def order_rows(rows, qpos):
     in result order) that writes each result's hits as :func:`order_hits` orders them: a
     subject's HSPs together in ``hsp_order_key`` order, subjects by their first HSP's
     (E-value, score descending, later subject first), ties in order of first appearance."""
+    from ..blast.hsp import lexsort_packed   # np.lexsort, keys packed into int64 words
+
     n = len(rows)
     if n <= 1:
         return np.arange(n)
     qpos = np.asarray(qpos, dtype=np.int64)
     e, sc = rows.num("evalue"), rows.num("score")
-    ev = np.where(e < EPS_EVALUE, 0.0, e)
+    ev = np.unique(np.where(e < EPS_EVALUE, 0.0, e), return_inverse=True)[1].ravel()   # the order's rank
     ss, se, qs, qe, ql = (rows.num(k) for k in ("sstart", "send", "qstart", "qend", "qlen"))
     minus = ss > se
     sidx, g = rows.num("subject_index"), rows.group()
     pos = np.arange(n)
-    o = np.lexsort((pos, -np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs),
-                    -np.where(minus, ss, se), np.where(minus, se, ss), -sc, ev, g, qpos))
+    o = lexsort_packed((pos, -np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs),
+                        -np.where(minus, ss, se), np.where(minus, se, ss), -sc, ev, g, qpos))
     change = np.r_[True, (qpos[o][1:] != qpos[o][:-1]) | (g[o][1:] != g[o][:-1])]
     starts = np.flatnonzero(change)
     sizes = np.diff(np.r_[starts, n])
     best = o[starts]
     seen = np.minimum.reduceat(o, starts)
-    gorder = np.lexsort((seen, -sidx[best], -sc[best], ev[best], qpos[best]))
+    gorder = lexsort_packed((seen, -sidx[best], -sc[best], ev[best], qpos[best]))
     first = np.cumsum(np.r_[0, sizes[gorder][:-1]])
     at = np.repeat(starts[gorder] - first, sizes[gorder]) + np.arange(n)
     return o[at]
