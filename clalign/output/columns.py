@@ -27,7 +27,8 @@ class RecordColumns:
     index into ``queries`` ((id, title) per query); ``subject``: index into ``subjects`` ((id,
     title) per index), also the record's ``subject_index``-determined name (one name per
     subject index); ``minus``: subject strand; ``col``: start of the record's columns in the
-    aligned code buffers ``qa``/``sa`` (``length`` columns; ``letters[code]`` is the letter)."""
+    aligned code buffers ``qa``/``sa`` (``length`` columns; ``letters[code]`` is the letter; lists
+    of buffers to be joined, as ``concat`` leaves them, until the strings are asked for)."""
 
     __slots__ = ("num", "query", "queries", "subject", "subjects", "minus", "col", "qa", "sa", "letters")
 
@@ -47,17 +48,23 @@ class RecordColumns:
         """One block of ``blocks`` (sharing ``queries``, ``subjects`` and ``letters``) in order."""
         blocks = list(blocks)
         first = blocks[0]
-        starts = np.cumsum([0] + [len(b.qa) for b in blocks[:-1]])
+        starts = np.cumsum([0] + [len(b.buffers()[0]) for b in blocks[:-1]])
         num = {k: np.concatenate([b.num[k] for b in blocks]) for k in NUMERIC}
         return cls(num, np.concatenate([b.query for b in blocks]), first.queries,
                    np.concatenate([b.subject for b in blocks]), first.subjects,
                    np.concatenate([b.minus for b in blocks]),
                    np.concatenate([b.col + s for b, s in zip(blocks, starts.tolist())]),
-                   np.concatenate([b.qa for b in blocks]), np.concatenate([b.sa for b in blocks]),
-                   first.letters)
+                   [b.qa for b in blocks], [b.sa for b in blocks], first.letters)
+
+    def buffers(self):
+        """(qa, sa), the blocks' buffers joined on first use (by ``concat``: a list each)."""
+        if isinstance(self.qa, list):
+            self.qa, self.sa = np.concatenate(self.qa), np.concatenate(self.sa)
+        return self.qa, self.sa
 
     def aligned(self, rows):
         """(qseq list, sseq list) of ``rows``."""
+        qa, sa = self.buffers()
         rows = np.asarray(rows, dtype=np.int64)
         c0 = self.col[rows]
         c1 = c0 + self.num["length"][rows]
@@ -65,8 +72,8 @@ class RecordColumns:
             return [], []
         # one decode of the rows' span of the buffers (usually all of it), then a slice each
         lo, hi = int(c0.min()), int(c1.max())
-        qt = self.letters[self.qa[lo:hi]].tobytes().decode("latin-1")
-        st = self.letters[self.sa[lo:hi]].tobytes().decode("latin-1")
+        qt = self.letters[qa[lo:hi]].tobytes().decode("latin-1")
+        st = self.letters[sa[lo:hi]].tobytes().decode("latin-1")
         sl = list(map(slice, (c0 - lo).tolist(), (c1 - lo).tolist()))
         return list(map(qt.__getitem__, sl)), list(map(st.__getitem__, sl))
 
