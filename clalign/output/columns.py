@@ -134,6 +134,7 @@ class BlockRows:
 
     def __init__(self, table: RecordColumns, rows):
         self.table, self.rows = table, np.asarray(rows, dtype=np.int64)
+        self._aligned = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -153,7 +154,9 @@ class BlockRows:
         return [names[i][k] for i in idx[self.rows].tolist()]
 
     def aligned(self):
-        return self.table.aligned(self.rows)
+        if self._aligned is None:    # once for qseq, sseq and btop
+            self._aligned = self.table.aligned(self.rows)
+        return self._aligned
 
     def group(self):
         return self.table.subject[self.rows]   # a subject index names one subject
