@@ -93,9 +93,40 @@ def test_final_hits_equal_python(seed, max_target_seqs, max_hsps):
         assert got[q] == want
 
 
+@pytest.mark.parametrize("seed,max_target_seqs,max_hsps", [(1, 500, 0), (2, 2, 1), (3, 1, 0), (4, 3, 2)])
+def test_final_hit_rows_equal_hits(seed, max_target_seqs, max_hsps):
+    """FinalHits.hit_rows (records as column blocks) selects the rows ``hits`` selects of lists."""
+    from clalign.output.columns import NUMERIC, RecordColumns
+
+    rng = np.random.default_rng(seed)
+    nq = 9
+    evals = np.array([0.0, 1e-200, 1e-190, 1e-30, 1e-30, 0.1])
+    lists, blocks, ident = FinalHits(), FinalHits(), 0
+    for oid in range(25):
+        qs = np.flatnonzero(rng.random(nq) < 0.5)
+        be = evals[rng.integers(0, len(evals), size=len(qs))]
+        bs = rng.integers(20, 24, size=len(qs))
+        counts = rng.integers(1, 4, size=len(qs))
+        recs = [list(range(ident + a, ident + a + c))
+                for a, c in zip(np.r_[0, np.cumsum(counts)[:-1]].tolist(), counts.tolist())]
+        ident += int(counts.sum())
+        lists.add(oid, qs, be, bs, recs)
+        n = sum(len(r) for r in recs)
+        ids = np.array([x for r in recs for x in r], dtype=np.int64)
+        num = {k: ids if k == "score" else np.zeros(n, dtype=np.int64) for k in NUMERIC}
+        block = RecordColumns(num, np.zeros(n), [("q", "")], np.zeros(n), [("s", "")], np.zeros(n, bool),
+                              np.zeros(n), np.zeros(0, np.uint8), np.zeros(0, np.uint8), None)
+        blocks.add_block(oid, qs, be, bs, block if n else None, np.r_[0, np.cumsum([len(r) for r in recs])])
+    want = lists.hits(nq, max_target_seqs, max_hsps)
+    table, rows = blocks.hit_rows(nq, max_target_seqs, max_hsps)
+    assert [table.num["score"][r].tolist() for r in rows] == want
+
+
 def test_empty():
     assert PrelimHits([0, 0]).units(10, 2) == []
     assert FinalHits().hits(3, 5, 0) == [[], [], []]
+    table, rows = FinalHits().hit_rows(3, 5, 0)
+    assert table is None and [len(r) for r in rows] == [0, 0, 0]
 
 
 @pytest.mark.parametrize("task", ["megablast", "blastn"])

@@ -135,28 +135,87 @@ def test_tsv_and_json_carry_the_alignment(golden_results):
     assert len(h["qseq"]) == h["length"]
 
 
-def test_std_row_equals_the_getters(golden_results):
-    """``std_row`` (the default columns' one format call) gives the ``FIELDS`` getters' text,
-    on the golden records and on edge values (E-values and bit scores at every format's
-    boundary, an empty alignment, numpy integers)."""
+def reference_tabular(results, columns, comments=False, program="BLASTP 2.12.0+", database=""):
+    """write_tabular's plain rule: per query ``order_hits``, per record the ``FIELDS`` getters
+    (qcovs: ``query_coverage`` of each subject's HSPs)."""
+    from clalign.output import query_coverage
+    from clalign.output.tabular import FIELDS
+
+    out, n = [], 0
+    for r in results:
+        n += 1
+        hits = order_hits(list(r.hits))
+        groups = {}
+        for a in hits:
+            groups.setdefault((a.subject_index, a.subject_id), []).append(a)
+        ctx = {"qcovs": {k: query_coverage(v, r.qlen) for k, v in groups.items()}}
+        if comments:
+            out.append(f"# {program}\n# Query: {getattr(r, 'title', None) or r.query_id}\n# Database: {database}\n")
+            if hits:
+                out.append("# Fields: " + ", ".join(FIELDS[c][0] for c in columns) + "\n")
+            out.append(f"# {len(hits)} hits found\n")
+        out += ["\t".join(FIELDS[c][1](a, ctx) for c in columns) + "\n" for a in hits]
+    if comments:
+        out.append(f"# BLAST processed {n} queries\n")
+    return "".join(out)
+
+
+def test_bulk_columns_equal_the_getters(golden_results):
+    """write_tabular (every column formatted for all rows at once, BLAST order by arrays) gives
+    the plain rule's text (``reference_tabular``), on the golden records and on edge values
+    (E-values and bit scores at every format's boundary, empty alignments, numpy integers,
+    scores <= 0, minus-strand HSPs, repeated columns), -outfmt 6 and 7."""
     import random
 
     import numpy as np
 
-    from clalign.output.tabular import FIELDS, STD_FIELDS, std_row
+    from clalign.output.tabular import FIELDS, STD_FIELDS
 
-    recs = [a for r in golden_results for a in r.hits]
     rnd = random.Random(3)
+    extra = QueryHits("qx", 40, [], None)
     for e in (0.0, 1e-181, 1e-180, 8.99e-4, 9e-4, 0.0999, 0.1, 0.999, 1.0, 9.99, 10.0, 123.4):
-        for b in (0.0, 99.9, 99.95, 100.0, 99999.0, 99999.5, 123456.7, rnd.uniform(0, 500)):
+        for b in (0.0, -0.0, 99.9, 99.95, 100.0, 99999.0, 99999.5, 123456.7, rnd.uniform(0, 500)):
             q = "AC-GT" * rnd.randrange(0, 4)
-            recs.append(Alignment(f"q{e}", "s", np.int64(len(q)), 9, 5, b, e, np.int64(1), 3, 7, 2, q,
-                                  q.replace("-", "A"), q.count("A"), 0, q.count("-"), q.count("-")))
-    for a in recs:
-        assert std_row(a) == "\t".join(FIELDS[c][1](a, {}) for c in STD_FIELDS)
-    fh, gh = io.StringIO(), io.StringIO()
-    write_tabular(fh, golden_results)
-    for r in golden_results:
-        for a in order_hits(list(r.hits)):
-            gh.write("\t".join(FIELDS[c][1](a, {}) for c in STD_FIELDS) + "\n")
-    assert fh.getvalue() == gh.getvalue()
+            ss, se = (3, 7) if rnd.random() < 0.5 else (7, 3)
+            extra.hits.append(Alignment(f"q{e}", f"s{rnd.randrange(3)}", np.int64(40), 9, rnd.choice((5, 0, -2)),
+                                        b, e, np.int64(rnd.randrange(1, 9)), rnd.randrange(1, 40), ss, se, q,
+                                        q.replace("-", "A"), q.count("A"), q.count("C"), q.count("-"),
+                                        q.count("-"), subject_index=rnd.randrange(3),
+                                        sstrand="minus" if ss > se else "plus"))
+    results = golden_results + [extra, QueryHits("empty", 5, [], "t")]
+    for cols in (STD_FIELDS, tuple(FIELDS), ("evalue", "qseqid", "evalue", "qcovs", "btop")):
+        for comments in (False, True):
+            fh = io.StringIO()
+            write_tabular(fh, results, cols, comments=comments, database="d")
+            assert fh.getvalue() == reference_tabular(results, cols, comments, database="d")
+
+
+def test_order_rows_equal_order_hits():
+    """The arrays' BLAST order (tabular.order_rows) = order_hits per query, with ties of every
+    key (E-values below 1e-180, equal scores, equal coordinates, minus strands, one subject
+    index under two names)."""
+    import random
+
+    import numpy as np
+
+    from clalign.output.columns import RecordRows
+    from clalign.output.tabular import order_rows
+
+    rnd = random.Random(11)
+    for _ in range(30):
+        results = []
+        for qi in range(rnd.randrange(1, 6)):
+            hits = []
+            for _ in range(rnd.randrange(0, 12)):
+                sidx = rnd.randrange(4)
+                a, b = sorted(rnd.sample(range(1, 30), 2))
+                ss, se = (a, b) if rnd.random() < 0.5 else (b, a)
+                hits.append(Alignment(f"q{qi}", f"s{sidx}" + ("x" if rnd.random() < 0.1 else ""), 30, 50,
+                                      rnd.choice((10, 12)), 1.0, rnd.choice((0.0, 1e-200, 1e-185, 0.5, 2.0)),
+                                      rnd.randrange(1, 4), rnd.randrange(4, 8), ss, se, "A", "A", 1, 1, 0, 0,
+                                      subject_index=sidx))
+            results.append(QueryHits(f"q{qi}", 30, hits))
+        rows = RecordRows(a for r in results for a in r.hits)
+        qpos = np.repeat(np.arange(len(results)), [len(r.hits) for r in results])
+        got = [rows.records[i] for i in order_rows(rows, qpos).tolist()]
+        assert [id(a) for a in got] == [id(a) for r in results for a in order_hits(list(r.hits))]

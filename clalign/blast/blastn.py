@@ -19,12 +19,12 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from itertools import repeat
 
 import numpy as np
 
 from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
+from ..output.columns import HitRows
 from ..runtime.gcpause import paused
 from ..runtime.jit import preload
 from .nucl_hsp import DEL, INS, evalue_order
@@ -282,25 +282,29 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
     # 4 * threads-th of all (query, subject) pairs (nucl_pairs)
     units = hits.units(_prelim_hitlist_size(opts.max_target_seqs), threads)
     ids = subject_ids(nt)
-    names = {oid: (ids.sacc(oid), ids.stitle(oid)) for oid in sorted({u[0] for u in units})}
-    codes = _SubjectCodes(nt, [u[0] for u in units])   # BLAST+'s accession.version, title
+    names = _Names(queries, {oid: (ids.sacc(oid), ids.stitle(oid))   # BLAST+'s accession.version, title
+                             for oid in sorted({u[0] for u in units})})
+    codes = _SubjectCodes(nt, [u[0] for u in units])
 
     def work(unit):
         oid, qis, P, first = unit
         s_codes = codes.get(oid)
         try:
-            got = _unit_records(st, queries, oid, names[oid], qis, P, first, s_codes,
-                                int(nt.lengths[oid]))
+            got = _unit_records(st, names, oid, qis, P, first, s_codes, int(nt.lengths[oid]))
         finally:
             codes.release(oid)
         return oid, got   # the records' seconds summed here, added by the caller (no shared dict)
 
     final = FinalHits()
-    for oid, (kq, best_e, best_s, recs, rec_s) in (pool.map if pool is not None else map)(work, units):
+    for oid, (kq, best_e, best_s, block, bounds, rec_s) in (pool.map if pool is not None else map)(work, units):
         times["records"] = times.get("records", 0.0) + rec_s
-        final.add(oid, kq, best_e, best_s, recs)
+        final.add_block(oid, kq, best_e, best_s, block, bounds)
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
-    per_query = final.hits(len(queries), opts.max_target_seqs, opts.max_hsps)
+    table, per_query = final.hit_rows(len(queries), opts.max_target_seqs, opts.max_hsps)
+    if table is None:
+        per_query = [[] for _ in queries]
+    else:
+        per_query = [HitRows(table, r) if len(r) else [] for r in per_query]
     return [QueryHits(q.qid, len(q.codes), h, q.title) for q, h in zip(queries, per_query)]
 
 
@@ -346,23 +350,41 @@ class _SubjectCodes:
 def traceback_unit_records(st, queries, oid, name, pairs, s_codes, s_len):
     """The traceback stage of a work unit (one subject ``oid``, its ``(query, preliminary
     HSPs)`` pairs): ([(query, best E-value, best score, output records best first)] of the pairs
-    that keep an HSP, seconds of the records' Python): :func:`_unit_records` of the pairs' rows.
+    that keep an HSP, seconds of the records' Python): :func:`_unit_records` of the pairs' rows,
+    its records made into :class:`~clalign.output.Alignment` objects.
     ``nucl_search.traceback_subject`` and :func:`alignment_record` make the same pair by pair
     (their specs)."""
     P = rows_of_hsps([h for _, hs in pairs for h in hs])
     first = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum([len(hs) for _, hs in pairs], out=first[1:])
     qis = np.array([qi for qi, _ in pairs], dtype=np.int64)
-    kq, best_e, best_s, recs, rec_s = _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len)
-    return [(q, e, sc, r) for q, e, sc, r in zip(kq.tolist(), best_e.tolist(), best_s.tolist(), recs)], rec_s
+    kq, best_e, best_s, block, bounds, rec_s = _unit_records(st, _Names(queries, {oid: name}), oid, qis, P,
+                                                             first, s_codes, s_len)
+    recs = [] if block is None else block.alignments(np.arange(len(block)))
+    b = bounds.tolist()
+    return [(q, e, sc, recs[lo:hi]) for q, e, sc, lo, hi in
+            zip(kq.tolist(), best_e.tolist(), best_s.tolist(), b[:-1], b[1:])], rec_s
 
 
-def _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len):
+class _Names:
+    """What a work unit's records need of the queries and subjects: (id, title) per query, its
+    length, and (id, title) per subject ``oid`` (those of the units)."""
+
+    def __init__(self, queries, subjects):
+        self.queries = [(str(q.qid), q.title) for q in queries]
+        self.qlen = np.array([len(q.codes) for q in queries], dtype=np.int64)
+        self.subjects = {oid: (str(sid), title) for oid, (sid, title) in subjects.items()}
+
+
+def _unit_records(st, names, oid, qis, P, first, s_codes, s_len):
     """The traceback of a work unit's pairs (query ``qis[k]``, preliminary rows
-    ``P[first[k]:first[k + 1]]``, one subject): (queries, best E-values, best scores, records
-    best first, per pair that keeps an HSP; seconds of the records' Python). One compiled call
-    does every pair's traceback and the records' columns (:func:`nucl_stages_nb.traceback_unit`);
-    E-values, the E-value cut, the order and the records are made here with numpy."""
+    ``P[first[k]:first[k + 1]]``, one subject): (queries, best E-values, best scores, per pair
+    that keeps an HSP; the records as an :class:`~clalign.output.columns.RecordColumns` block
+    (None if none), pair ``k``'s its rows ``bounds[k]:bounds[k + 1]``, best first; seconds of
+    the records' Python). One compiled call does every pair's traceback and the records' columns
+    (:func:`nucl_stages_nb.traceback_unit`); E-values, the E-value cut, the order and the
+    columns are made here with numpy, no Python per record (the aligned strings stay codes)."""
+    from ..output.columns import RecordColumns
     from .nucl_stages_nb import traceback_unit
 
     o, b = st.opts, st.batch
@@ -377,8 +399,7 @@ def _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len):
     R, e, bits = R[keep], e[keep], bits[keep]
     if not len(R):
         z = np.zeros(0, dtype=np.int64)
-        return z, np.zeros(0), z, [], time.perf_counter() - t0
-    qtext, stext = LETTERS[QA].tobytes().decode(), LETTERS[SA].tobytes().decode()
+        return z, np.zeros(0), z, None, np.zeros(1, dtype=np.int64), time.perf_counter() - t0
     # each pair's HSPs in s_EvalueCompareHSPs order (stable), pairs in unit order
     order = np.lexsort((np.arange(len(R)), -R[:, 2], R[:, 1], -R[:, 4], R[:, 3], -R[:, 0],
                         evalue_rank(e), R[:, 8]))
@@ -389,31 +410,19 @@ def _unit_records(st, queries, oid, name, qis, P, first, s_codes, s_len):
     best_s = np.maximum.reduceat(R[:, 0], starts)
     kq = np.asarray(qis, dtype=np.int64)[pair[starts]]
     minus = np.asarray(b.minus, dtype=bool)[R[:, 5]]
-    pq = [queries[qi] for qi in kq.tolist()]
-    pair_of = np.repeat(np.arange(len(pq)), np.diff(np.r_[starts, len(R)]))
-    qlen = np.array([len(q.codes) for q in pq], dtype=np.int64)[pair_of]
+    qi = np.asarray(qis, dtype=np.int64)[pair]
+    qlen = names.qlen[qi]
     qs, qe, ss, se, qres, sres = R[:, 1], R[:, 2], R[:, 3], R[:, 4], R[:, 14], R[:, 15]
     qstart = np.where(minus, qlen - qe + 1, qs + 1)
-    sstart = np.where(minus, se, ss + 1)
-    send = np.where(minus, ss + 1, ss + sres)
-    c0, c1 = R[:, 9].tolist(), (R[:, 9] + R[:, 10]).tolist()
-    ident = R[:, 11].tolist()
-    # every record in one map over the columns (a Python loop per pair and per record cost
-    # ~9 us a record, all of it holding the interpreter lock)
-    n, each = len(R), pair_of.tolist()
-    per_record = lambda xs: list(map(xs.__getitem__, each))
-    sid, title = name
-    recs = list(map(Alignment, per_record([str(q.qid) for q in pq]), repeat(str(sid), n),
-                    qlen.tolist(), repeat(s_len, n), R[:, 0].tolist(), bits.tolist(), e.tolist(),
-                    qstart.tolist(), (qstart + qres - 1).tolist(), sstart.tolist(), send.tolist(),
-                    list(map(qtext.__getitem__, map(slice, c0, c1))),
-                    list(map(stext.__getitem__, map(slice, c0, c1))), ident, ident,
-                    R[:, 12].tolist(), R[:, 13].tolist(), repeat(oid, n), repeat(title, n),
-                    per_record([q.title for q in pq]),
-                    list(map(("plus", "minus").__getitem__, minus.astype(np.int64).tolist()))))
-    bounds = starts.tolist() + [n]
-    recs = [recs[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-    return kq, best_e, best_s, recs, time.perf_counter() - t0
+    n = len(R)
+    num = {"qlen": qlen, "slen": np.full(n, s_len, dtype=np.int64), "score": R[:, 0], "bitscore": bits,
+           "evalue": e, "qstart": qstart, "qend": qstart + qres - 1, "sstart": np.where(minus, se, ss + 1),
+           "send": np.where(minus, ss + 1, ss + sres), "nident": R[:, 11], "positive": R[:, 11],
+           "gaps": R[:, 12], "gapopen": R[:, 13], "length": R[:, 10],
+           "subject_index": np.full(n, oid, dtype=np.int64)}
+    block = RecordColumns(num, qi, names.queries, num["subject_index"], names.subjects, minus, R[:, 9],
+                          QA, SA, LETTERS)
+    return kq, best_e, best_s, block, np.r_[starts, n], time.perf_counter() - t0
 
 
 def _records(st, query, nt, oid, name, hsps, s_codes):

@@ -91,20 +91,45 @@ class PrelimHits:
 
 
 class FinalHits:
-    """The traceback's pairs, unit by unit (``add``), then each query's output (``hits``)."""
+    """The traceback's pairs, unit by unit (``add`` or ``add_block``), then each query's output
+    (``hits`` or ``hit_rows``)."""
 
     def __init__(self):
         self.queries, self.best_e, self.best_s, self.oids, self.records = [], [], [], [], []
+        self.blocks, self.bounds, self.nrows = [], [], 0   # one kind of unit: blocks or records
+
+    def _add(self, oid, queries, best_e, best_s):
+        self.queries.append(np.asarray(queries, dtype=np.int64))
+        self.best_e.append(np.asarray(best_e, dtype=np.float64))
+        self.best_s.append(np.asarray(best_s, dtype=np.int64))
+        self.oids.append(np.full(len(self.queries[-1]), oid, dtype=np.int64))
 
     def add(self, oid: int, queries, best_e, best_s, records):
         """The pairs of one unit that keep an HSP: their queries, best E-values and scores, and
         records (a list per pair, best first)."""
         if len(records):
-            self.queries.append(np.asarray(queries, dtype=np.int64))
-            self.best_e.append(np.asarray(best_e, dtype=np.float64))
-            self.best_s.append(np.asarray(best_s, dtype=np.int64))
-            self.oids.append(np.full(len(records), oid, dtype=np.int64))
+            self._add(oid, queries, best_e, best_s)
             self.records.extend(records)
+
+    def add_block(self, oid: int, queries, best_e, best_s, block, bounds):
+        """As ``add``, the records a block (``output.columns.RecordColumns``), pair ``k``'s its
+        rows ``bounds[k]:bounds[k + 1]`` (best first)."""
+        if len(queries):
+            bounds = np.asarray(bounds, dtype=np.int64)
+            self.bounds.append(bounds[:-1] + self.nrows)
+            self.bounds.append(np.diff(bounds))
+            self._add(oid, queries, best_e, best_s)
+            self.blocks.append(block)
+            self.nrows += len(block)
+
+    def _kept(self, max_target_seqs):
+        """(query, pair index) of each query's ``max_target_seqs`` pairs of lowest hit-list key,
+        by query, then key."""
+        Q, O = np.concatenate(self.queries), np.concatenate(self.oids)
+        BE, BS = np.concatenate(self.best_e), np.concatenate(self.best_s)
+        by_key = np.lexsort((-O, -BS, evalue_rank(BE), Q))
+        keep = by_key[_rank_in_group(Q[by_key]) < max_target_seqs]
+        return Q[keep], keep
 
     def hits(self, nqueries: int, max_target_seqs: int, max_hsps: int):
         """Per query (0..nqueries-1) its records in output order: its ``max_target_seqs`` pairs
@@ -112,12 +137,25 @@ class FinalHits:
         out = [[] for _ in range(nqueries)]
         if not self.records:
             return out
-        Q, O = np.concatenate(self.queries), np.concatenate(self.oids)
-        BE, BS = np.concatenate(self.best_e), np.concatenate(self.best_s)
-        by_key = np.lexsort((-O, -BS, evalue_rank(BE), Q))
-        keep = by_key[_rank_in_group(Q[by_key]) < max_target_seqs]
         recs = self.records
-        for q, i in zip(Q[keep].tolist(), keep.tolist()):
+        for q, i in zip(*(x.tolist() for x in self._kept(max_target_seqs))):
             r = recs[i]
             out[q] += r[:max_hsps] if max_hsps > 0 else r
         return out
+
+    def hit_rows(self, nqueries: int, max_target_seqs: int, max_hsps: int):
+        """``hits`` of the blocks' records: (one block of every unit's, per query the array of its
+        rows in output order)."""
+        from ..output.columns import RecordColumns
+
+        if not self.blocks:
+            return None, [np.zeros(0, dtype=np.int64) for _ in range(nqueries)]
+        q, keep = self._kept(max_target_seqs)
+        start, cnt = np.concatenate(self.bounds[0::2])[keep], np.concatenate(self.bounds[1::2])[keep]
+        if max_hsps > 0:
+            cnt = np.minimum(cnt, max_hsps)
+        first = _exclusive_cumsum(cnt)
+        rows = np.repeat(start - first[:-1], cnt) + np.arange(int(first[-1]))
+        per_query = np.searchsorted(np.repeat(q, cnt), np.arange(nqueries + 1))
+        table = RecordColumns.concat(self.blocks)
+        return table, [rows[a:b] for a, b in zip(per_query[:-1].tolist(), per_query[1:].tolist())]

@@ -10,12 +10,14 @@ this module never opens output paths itself):
   ``Alignment.make(query_id, subject_id, qlen, slen, score, bitscore, evalue, qstart, sstart,
   qseq, sseq, scores=None, letters=None, **extra)`` derives ends and counts from the strings.
 - ``QueryHits(query_id, qlen, hits=[], title=None)``: what the writers take (any object with
-  those attributes will do).
+  those attributes will do); ``hits`` a list of records, or (BLASTN) a ``columns.HitRows``: rows of
+  a ``columns.RecordColumns`` block (records as arrays), an Alignment made per item asked for.
 - ``order_hits(alignments) -> list``: BLAST+'s order (best E-value, score, later subject first;
   a subject's HSPs together). ``hsp_order_key(a)``, ``query_coverage(alignments, qlen)``.
 - ``parse_outfmt(spec, extra=("tsv", "json")) -> (kind, columns)``: "6", "7", "6 qseqid ...".
 - ``write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLASTP 2.12.0+",
-  database="")``: -outfmt 6 (comments=False) / 7.
+  database="")``: -outfmt 6 (comments=False) / 7; every column formatted for all rows at once
+  (``tabular.column_text``, the ``FIELDS`` getters' text), the order by arrays (``tabular.order_rows``).
 - ``write_tsv(fh, results)``, ``write_json(fh, results)``.
 - ``format_evalue(e)``, ``format_bitscore(b)``: BLAST+ 2.12's number formatting.
 - ``FIELDS`` (column name -> (label, getter)), ``STD_FIELDS``, ``TSV_COLUMNS``.

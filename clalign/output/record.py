@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-_EPS_EVALUE = 1.0e-180   # BLAST's s_EvalueComp: E-values below this compare equal
+EPS_EVALUE = 1.0e-180   # BLAST's s_EvalueComp: E-values below this compare equal
 _GAP = ord("-")
 _NO_LUT = np.full(256, -1, dtype=np.int64)
 _NO_SCORES = np.zeros((1, 1), dtype=np.int64)
@@ -157,19 +157,24 @@ class Alignment:
 
     @property
     def btop(self) -> str:
-        """BLAST trace-back operations: identical-run lengths, else query letter + subject letter."""
-        out, run = [], 0
-        for a, b in zip(self.qseq, self.sseq):
-            if a == b and a != "-":
-                run += 1
-                continue
-            if run:
-                out.append(str(run))
-                run = 0
-            out.append(a + b)
+        return btop(self.qseq, self.sseq)
+
+
+def btop(qseq: str, sseq: str) -> str:
+    """BLAST trace-back operations of two aligned strings: identical-run lengths, else query
+    letter + subject letter."""
+    out, run = [], 0
+    for a, b in zip(qseq, sseq):
+        if a == b and a != "-":
+            run += 1
+            continue
         if run:
             out.append(str(run))
-        return "".join(out)
+            run = 0
+        out.append(a + b)
+    if run:
+        out.append(str(run))
+    return "".join(out)
 
 
 def cigar(qseq: str, sseq: str) -> str:
@@ -188,7 +193,7 @@ def cigar(qseq: str, sseq: str) -> str:
 
 
 def _ev_key(e: float) -> float:
-    return 0.0 if e < _EPS_EVALUE else e
+    return 0.0 if e < EPS_EVALUE else e
 
 
 def hsp_order_key(a: Alignment):
@@ -226,11 +231,16 @@ def order_hits(alignments):
 def query_coverage(alignments, qlen: int) -> int:
     """Percent of the query covered by the union of the HSPs' query ranges, rounded as BLAST+
     rounds coverage (``+0.5`` below 99 %, then truncation)."""
-    if qlen <= 0 or not alignments:
+    return covered_percent([(a.qstart, a.qend) for a in alignments], qlen)
+
+
+def covered_percent(ranges, qlen: int) -> int:
+    """:func:`query_coverage` of (start, end) query ranges (1-based, either way round)."""
+    if qlen <= 0 or not ranges:
         return 0
     cov = np.zeros(qlen + 1, dtype=bool)
-    for a in alignments:
-        lo, hi = sorted((a.qstart, a.qend))
+    for a, b in ranges:
+        lo, hi = sorted((a, b))
         cov[lo:hi + 1] = True
     return coverage_percent(int(cov.sum()), qlen)
 

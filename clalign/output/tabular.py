@@ -11,8 +11,11 @@ the NCBI C++ toolkit, checked against blastp 2.12 output):
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ParameterError
-from .record import coverage_percent, order_hits, query_coverage
+from .columns import rows_of
+from .record import EPS_EVALUE, btop, coverage_percent, covered_percent
 
 
 def format_evalue(e: float) -> str:
@@ -84,16 +87,6 @@ STD_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "
               "sstart", "send", "evalue", "bitscore")
 
 
-def std_row(a) -> str:
-    """The ``STD_FIELDS`` row of ``a`` (no newline): what the ``FIELDS`` getters give, joined by
-    tabs, in one format call (the default columns of every search's tabular output)."""
-    n = len(a.qseq)
-    pident = a.nident / n * 100 if n > 0 else 0.0
-    return (f"{a.query_id}\t{a.subject_id}\t{pident:.3f}\t{n}\t{n - a.nident - a.gaps}\t"
-            f"{a.gapopen}\t{a.qstart}\t{a.qend}\t{a.sstart}\t{a.send}\t{format_evalue(a.evalue)}\t"
-            f"{format_bitscore(a.bitscore)}")
-
-
 def parse_outfmt(spec, extra=("tsv", "json")):
     """(kind, columns) of an ``-outfmt`` value: ``"6"``, ``"7"``, ``"6 qseqid sseqid ..."`` (``std``
     expands to the 12 standard columns) or one of ``extra`` (then columns is None)."""
@@ -115,38 +108,134 @@ def parse_outfmt(spec, extra=("tsv", "json")):
     return parts[0], tuple(cols) if cols else STD_FIELDS
 
 
-def _coverage_map(hits, qlen):
-    groups = {}
-    for a in hits:
-        groups.setdefault((a.subject_index, a.subject_id), []).append(a)
-    return {k: query_coverage(v, qlen) for k, v in groups.items()}
-
-
 def write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLASTP 2.12.0+",
                   database=""):
     """Write BLAST tabular rows for ``results`` (QueryHits-like: query_id, qlen, hits, title) to
     the text handle ``fh``; ``comments=True`` is -outfmt 7 (BLAST+'s comment lines per query and
-    the closing '# BLAST processed N queries'). Hits are written in BLAST+'s order."""
-    getters = [FIELDS[c][1] for c in columns]
+    the closing '# BLAST processed N queries'). Hits are written in BLAST+'s order
+    (:func:`order_rows`); every column is formatted for all rows at once (:func:`column_text`:
+    the ``FIELDS`` getters' text), the aligned strings made only for columns that print them."""
+    results = list(results)
+    rows, counts = rows_of(results)
+    qpos = np.repeat(np.arange(len(results)), counts)
+    rows = rows.take(order_rows(rows, qpos))      # qpos stays as it is: results stay in order
+    qlens = np.array([r.qlen for r in results], dtype=np.int64)[qpos]
+    cols = [column_text(rows, c, qpos, qlens) for c in _dedup(columns)]
+    pick = [_dedup(columns).index(c) for c in columns]
+    tmpl = "\t".join("{%d}" % k for k in pick) + "\n"
+    lines = list(map(tmpl.format, *cols)) if cols else ["\n"] * len(rows)
+    if not comments:
+        for k in range(0, len(lines), 1 << 16):
+            fh.write("".join(lines[k:k + (1 << 16)]))
+        return
     fields_line = "# Fields: " + ", ".join(FIELDS[c][0] for c in columns) + "\n"
-    need_cov = "qcovs" in columns
-    std = tuple(columns) == STD_FIELDS and not comments
-    n = 0
-    for r in results:
-        n += 1
-        hits = order_hits(list(r.hits))
-        ctx = {"qcovs": _coverage_map(hits, r.qlen) if need_cov else None}
-        if comments:
-            title = getattr(r, "title", None) or r.query_id
-            fh.write(f"# {program}\n# Query: {title}\n# Database: {database}\n")
-            if hits:
-                fh.write(fields_line)
-            fh.write(f"# {len(hits)} hits found\n")
-        if std:
-            fh.write("".join(std_row(a) + "\n" for a in hits))
-            continue
-        for a in hits:
-            fh.write("\t".join(g(a, ctx) for g in getters))
-            fh.write("\n")
-    if comments:
-        fh.write(f"# BLAST processed {n} queries\n")
+    pos = 0
+    for r, k in zip(results, counts):
+        title = getattr(r, "title", None) or r.query_id
+        fh.write(f"# {program}\n# Query: {title}\n# Database: {database}\n")
+        if k:
+            fh.write(fields_line)
+        fh.write(f"# {k} hits found\n")
+        fh.write("".join(lines[pos:pos + k]))
+        pos += k
+    fh.write(f"# BLAST processed {len(results)} queries\n")
+
+
+def _dedup(columns):
+    return list(dict.fromkeys(columns))
+
+
+def order_rows(rows, qpos):
+    """The order of ``rows`` (:mod:`.columns`' BlockRows/RecordRows, result ``qpos[i]`` each,
+    in result order) that writes each result's hits as :func:`order_hits` orders them: a
+    subject's HSPs together in ``hsp_order_key`` order, subjects by their first HSP's
+    (E-value, score descending, later subject first), ties in order of first appearance."""
+    from ..blast.hsp import lexsort_packed   # np.lexsort, keys packed into int64 words
+
+    n = len(rows)
+    if n <= 1:
+        return np.arange(n)
+    qpos = np.asarray(qpos, dtype=np.int64)
+    e, sc = rows.num("evalue"), rows.num("score")
+    ev = np.unique(np.where(e < EPS_EVALUE, 0.0, e), return_inverse=True)[1].ravel()   # the order's rank
+    ss, se, qs, qe, ql = (rows.num(k) for k in ("sstart", "send", "qstart", "qend", "qlen"))
+    minus = ss > se
+    sidx, g = rows.num("subject_index"), rows.group()
+    pos = np.arange(n)
+    o = lexsort_packed((pos, -np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs),
+                        -np.where(minus, ss, se), np.where(minus, se, ss), -sc, ev, g, qpos))
+    change = np.r_[True, (qpos[o][1:] != qpos[o][:-1]) | (g[o][1:] != g[o][:-1])]
+    starts = np.flatnonzero(change)
+    sizes = np.diff(np.r_[starts, n])
+    best = o[starts]
+    seen = np.minimum.reduceat(o, starts)
+    gorder = lexsort_packed((seen, -sidx[best], -sc[best], ev[best], qpos[best]))
+    first = np.cumsum(np.r_[0, sizes[gorder][:-1]])
+    at = np.repeat(starts[gorder] - first, sizes[gorder]) + np.arange(n)
+    return o[at]
+
+
+def _formatted(values, fmt):
+    """``fmt(v)`` of every float in ``values``, each distinct value (bit for bit) formatted once."""
+    v = np.ascontiguousarray(values, dtype=np.float64)
+    u, first, inv = np.unique(v.view(np.int64), return_index=True, return_inverse=True)
+    text = [fmt(x) for x in v[first].tolist()]
+    return list(map(text.__getitem__, inv.ravel().tolist()))
+
+
+def _percent(part, whole):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(whole > 0, part / np.where(whole > 0, whole, 1) * 100, 0.0)
+
+
+def column_text(rows, name, qpos=None, qlens=None):
+    """The text (or ints, written as ``str`` writes them) of column ``name`` for every row, as the
+    ``FIELDS`` getter gives it for each record; ``qpos``/``qlens``: each row's result and its
+    query length (qcovs: coverage per result and subject)."""
+    if name in _ID_COLUMNS:
+        return rows.text(_ID_COLUMNS[name])
+    if name in _INT_COLUMNS:
+        return rows.num(name).tolist()
+    if name == "evalue":
+        return _formatted(rows.num("evalue"), format_evalue)
+    if name == "bitscore":
+        return _formatted(rows.num("bitscore"), format_bitscore)
+    if name == "score":
+        sc = rows.num("score")
+        return np.where(sc > 0, sc, -1).tolist()
+    if name == "mismatch":
+        return (rows.num("length") - rows.num("nident") - rows.num("gaps")).tolist()
+    if name in ("pident", "ppos"):
+        part = rows.num("nident" if name == "pident" else "positive")
+        return _formatted(_percent(part, rows.num("length")), ("%.3f" if name == "pident" else "%.2f").__mod__)
+    if name in ("qseq", "sseq", "btop"):
+        q, s = rows.aligned()
+        return q if name == "qseq" else s if name == "sseq" else list(map(btop, q, s))
+    if name in ("stitle", "salltitles"):
+        return [t or i for t, i in zip(rows.text("subject_title"), rows.text("subject_id"))]
+    if name == "sstrand":
+        return rows.text("sstrand")
+    if name == "qcovhsp":
+        qs, qe, ql = rows.num("qstart"), rows.num("qend"), rows.num("qlen")
+        pct = 100.0 * (np.abs(qe - qs) + 1).astype(np.float64) / ql.astype(np.float64)
+        return np.where(pct < 99, pct + 0.5, pct).astype(np.int64).tolist()
+    if name == "qcovs":
+        return _qcovs(rows, qpos, qlens)
+    raise KeyError(name)
+
+
+_ID_COLUMNS = {"qseqid": "query_id", "qacc": "query_id", "qaccver": "query_id", "sseqid": "subject_id",
+               "sallseqid": "subject_id", "sacc": "subject_id", "saccver": "subject_id"}
+_INT_COLUMNS = ("qlen", "slen", "qstart", "qend", "sstart", "send", "length", "nident", "positive",
+                "gapopen", "gaps")
+
+
+def _qcovs(rows, qpos, qlens):
+    """Per row: the query coverage of all HSPs of its (result, subject), as ``query_coverage``."""
+    keys = list(zip(qpos.tolist(), rows.num("subject_index").tolist(), rows.text("subject_id")))
+    ranges = {}
+    for k, a, b in zip(keys, rows.num("qstart").tolist(), rows.num("qend").tolist()):
+        ranges.setdefault(k, []).append((a, b))
+    qlen = dict(zip(qpos.tolist(), qlens.tolist()))
+    cov = {k: covered_percent(v, qlen[k[0]]) for k, v in ranges.items()}
+    return list(map(cov.__getitem__, keys))

@@ -1,0 +1,59 @@
+"""clalign.output.columns: BLASTN's records kept as columns give the same records and the same
+tabular text as the same records made one by one (every column, -outfmt 6 and 7)."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+from clalign.blast.blastn import run_blastn
+from clalign.blast.nucl_setup import BlastnOptions
+from clalign.output import QueryHits, write_tabular
+from clalign.output.columns import HitRows
+from clalign.output.tabular import FIELDS, STD_FIELDS
+
+from test_output import reference_tabular
+
+HERE = os.path.join(os.path.dirname(__file__), "data", "blastn", "search")
+
+
+@pytest.fixture(scope="module", params=["megablast", "blastn"])
+def results(request):
+    return run_blastn(os.path.join(HERE, "reads.fa"), os.path.join(HERE, "genome.fa"),
+                      BlastnOptions(task=request.param), num_threads=2)
+
+
+def test_hit_rows_are_records(results):
+    rows = [r.hits for r in results if len(r.hits)]
+    assert rows and all(isinstance(h, HitRows) for h in rows)
+    for h in rows:
+        recs = list(h)
+        assert h == recs and len(h) == len(recs)
+        assert [h[i] for i in range(len(h))] == recs and list(h[1:]) == recs[1:]
+        for a in recs:
+            assert type(a.qlen) is int and type(a.evalue) is float and type(a.qseq) is str
+            assert len(a.qseq) == len(a.sseq) == a.length
+            assert a.qend - a.qstart + 1 == len(a.qseq) - a.qseq.count("-")
+
+
+@pytest.mark.parametrize("cols", [STD_FIELDS, tuple(FIELDS), ("qseqid", "qseq", "sseq", "btop", "qcovs", "sstrand")])
+@pytest.mark.parametrize("comments", [False, True])
+def test_block_text_equals_records_text(results, cols, comments):
+    listed = [QueryHits(r.query_id, r.qlen, list(r.hits), r.title) for r in results]
+    got, want = io.StringIO(), io.StringIO()
+    write_tabular(got, results, cols, comments=comments, program="BLASTN 2.12.0+", database="g")
+    write_tabular(want, listed, cols, comments=comments, program="BLASTN 2.12.0+", database="g")
+    assert got.getvalue() == want.getvalue()
+    assert got.getvalue() == reference_tabular(listed, cols, comments, "BLASTN 2.12.0+", "g")
+    assert got.getvalue().count("\n") > 20
+
+
+def test_shuffled_hit_rows_are_put_in_order(results):
+    """write_tabular orders a block's rows as order_hits orders the records."""
+    rng = np.random.default_rng(1)
+    shuffled = [QueryHits(r.query_id, r.qlen, HitRows(r.hits.table, rng.permutation(r.hits.rows))
+                          if isinstance(r.hits, HitRows) else r.hits, r.title) for r in results]
+    got, want = io.StringIO(), io.StringIO()
+    write_tabular(got, shuffled)
+    write_tabular(want, results)
+    assert got.getvalue() == want.getvalue()
