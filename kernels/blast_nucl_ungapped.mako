@@ -10,7 +10,10 @@ per bucket). So each key's starts are processed in scan order, keys in parallel,
 key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstring argues it):
 
 1. nw_hist: work-group g counts the keys (key mod NBUCKET) of rows g*TILE .. g*TILE+TILE-1 in a
-   local histogram, written to counts[key * ngroups + g]; the host takes the exclusive sum.
+   local histogram, written to counts[key * ngroups + g]; nw_offsets (one work-group) turns
+   them into their exclusive sum and each key's first offset (base, read by the host with the
+   cuts). The row count is read on the device (rows_of), so the host queues the binning behind
+   the mini-extension without reading it.
 2. nw_scatter: a stable counting sort: each row goes to offsets[key * ngroups + g] + (rows of
    its key before it in the tile), so perm lists every key's rows in scan order.
 3. nw_spec: one work-item per piece (PIECE starts of one key) as if the store entered the piece
@@ -50,11 +53,19 @@ inline uint key_of(const int q, const int s, const int dlen)
 % endif
 }
 
+/* The binning kernels' count of rows: nsrc[nidx] (the mini-extension's counter, not read by the
+   host first), at most cap (the rows the words buffer holds); they run over cap. */
+inline uint rows_of(__global const uint *nsrc, const uint nidx, const uint cap)
+{
+    return min(nsrc[nidx], cap);
+}
+
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_hist(__global const int4 *words, const uint n, const int dlen, __global uint *counts,
-             const uint ngroups)
+void nw_hist(__global const int4 *words, const uint cap, __global const uint *nsrc,
+             const uint nidx, const int dlen, __global uint *counts, const uint ngroups)
 {
     __local uint h[${NBUCKET}];
+    const uint n = rows_of(nsrc, nidx, cap);
     const int lid = get_local_id(0);
     const uint g = get_group_id(0);
     for (int k = lid; k < ${NBUCKET}; k += ${WG}) h[k] = 0;
@@ -68,11 +79,35 @@ void nw_hist(__global const int4 *words, const uint n, const int dlen, __global 
     for (int k = lid; k < ${NBUCKET}; k += ${WG}) counts[k * ngroups + g] = h[k];
 }
 
+/* counts (NBUCKET x ngroups, key-major) replaced by their exclusive prefix sum, in place; base[k]
+   = the sum before key k's first count, base[NBUCKET] = the total. One work-group. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_scatter(__global const int4 *words, const uint n, const int dlen,
-                __global const uint *offsets, const uint ngroups, __global uint *perm)
+void nw_offsets(__global uint *counts, const uint ngroups, __global uint *base)
+{
+    __local uint sc[${WG}];
+    const int lid = get_local_id(0);
+    const uint n = ${NBUCKET}u * ngroups;
+    uint carry = 0u;
+    for (uint a = 0; a < n; a += ${WG}) {
+        const uint i = a + lid;
+        uint total;
+        const uint at = group_scan(sc, lid, i < n ? counts[i] : 0u, &total);
+        if (i < n) {
+            counts[i] = carry + at;
+            if (i % ngroups == 0) base[i / ngroups] = carry + at;
+        }
+        carry += total;
+    }
+    if (lid == 0) base[${NBUCKET}] = carry;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_scatter(__global const int4 *words, const uint cap, __global const uint *nsrc,
+                const uint nidx, const int dlen, __global const uint *offsets,
+                const uint ngroups, __global uint *perm)
 {
     __local uint run[${NBUCKET}];
+    const uint n = rows_of(nsrc, nidx, cap);
     __local uint keys[${WG}];
     const int lid = get_local_id(0);
     const uint g = get_group_id(0);
@@ -276,12 +311,18 @@ inline int extend_start(const int g, const uint i, int qo, int so, const int tag
    key differs), 0 if none: the host cuts each key's run there (and at the keys' bounds). */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nw_cuts(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
-             const int nseg, __global const int *segoff, const int dlen, const uint n,
-             const uint window, const int gap, __global uint *cuts)
+             const int nseg, __global const int *segoff, const int dlen, const uint cap,
+             __global const uint *nsrc, const uint nidx, const uint window, const int gap,
+             __global uint *cuts, const uint nwin)
 {
     const uint m = get_global_id(0);
+    if (m >= nwin) return;
+    const uint n = rows_of(nsrc, nidx, cap);
     const uint a = m * window, e = min(a + window, n);
-    if (a >= n) return;
+    if (a >= n) {
+        cuts[m] = 0;
+        return;
+    }
     uint got = 0;
     int4 w = words[perm[a > 0 ? a - 1 : 0]];
     int prev = w.w + segoff[segment_of(pos0, nseg, (uint)w.x)];

@@ -152,16 +152,28 @@ def test_kernels_equal_reference_random(each_device, tmp_path, kind, width, word
 @pytest.mark.parametrize("kind,width,word", [("small", 8, 11), ("megablast", 12, 28)])
 def test_reused_buffers_and_retries(each_device, tmp_path, monkeypatch, kind, width, word):
     """Blocks of growing sizes share their buffers (grown when too small), and with the least
-    room at 1 the lookup and extension launches overflow and run again: the same word starts."""
+    room at 1 (no estimate from earlier blocks) the lookup and extension launches overflow and
+    run again: the same word starts."""
     import clalign.blast.nucl_device as nd
 
     qf, db = _random_data(tmp_path, seed=width * 7 + word)
     nt, st = _setup(qf, db, kind, width, word)
     ref = [[w for _, w in chunks] for chunks in _reference(nt, st)]
     monkeypatch.setattr(nd, "MIN_ROOM", 1)
+    monkeypatch.setattr(nd, "FIRST_ROOM", 0.0)      # every block's first rooms: 1 row
+    monkeypatch.setattr(nd, "ROOM_SLACK", 0.0)
+    queued = []
+    words = nd.NuclDeviceWords._words
+
+    def counted(self, *args):
+        queued.append(args[3:5])
+        return words(self, *args)
+
+    monkeypatch.setattr(nd.NuclDeviceWords, "_words", counted)
     dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 4096}, pipeline=False)
     assert len(dw.blocks) > 1
     assert _device_words(dw, nt) == ref
+    assert len(queued) > len(dw.blocks) and (1, 1) in queued      # blocks queued again
     assert sum(len(w) for c in ref for w in c) > 0
     dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 4096, "LANES": 2})
     assert _device_words(dw, nt) == ref

@@ -35,8 +35,10 @@ each hit, which depends on the hit alone, handed to the workers as 8 more column
 (``nucl_stages_nb.prelim_rows``' ``pre``).
 
 So the keys (``NBUCKET``: the hash buckets, or the array's cells modulo ``NBUCKET``) are
-independent; their starts are put in key order by a stable counting sort on the device (the
-host sums the histogram). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
+independent; their starts are put in key order by a stable counting sort on the device (its
+histogram summed there too, nw_offsets; the binning reads the starts' count from the device,
+so it is queued behind the mini-extension and the host waits once for the counts, the keys'
+bounds and the cuts). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
 each as if the store entered it holding only *dead* cells -- ends at or before every start of
 the piece: such a cell never blocks and is always stale, so (hash) a diagonal reuses the first
 dead cell from the chain's head and the piece's decisions are those of a chain of unlimited dead
@@ -265,68 +267,85 @@ class DeviceUngapped:
         return self.finish(self.start(words, n, blk, resets, lane), lane)
 
     def start(self, words, n: int, blk: dict, resets, lane) -> dict:
-        """The block's part that needs no other block: binning, cuts, pieces and nw_spec's
-        first launch (buffers by role and uploads not waited on, as the block's other stages),
-        up to reading the pieces' info; returns what :meth:`finish` needs."""
+        """The block's part that needs no other block, on ``n`` word starts known to the host:
+        :meth:`bin` (the count put in the lane's counter 3), one wait, :meth:`pieces_spec`;
+        returns what :meth:`finish` needs."""
+        lane.zero(3, n)
+        job = self.bin(words, n, 3, blk, lane)
+        lane.wait(job.pop("event"))
+        return self.pieces_spec(job, n, resets, lane)
+
+    def bin(self, words, cap: int, nidx: int, blk: dict, lane) -> dict:
+        """Binning (nw_hist, nw_offsets, nw_scatter) and nw_cuts of the word starts in
+        ``words``, whose count the kernels read from ``lane.counters[nidx]`` (at most ``cap``,
+        the rows ``words`` holds; they run over ``cap``), then reads of the keys' bounds
+        (``base``) and the cuts queued; nothing waited on. Returns the job so far, ``event``
+        the last read's (the caller may queue more reads and wait once)."""
         v = self.values
-        q = lane.queue
         t0 = time.perf_counter()
         tile, nb = v["TILE"], NW_KEYS
-        ngroups = -(-n // tile)
-        counts = lane.buffer("ung_counts", 4 * nb * ngroups)
-        lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(n), np.int32(self.dlen), counts,
+        ngroups = -(-cap // tile)
+        counts = lane.buffer("ung_counts", 4 * nb * max(ngroups, 1))
+        b_base = lane.buffer("ung_base", 4 * (nb + 1))
+        lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(cap), lane.counters,
+                                                  np.uint32(nidx), np.int32(self.dlen), counts,
                                                   np.uint32(ngroups))
-        lane.add("device_copies", time.perf_counter() - t0)
         self._launch(lane, "nw_hist", ngroups * v["WG"], "device_ung_sort")
-        t0 = time.perf_counter()
-        h = np.empty(nb * ngroups, np.uint32)
-        cl.enqueue_copy(q, h, counts)
-        offsets = np.zeros(nb * ngroups + 1, np.int64)
-        np.cumsum(h, out=offsets[1:])
-        base = offsets[::ngroups].astype(np.uint32)          # nb + 1 entries, last = n
-        b_offsets = lane.upload("ung_offsets", offsets[:-1].astype(np.uint32))
-        perm = lane.buffer("ung_perm", 4 * max(n, 1))
-        lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(n), np.int32(self.dlen),
-                                                     b_offsets, np.uint32(ngroups), perm)
-        lane.add("device_copies", time.perf_counter() - t0)
+        lane.kernel(self.prg, "nw_offsets").set_args(counts, np.uint32(ngroups), b_base)
+        self._launch(lane, "nw_offsets", v["WG"], "device_ung_sort")
+        perm = lane.buffer("ung_perm", 4 * max(cap, 1))
+        lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(cap), lane.counters,
+                                                     np.uint32(nidx), np.int32(self.dlen), counts,
+                                                     np.uint32(ngroups), perm)
         self._launch(lane, "nw_scatter", ngroups * v["WG"], "device_ung_sort")
-        t0 = time.perf_counter()
-        nwin = -(-n // v["PIECE"])
-        b_cuts = lane.buffer("ung_cuts", 4 * nwin)
-        b_segoff = lane.upload("ung_segoff", blk["segoff"])
+        nwin = -(-cap // v["PIECE"])
+        b_cuts = lane.buffer("ung_cuts", 4 * max(nwin, 1))
+        b_segoff = blk["b_segoff"]
         lane.kernel(self.prg, "nw_cuts").set_args(
             words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff, np.int32(self.dlen),
-            np.uint32(n), np.uint32(v["PIECE"]), np.int32(v["GAP"]), b_cuts)
-        lane.add("device_copies", time.perf_counter() - t0)
+            np.uint32(cap), lane.counters, np.uint32(nidx), np.uint32(v["PIECE"]),
+            np.int32(v["GAP"]), b_cuts, np.uint32(nwin))
         self._launch(lane, "nw_cuts", nwin, "device_ung_sort")
-        t0 = time.perf_counter()
+        base = np.empty(nb + 1, np.uint32)
         cuts = np.empty(nwin, np.uint32)
-        cl.enqueue_copy(q, cuts, b_cuts)
-        lo, piece_key = pieces(base, cuts)
+        event = lane.fetch(base, b_base)
+        if nwin:
+            event = lane.fetch(cuts, b_cuts)
+        lane.add("device_copies", time.perf_counter() - t0)
+        return dict(words=words, perm=perm, b_segoff=b_segoff, base=base, cuts=cuts, blk=blk,
+                    event=event)
+
+    def pieces_spec(self, job: dict, n: int, resets, lane) -> dict:
+        """After :meth:`bin`'s reads have passed, with ``n`` the word starts' count: the pieces,
+        nw_spec's first launch and the read of the pieces' info (not waited on: ``settle``
+        waits); returns what :meth:`finish` needs."""
+        t0 = time.perf_counter()
+        job.pop("event", None)
+        blk, base = job["blk"], job["base"]
+        lo, piece_key = pieces(base, job["cuts"][:-(-n // self.values["PIECE"])])
         dev = self.dev
-        job = dict(lo=lo, piece_key=piece_key, base=base, n=n, blk=blk,
-                   search=[blk["data"], blk["byte"], blk["len"], b_segoff, dev.b_q,
+        job.update(lo=lo, piece_key=piece_key, n=n,
+                   search=[blk["data"], blk["byte"], blk["len"], job["b_segoff"], dev.b_q,
                            np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx),
                            dev.b_cell, dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff,
                            self.b_xdrop, self.b_reduced, lane.counters],
-                   head=[words, perm, blk["pos0"], np.int32(blk["nseg"]),
-                         lane.upload("ung_resets", resets), np.int32(self.dlen)],
+                   head=[job["words"], job["perm"], blk["pos0"], np.int32(blk["nseg"]),
+                         blk["b_resets"] if "b_resets" in blk else lane.upload("ung_resets", resets),
+                         np.int32(self.dlen)],
                    b_lo=lane.upload("ung_lo", lo.astype(np.uint32)),
                    b_lev=lane.buffer("ung_lev", 4 * max(n, 1)),
                    b_pinfo=lane.buffer("ung_pinfo", 16 * max(len(piece_key), 1)),
                    room=max(MIN_SAVED, n // STARTS_PER_SAVED), resets=resets)
         lane.add("device_copies", time.perf_counter() - t0)
         job["out"] = self._spec(job, lane)
-        t0 = time.perf_counter()
         job["pinfo"] = np.empty((len(piece_key), 4), np.int32)
-        cl.enqueue_copy(q, job["pinfo"], job["b_pinfo"])
-        lane.add("device_split", time.perf_counter() - t0)
+        job["pinfo_event"] = lane.fetch(job["pinfo"], job["b_pinfo"]) if len(piece_key) else None
         return job
 
     def _spec(self, job, lane):
         """nw_spec on every piece, its saved hits into an output of ``job['room']`` rows
         (counter reset first); returns the output buffer."""
-        lane.write(lane.counters, np.zeros(4, np.uint32))
+        lane.zero()
         out = lane.buffer("ung_out", 4 * ROW * job["room"])
         npieces = len(job["piece_key"])
         lane.kernel(self.prg, "nw_spec").set_args(
@@ -344,6 +363,8 @@ class DeviceUngapped:
         """The block's part in block order (it reads and updates the carried store state): the
         keep/redo plan, nw_redo (both kernels again with room for all when the first output
         was too small) and the chains' lengths after the block."""
+        if job["pinfo_event"] is not None:
+            lane.wait(job.pop("pinfo_event"))
         t0 = time.perf_counter()
         keep_piece, keys, r = self._redo_plan(job["pinfo"], job["lo"], job["piece_key"],
                                               job["base"], lane)
@@ -444,12 +465,12 @@ class DeviceUngapped:
         cbase = np.zeros(len(keys), np.int64)
         np.cumsum(cells[:-1], out=cbase[1:])
         nc = max(int(cells.sum()), 1)
-        up = lambda role, a: lane.upload("ung_" + role, a)
-        r = dict(base=up("base", base), keys=up("keys", np.asarray(keys, np.uint32)),
-                 **{"from": up("from", frm.astype(np.uint32))},
+        b_base, b_keys, b_from, b_cbase, b_k_in = lane.upload_packed("ung_redo", [
+            np.asarray(base, np.uint32), np.asarray(keys, np.uint32), frm.astype(np.uint32),
+            cbase.astype(np.uint32), self.k])
+        r = dict(base=b_base, keys=b_keys, k_in=b_k_in, cbase=b_cbase, **{"from": b_from},
                  levels=lane.buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
                  cdiag=lane.buffer("ung_cdiag", 4 * nc), clevel=lane.buffer("ung_clevel", 4 * nc),
-                 cbase=up("cbase", cbase.astype(np.uint32)), k_in=up("k_in", self.k.copy()),
                  k_out=lane.buffer("ung_k_out", 4 * NW_KEYS),
                  starts=int((base[keys + 1].astype(np.int64) - frm).sum()))
         return keep, keys, r
