@@ -316,3 +316,25 @@ def test_split_block_enters_its_segments_once(each_device, tmp_path, monkeypatch
     assert np.array_equal(halves.ung.resets(0, len(halves.seg[3])), whole.ung.resets(0, len(whole.seg[3])))
     for g, w in zip(got, want):
         assert len(g) == len(w) and all(np.array_equal(x, y) for x, y in zip(g, w))
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+@pytest.mark.parametrize("mode", ["cpu", "all+dp"])
+@pytest.mark.parametrize("task,query,name", [("megablast", "reads.fa", "megablast.tsv"),
+                                             ("blastn", "reads.fa", "blastn.tsv"),
+                                             ("blastn-short", "short.fa", "blastn-short.tsv")])
+def test_queued_blocks_with_small_rooms_give_the_golden_tables(each_device, monkeypatch, lanes,
+                                                               mode, task, query, name):
+    """One block per subject on one or two lanes, every block's kernels queued with rooms of one
+    row (so each is queued again with room for all after the one wait): blastn 2.12's tables."""
+    import clalign.blast.nucl_device as nd
+    from clalign.runtime.tuning import trial
+
+    monkeypatch.setattr(nd, "MIN_ROOM", 1)
+    monkeypatch.setattr(nd, "FIRST_ROOM", 0.0)
+    monkeypatch.setattr(nd, "ROOM_SLACK", 0.0)
+    with trial("blastn_scan", {"UNGAPPED": mode.split("+")[0], "PRELIM": mode == "all+dp",
+                               "LANES": lanes, "BLOCK_BASES": 4096}):
+        res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
+                         BlastnOptions(task=task), device=_dev(each_device), num_threads=2)
+    assert tabular_lines(res) == _golden(name)
