@@ -12,7 +12,7 @@ key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstri
 1. nw_hist: work-group g counts the keys (key mod NBUCKET) of rows g*TILE .. g*TILE+TILE-1 in a
    local histogram, written to counts[key * ngroups + g]; nw_offsets (one work-group) turns
    them into their exclusive sum and each key's first offset (base, read by the host with the
-   cuts). The row count is read on the device (rows_of), so the host queues the binning behind
+   cuts and the counters: one report buffer). The row count is read on the device (rows_of), so the host queues the binning behind
    the mini-extension without reading it.
 2. nw_scatter: a stable counting sort: each row goes to offsets[key * ngroups + g] + (rows of
    its key before it in the tile), so perm lists every key's rows in scan order.
@@ -41,6 +41,9 @@ SLOTS, NBUCKET, HASH_MUL, ROW (PIECE is the host's).
 #define STALE (-(1 << 30))
 #define ROW ${ROW}
 #define NOWRITE (-0x7FFFFFFF - 1)
+/* The host's report after the binning: the lane's counters, the keys' bounds, the cuts. */
+#define REPORT_BASE ${REPORT_BASE}
+#define REPORT_CUTS (REPORT_BASE + ${NBUCKET} + 1)
 
 <%include file="blast_nucl_common.mako"/>
 
@@ -80,10 +83,12 @@ void nw_hist(__global const int4 *words, const uint cap, __global const uint *ns
 }
 
 /* counts (NBUCKET x ngroups, key-major) replaced by their exclusive prefix sum, in place; base[k]
-   = the sum before key k's first count, base[NBUCKET] = the total. One work-group. */
+   = the sum before key k's first count, base[NBUCKET] = the total (base: the host's report
+   from REPORT_BASE on). One work-group. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_offsets(__global uint *counts, const uint ngroups, __global uint *base)
+void nw_offsets(__global uint *counts, const uint ngroups, __global uint *report)
 {
+    __global uint *base = report + REPORT_BASE;
     __local uint sc[${WG}];
     const int lid = get_local_id(0);
     const uint n = ${NBUCKET}u * ngroups;
@@ -313,9 +318,12 @@ __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nw_cuts(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
              const int nseg, __global const int *segoff, const int dlen, const uint cap,
              __global const uint *nsrc, const uint nidx, const uint window, const int gap,
-             __global uint *cuts, const uint nwin)
+             __global uint *report, const uint nwin)
 {
     const uint m = get_global_id(0);
+    __global uint *cuts = report + REPORT_CUTS;
+    if (m == 0)     /* the counters behind the binning, for the host's one read of the report */
+        for (int k = 0; k < REPORT_BASE; k++) report[k] = nsrc[k];
     if (m >= nwin) return;
     const uint n = rows_of(nsrc, nidx, cap);
     const uint a = m * window, e = min(a + window, n);

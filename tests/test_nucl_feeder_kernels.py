@@ -1,11 +1,12 @@
 """The BLASTN feeder's queue-ahead kernels against numpy: nw_offsets (the binning histogram's
 exclusive sum and each key's first offset, on the device), nw_hist / nw_scatter / nw_cuts reading
-their row count from a counter buffer while launched over a larger bound, and nscan_order
-leaving out the rows of an overflowed output. Sizes around work-group and tile multiples."""
+their row count from a counter buffer while launched over a larger bound (their report: the
+counters, the keys' bounds, the cuts), and nscan_order leaving out the rows of an overflowed
+output. Sizes around work-group and tile multiples."""
 import numpy as np
 import pytest
 
-from clalign.blast.params import BLASTN_SCAN, BLASTN_UNGAPPED, NW_KEYS
+from clalign.blast.params import BLASTN_SCAN, BLASTN_UNGAPPED, LANE_COUNTERS, NW_KEYS
 from clalign.runtime import Runtime
 
 cl = pytest.importorskip("pyopencl")
@@ -48,12 +49,15 @@ def test_nw_offsets_equal_numpy_cumsum(each_device, wg, ngroups):
     rng = np.random.default_rng(ngroups * 7 + wg)
     counts = rng.integers(0, 50, NW_KEYS * ngroups).astype(np.uint32)
     counts[rng.random(len(counts)) < 0.5] = 0
-    b_counts, b_base = _buf(rt, counts), _buf(rt, np.full(NW_KEYS + 1, 7, np.uint32))
-    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_base), wg, wg)
+    b_counts = _buf(rt, counts)
+    b_report = _buf(rt, np.full(LANE_COUNTERS + NW_KEYS + 1, 7, np.uint32))
+    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_report), wg, wg)
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
     assert np.array_equal(_get(rt, b_counts, len(counts)), offsets[:-1])
-    assert np.array_equal(_get(rt, b_base, NW_KEYS + 1), offsets[::ngroups])
+    report = _get(rt, b_report, LANE_COUNTERS + NW_KEYS + 1)
+    assert np.array_equal(report[LANE_COUNTERS:], offsets[::ngroups])
+    assert (report[:LANE_COUNTERS] == 7).all()                 # the counters' place untouched
 
 
 def _key(q, s):
@@ -69,7 +73,7 @@ def _key(q, s):
 def test_binning_reads_its_count_from_the_device(each_device, wg, tile, n, cap):
     """nw_hist, nw_offsets, nw_scatter and nw_cuts launched over ``cap`` rows with ``n`` in a
     counter: the stable key order of the first n rows, the keys' bounds, every window's cut
-    (0 past n), as a host counting sort and cut rule give them."""
+    (0 past n), as a host counting sort and cut rule give them, behind the counters."""
     rt = _rt(each_device)
     prg = _ung_prg(rt, wg, tile)
     rng = np.random.default_rng(n + cap)
@@ -84,24 +88,26 @@ def test_binning_reads_its_count_from_the_device(each_device, wg, tile, n, cap):
     nwin = -(-cap // piece)
     b_words, b_ctr = _buf(rt, words), _buf(rt, counters)
     b_counts = _buf(rt, np.zeros(NW_KEYS * ngroups, np.uint32))
-    b_base = _buf(rt, np.zeros(NW_KEYS + 1, np.uint32))
     b_perm = _buf(rt, np.full(max(cap, 1), 0xFFFFFFFF, np.uint32))
-    b_cuts = _buf(rt, np.full(nwin, 99, np.uint32))
+    at = LANE_COUNTERS + NW_KEYS + 1
+    b_report = _buf(rt, np.full(at + nwin, 99, np.uint32))
     b_pos0 = _buf(rt, np.zeros(1, np.uint32))
     b_segoff = _buf(rt, np.zeros(1, np.int32))
     dlen = np.int32(512)
     _run(rt, prg, "nw_hist", (b_words, np.uint32(cap), b_ctr, np.uint32(3), dlen, b_counts,
                               np.uint32(ngroups)), ngroups * wg, wg)
-    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_base), wg, wg)
+    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_report), wg, wg)
     _run(rt, prg, "nw_scatter", (b_words, np.uint32(cap), b_ctr, np.uint32(3), dlen, b_counts,
                                  np.uint32(ngroups), b_perm), ngroups * wg, wg)
     _run(rt, prg, "nw_cuts", (b_words, b_perm, b_pos0, np.int32(1), b_segoff, dlen,
                               np.uint32(cap), b_ctr, np.uint32(3), np.uint32(piece),
-                              np.int32(gap), b_cuts, np.uint32(nwin)), nwin, wg)
+                              np.int32(gap), b_report, np.uint32(nwin)), max(nwin, 1), wg)
     key = _key(words[:n, 2], words[:n, 3])
     perm = np.argsort(key, kind="stable")
     base = np.searchsorted(key[perm], np.arange(NW_KEYS + 1))
-    assert np.array_equal(_get(rt, b_base, NW_KEYS + 1), base)
+    report = _get(rt, b_report, at + nwin)
+    assert np.array_equal(report[:LANE_COUNTERS], counters)
+    assert np.array_equal(report[LANE_COUNTERS:at], base)
     assert np.array_equal(_get(rt, b_perm, n), perm)
     want = np.zeros(nwin, np.uint32)
     skey, spos = key[perm], words[perm, 3]
@@ -110,7 +116,7 @@ def test_binning_reads_its_count_from_the_device(each_device, wg, tile, n, cap):
             if skey[j] != skey[j - 1] or spos[j] - spos[j - 1] >= gap:
                 want[m] = j
                 break
-    assert np.array_equal(_get(rt, b_cuts, nwin), want)
+    assert np.array_equal(report[at:], want)
 
 
 @pytest.mark.parametrize("wg", [32, 128])

@@ -123,9 +123,9 @@ def main():
         write_data(args.work, args.genome_mb, 0, args.genes, real=args.real)
     ref = os.path.join(args.work, "bl.tsv")
     if not os.path.exists(ref):
-        subprocess.run([shutil.which("blastn"), "-task", "blastn", "-query", "genes.fa", "-db", "gdb",
-                        "-outfmt", "6", "-num_threads", str(args.threads), "-out", "bl.tsv"],
-                       cwd=args.work, check=True)
+        subprocess.run([shutil.which("blastn"), "-task", "blastn", "-query", "genes.fa",
+                        "-db", "gdb", "-outfmt", "6", "-num_threads", str(args.threads),
+                        "-out", "bl.tsv"], cwd=args.work, check=True)
     with open(ref) as fh:
         want = fh.read().splitlines()
     instrument()
@@ -149,8 +149,9 @@ def main():
                          f"({n / k:.2f}/block), host {w - b:.3f} s ({1e3 * (w - b) / k:.1f} "
                          f"ms/block), thread CPU {1e3 * cpu / k:.1f} ms/block, lock released "
                          f"{rel / k:.1f}/block")
-        print(f"round {r}: in-process {wall:.2f} s, device_wait {times.get('device_wait', 0):.2f} s, "
-              f"identical {same} ({len(want)} lines)\n  " + "\n  ".join(parts), flush=True)
+        print(f"round {r}: in-process {wall:.2f} s, "
+              f"device_wait {times.get('device_wait', 0):.2f} s, identical {same} "
+              f"({len(want)} lines)\n  " + "\n  ".join(parts), flush=True)
         if r == 0:
             print(f"  counts {times.get('device_counts')}")
         print("  device " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(times.items())

@@ -42,7 +42,7 @@ from ..runtime.tuning import lookup
 from .nucl_lane import Lane
 from .nucl_search import subject_chunks
 from .nucl_words import EXTENDERS
-from .params import BLASTN_SCAN
+from .params import BLASTN_SCAN, LANE_COUNTERS
 
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
@@ -279,8 +279,12 @@ class NuclDeviceWords:
         room, room_out = self._rooms(lane, total, fit)
         while True:    # every kernel queued, the counts (and the binning's reads) read once
             pairs, out, bin_job = self._words(lane, matched, total, room, room_out, blk)
-            got = np.empty(4, np.uint32)     # queued last: its wait passes the binning's reads
-            lane.wait(lane.fetch(got, lane.counters))
+            if bin_job is None:
+                got = np.empty(LANE_COUNTERS, np.uint32)
+                lane.wait(lane.fetch(got, lane.counters))
+            else:                            # the binning's report holds the counters
+                lane.wait(bin_job.pop("event"))
+                got = bin_job["counters"]
             nmatched, npairs, nout = int(got[0]), int(got[1]), int(got[2])
             if npairs > fit:
                 lane.kernel_times()

@@ -60,8 +60,8 @@ from ..errors import ParameterError
 from ..runtime.jit import njit
 from . import nucl_words
 from .hsp import lexsort_packed
-from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COST_MAX, NDP_DONE, NW_KEYS,
-                     NW_ROW as ROW)
+from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, LANE_COUNTERS, NDP_COST_MAX, NDP_DONE,
+                     NW_KEYS, NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
 #: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH, CELLS).
@@ -278,42 +278,39 @@ class DeviceUngapped:
     def bin(self, words, cap: int, nidx: int, blk: dict, lane) -> dict:
         """Binning (nw_hist, nw_offsets, nw_scatter) and nw_cuts of the word starts in
         ``words``, whose count the kernels read from ``lane.counters[nidx]`` (at most ``cap``,
-        the rows ``words`` holds; they run over ``cap``), then reads of the keys' bounds
-        (``base``) and the cuts queued; nothing waited on. Returns the job so far, ``event``
-        the last read's (the caller may queue more reads and wait once)."""
+        the rows ``words`` holds; they run over ``cap``), then one read queued of their report:
+        the lane's counters (``counters``), the keys' bounds (``base``) and the cuts; nothing
+        waited on. Returns the job so far, ``event`` the read's."""
         v = self.values
         t0 = time.perf_counter()
         tile, nb = v["TILE"], NW_KEYS
         ngroups = -(-cap // tile)
         counts = lane.buffer("ung_counts", 4 * nb * max(ngroups, 1))
-        b_base = lane.buffer("ung_base", 4 * (nb + 1))
+        nwin = -(-cap // v["PIECE"])
+        at = LANE_COUNTERS + nb + 1                    # the report: counters, base, cuts
+        report = lane.buffer("ung_report", 4 * (at + nwin))
         lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(cap), lane.counters,
                                                   np.uint32(nidx), np.int32(self.dlen), counts,
                                                   np.uint32(ngroups))
         self._launch(lane, "nw_hist", ngroups * v["WG"], "device_ung_sort")
-        lane.kernel(self.prg, "nw_offsets").set_args(counts, np.uint32(ngroups), b_base)
+        lane.kernel(self.prg, "nw_offsets").set_args(counts, np.uint32(ngroups), report)
         self._launch(lane, "nw_offsets", v["WG"], "device_ung_sort")
         perm = lane.buffer("ung_perm", 4 * max(cap, 1))
         lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(cap), lane.counters,
                                                      np.uint32(nidx), np.int32(self.dlen), counts,
                                                      np.uint32(ngroups), perm)
         self._launch(lane, "nw_scatter", ngroups * v["WG"], "device_ung_sort")
-        nwin = -(-cap // v["PIECE"])
-        b_cuts = lane.buffer("ung_cuts", 4 * max(nwin, 1))
         b_segoff = blk["b_segoff"]
         lane.kernel(self.prg, "nw_cuts").set_args(
             words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff, np.int32(self.dlen),
             np.uint32(cap), lane.counters, np.uint32(nidx), np.uint32(v["PIECE"]),
-            np.int32(v["GAP"]), b_cuts, np.uint32(nwin))
-        self._launch(lane, "nw_cuts", nwin, "device_ung_sort")
-        base = np.empty(nb + 1, np.uint32)
-        cuts = np.empty(nwin, np.uint32)
-        event = lane.fetch(base, b_base)
-        if nwin:
-            event = lane.fetch(cuts, b_cuts)
+            np.int32(v["GAP"]), report, np.uint32(nwin))
+        self._launch(lane, "nw_cuts", max(nwin, 1), "device_ung_sort")
+        host = np.empty(at + nwin, np.uint32)
+        event = lane.fetch(host, report)
         lane.add("device_copies", time.perf_counter() - t0)
-        return dict(words=words, perm=perm, b_segoff=b_segoff, base=base, cuts=cuts, blk=blk,
-                    event=event)
+        return dict(words=words, perm=perm, b_segoff=b_segoff, counters=host[:LANE_COUNTERS],
+                    base=host[LANE_COUNTERS:at], cuts=host[at:], blk=blk, event=event)
 
     def pieces_spec(self, job: dict, n: int, resets, lane) -> dict:
         """After :meth:`bin`'s reads have passed, with ``n`` the word starts' count: the pieces,
@@ -322,6 +319,7 @@ class DeviceUngapped:
         t0 = time.perf_counter()
         job.pop("event", None)
         blk, base = job["blk"], job["base"]
+        b_resets = blk["b_resets"] if "b_resets" in blk else lane.upload("ung_resets", resets)
         lo, piece_key = pieces(base, job["cuts"][:-(-n // self.values["PIECE"])])
         dev = self.dev
         job.update(lo=lo, piece_key=piece_key, n=n,
@@ -330,8 +328,7 @@ class DeviceUngapped:
                            dev.b_cell, dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff,
                            self.b_xdrop, self.b_reduced, lane.counters],
                    head=[job["words"], job["perm"], blk["pos0"], np.int32(blk["nseg"]),
-                         blk["b_resets"] if "b_resets" in blk else lane.upload("ung_resets", resets),
-                         np.int32(self.dlen)],
+                         b_resets, np.int32(self.dlen)],
                    b_lo=lane.upload("ung_lo", lo.astype(np.uint32)),
                    b_lev=lane.buffer("ung_lev", 4 * max(n, 1)),
                    b_pinfo=lane.buffer("ung_pinfo", 16 * max(len(piece_key), 1)),

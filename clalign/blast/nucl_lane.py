@@ -13,6 +13,8 @@ import threading
 import numpy as np
 import pyopencl as cl
 
+from .params import LANE_COUNTERS
+
 
 class Lane:
     """A queue, buffers by role, the counters buffer and per-lane kernel objects (``set_args``
@@ -20,7 +22,7 @@ class Lane:
 
     def __init__(self, rt, queue, times: dict, lock: threading.Lock, wg: int):
         self.rt, self.queue, self.times, self.lock, self.wg = rt, queue, times, lock, wg
-        self.counters = cl.Buffer(rt.ctx, cl.mem_flags.READ_WRITE, 16)
+        self.counters = cl.Buffer(rt.ctx, cl.mem_flags.READ_WRITE, 4 * LANE_COUNTERS)
         self.bufs = {}               # buffers by role, reused (grown when too small)
         self.events = []             # (event, times key) of the block's launches
         self.held = []               # host arrays of uploads not waited on
@@ -99,7 +101,7 @@ class Lane:
         self.held.append(a)
 
     def read_counters(self):
-        got = np.zeros(4, np.uint32)
+        got = np.zeros(LANE_COUNTERS, np.uint32)
         cl.enqueue_copy(self.queue, got, self.counters)
         return got
 
@@ -125,5 +127,5 @@ class Lane:
         """Counter ``index`` (default all four) set to ``value`` (0): a fill queued behind the
         launches, no read, no host array (and, unlike a copy, pyopencl's fill keeps the
         interpreter lock)."""
-        at, n = (0, 16) if index is None else (4 * index, 4)
+        at, n = (0, 4 * LANE_COUNTERS) if index is None else (4 * index, 4)
         cl.enqueue_fill_buffer(self.queue, self.counters, np.uint32(value), at, n)
