@@ -19,7 +19,11 @@ Per block (``kernels/blast_nucl.mako``): the scan kernel tests every scan positi
 bit, the lookup kernel expands matched positions into (position, table index) pairs, the
 extension kernel confirms full words; each writes its work-groups' runs through one global atomic
 each, and an order kernel puts the runs back in work-group order, so every stage's output is in
-scan order (position, then the cell's query offsets in table order) with no sort. Pipeline:
+scan order (position, then the cell's query offsets in table order) with no sort. The lookup,
+the extension and the ungapped stage's binning read their counts from the lane's counters and
+run over bounds (the block's positions; rooms sized from the lane's earlier blocks), so a
+block's kernels are queued back to back and its first phase waits once (a block over a room is
+queued again with room for all). Pipeline:
 feeder threads run the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the device
 works on block i+1 while the CPU extends block i. With ``LANES`` = 2 two feeders, each with its
 own queue and buffers (:class:`~nucl_lane.Lane`), take alternate blocks: a block's first phase

@@ -1,8 +1,11 @@
 """One lane of BLASTN's device blocks: an in-order queue with its own buffers, counters and
 kernel objects, so that two blocks can be in flight at once (``BLASTN_SCAN.LANES``).
 
-A block's host work between its kernels (reading counts and run tables, sums, the keep/redo
-plan) leaves the device idle; with two lanes the other lane's kernels run meanwhile. Nothing
+A block's host work between its kernels (the pieces, the keep/redo plan, the reads) leaves the
+device idle; with two lanes the other lane's kernels run meanwhile. The kernels read their
+counts from the counters buffer, so a block's first phase waits for the device once; every copy
+(blocking or not) and event wait lets go of the interpreter lock in pyopencl, so a block's small
+uploads travel together (:meth:`Lane.upload_packed`) and counters are zeroed by fills. Nothing
 here is shared between lanes except the program and the read-only search buffers, and the
 times dictionary (under a lock).
 """
