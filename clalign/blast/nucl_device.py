@@ -51,8 +51,10 @@ from .params import BLASTN_SCAN, LANE_COUNTERS
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-#: Pairs room per scan position of a lane's first block (:meth:`NuclDeviceWords._rooms`).
-FIRST_ROOM = 2.0
+#: Pairs room per scan position of a lane's first block (:meth:`NuclDeviceWords._rooms`): small
+#: enough for a small device's memory (a 16 Mb block: ~0.5 GB of pairs and word starts with
+#: their ordered copies); a first block over it is queued once more.
+FIRST_ROOM = 0.5
 #: Later blocks' rooms: this times the most pairs (word starts) per position seen on the lane.
 ROOM_SLACK = 1.25
 HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "LANES", "UNGAPPED", "PRELIM")
