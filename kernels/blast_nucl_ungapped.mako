@@ -10,9 +10,9 @@ per bucket). So each key's starts are processed in scan order, keys in parallel,
 key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstring argues it):
 
 1. nw_hist: work-group g counts the keys (key mod NBUCKET) of rows g*TILE .. g*TILE+TILE-1 in a
-   local histogram, written to counts[key * ngroups + g]; nw_offsets (one work-group) turns
-   them into their exclusive sum and each key's first offset (base, read by the host with the
-   cuts and the counters: one report buffer). The row count is read on the device (rows_of), so the host queues the binning behind
+   local histogram, written to counts[key * ngroups + g]; nw_key_sums, nw_key_bases and
+   nw_offsets turn them into their exclusive sum and each key's first offset (base, read by the
+   host with the cuts and the counters: one report buffer). The row count is read on the device (rows_of), so the host queues the binning behind
    the mini-extension without reading it.
 2. nw_scatter: a stable counting sort: each row goes to offsets[key * ngroups + g] + (rows of
    its key before it in the tile), so perm lists every key's rows in scan order.
@@ -82,28 +82,49 @@ void nw_hist(__global const int4 *words, const uint cap, __global const uint *ns
     for (int k = lid; k < ${NBUCKET}; k += ${WG}) counts[k * ngroups + g] = h[k];
 }
 
-/* counts (NBUCKET x ngroups, key-major) replaced by their exclusive prefix sum, in place; base[k]
-   = the sum before key k's first count, base[NBUCKET] = the total (base: the host's report
-   from REPORT_BASE on). One work-group. */
+/* The histogram's exclusive sum in three kernels, none of them one work-group walking every
+   count: nw_key_sums (one work-item per key) sums each key's run of counts in place (the counts
+   before it in its key) and writes the key's total to base[k]; nw_key_bases (one work-group)
+   turns the NBUCKET totals into their exclusive sum, base[NBUCKET] the total; nw_offsets (one
+   work-item per count) adds its key's base. base: the host's report from REPORT_BASE on. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_offsets(__global uint *counts, const uint ngroups, __global uint *report)
+void nw_key_sums(__global uint *counts, const uint ngroups, __global uint *report)
 {
-    __global uint *base = report + REPORT_BASE;
+    const uint k = get_global_id(0);
+    if (k >= ${NBUCKET}u) return;
+    __global uint *c = counts + k * ngroups;
+    uint run = 0u;
+    for (uint g = 0; g < ngroups; g++) {
+        const uint v = c[g];
+        c[g] = run;
+        run += v;
+    }
+    report[REPORT_BASE + k] = run;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_key_bases(__global uint *report)
+{
     __local uint sc[${WG}];
+    __global uint *base = report + REPORT_BASE;
     const int lid = get_local_id(0);
-    const uint n = ${NBUCKET}u * ngroups;
     uint carry = 0u;
-    for (uint a = 0; a < n; a += ${WG}) {
+    for (uint a = 0; a < ${NBUCKET}u; a += ${WG}) {
         const uint i = a + lid;
         uint total;
-        const uint at = group_scan(sc, lid, i < n ? counts[i] : 0u, &total);
-        if (i < n) {
-            counts[i] = carry + at;
-            if (i % ngroups == 0) base[i / ngroups] = carry + at;
-        }
+        const uint at = group_scan(sc, lid, i < ${NBUCKET}u ? base[i] : 0u, &total);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (i < ${NBUCKET}u) base[i] = carry + at;
         carry += total;
     }
     if (lid == 0) base[${NBUCKET}] = carry;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void nw_offsets(__global uint *counts, const uint ngroups, __global const uint *report)
+{
+    const uint i = get_global_id(0);
+    if (i < ${NBUCKET}u * ngroups) counts[i] += report[REPORT_BASE + i / ngroups];
 }
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))

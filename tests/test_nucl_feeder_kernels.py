@@ -1,5 +1,5 @@
-"""The BLASTN feeder's queue-ahead kernels against numpy: nw_offsets (the binning histogram's
-exclusive sum and each key's first offset, on the device), nw_hist / nw_scatter / nw_cuts reading
+"""The BLASTN feeder's queue-ahead kernels against numpy: nw_key_sums, nw_key_bases and nw_offsets
+(the binning histogram's exclusive sum and each key's first offset, on the device), nw_hist / nw_scatter / nw_cuts reading
 their row count from a counter buffer while launched over a larger bound (their report: the
 counters, the keys' bounds, the cuts), and nscan_order leaving out the rows of an overflowed
 output. Sizes around work-group and tile multiples."""
@@ -41,6 +41,13 @@ def _get(rt, buf, n, dtype=np.uint32):
     return out
 
 
+def _sum(rt, prg, b_counts, ngroups, b_report, wg):
+    """The histogram's exclusive sum as DeviceUngapped.bin runs it (three kernels)."""
+    _run(rt, prg, "nw_key_sums", (b_counts, np.uint32(ngroups), b_report), NW_KEYS, wg)
+    _run(rt, prg, "nw_key_bases", (b_report,), wg, wg)
+    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_report), NW_KEYS * ngroups, wg)
+
+
 @pytest.mark.parametrize("wg", [32, 64])
 @pytest.mark.parametrize("ngroups", [1, 2, 3, 31, 33])
 def test_nw_offsets_equal_numpy_cumsum(each_device, wg, ngroups):
@@ -51,7 +58,7 @@ def test_nw_offsets_equal_numpy_cumsum(each_device, wg, ngroups):
     counts[rng.random(len(counts)) < 0.5] = 0
     b_counts = _buf(rt, counts)
     b_report = _buf(rt, np.full(LANE_COUNTERS + NW_KEYS + 1, 7, np.uint32))
-    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_report), wg, wg)
+    _sum(rt, prg, b_counts, ngroups, b_report, wg)
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
     assert np.array_equal(_get(rt, b_counts, len(counts)), offsets[:-1])
@@ -96,7 +103,7 @@ def test_binning_reads_its_count_from_the_device(each_device, wg, tile, n, cap):
     dlen = np.int32(512)
     _run(rt, prg, "nw_hist", (b_words, np.uint32(cap), b_ctr, np.uint32(3), dlen, b_counts,
                               np.uint32(ngroups)), ngroups * wg, wg)
-    _run(rt, prg, "nw_offsets", (b_counts, np.uint32(ngroups), b_report), wg, wg)
+    _sum(rt, prg, b_counts, ngroups, b_report, wg)
     _run(rt, prg, "nw_scatter", (b_words, np.uint32(cap), b_ctr, np.uint32(3), dlen, b_counts,
                                  np.uint32(ngroups), b_perm), ngroups * wg, wg)
     _run(rt, prg, "nw_cuts", (b_words, b_perm, b_pos0, np.int32(1), b_segoff, dlen,

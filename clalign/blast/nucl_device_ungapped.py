@@ -36,7 +36,7 @@ each hit, which depends on the hit alone, handed to the workers as 8 more column
 
 So the keys (``NBUCKET``: the hash buckets, or the array's cells modulo ``NBUCKET``) are
 independent; their starts are put in key order by a stable counting sort on the device (its
-histogram summed there too, nw_offsets; the binning reads the starts' count from the device,
+histogram summed there too; the binning reads the starts' count from the device,
 so it is queued behind the mini-extension and the host waits once for the counts, the keys'
 bounds and the cuts). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
 each as if the store entered it holding only *dead* cells -- ends at or before every start of
@@ -276,7 +276,8 @@ class DeviceUngapped:
         return self.pieces_spec(job, n, resets, lane)
 
     def bin(self, words, cap: int, nidx: int, blk: dict, lane) -> dict:
-        """Binning (nw_hist, nw_offsets, nw_scatter) and nw_cuts of the word starts in
+        """Binning (nw_hist, the histogram's sum: nw_key_sums, nw_key_bases, nw_offsets;
+        nw_scatter) and nw_cuts of the word starts in
         ``words``, whose count the kernels read from ``lane.counters[nidx]`` (at most ``cap``,
         the rows ``words`` holds; they run over ``cap``), then one read queued of their report:
         the lane's counters (``counters``), the keys' bounds (``base``) and the cuts; nothing
@@ -293,8 +294,11 @@ class DeviceUngapped:
                                                   np.uint32(nidx), np.int32(self.dlen), counts,
                                                   np.uint32(ngroups))
         self._launch(lane, "nw_hist", ngroups * v["WG"], "device_ung_sort")
-        lane.kernel(self.prg, "nw_offsets").set_args(counts, np.uint32(ngroups), report)
-        self._launch(lane, "nw_offsets", v["WG"], "device_ung_sort")
+        for name, n in (("nw_key_sums", nb), ("nw_key_bases", v["WG"]),
+                         ("nw_offsets", nb * ngroups)):
+            args = (report,) if name == "nw_key_bases" else (counts, np.uint32(ngroups), report)
+            lane.kernel(self.prg, name).set_args(*args)
+            self._launch(lane, name, n, "device_ung_sort")
         perm = lane.buffer("ung_perm", 4 * max(cap, 1))
         lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(cap), lane.counters,
                                                      np.uint32(nidx), np.int32(self.dlen), counts,
