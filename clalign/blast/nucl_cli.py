@@ -67,6 +67,12 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
 
     if device is not None:
         cl_early.start(device)   # the device's context while the engine is imported
+    from ..runtime.jit import preload
+    from .nucl_preload import stages
+
+    # numba's import and the set-up's cache loads, which the query set-up (DUST first) and so
+    # the device's first block wait for, while this thread imports the engine
+    loader = preload(stages(device))
     from ..output import parse_outfmt
     from ..outfile import atomic_output, plan_outputs
     from ..runtime.gcpause import paused
@@ -91,3 +97,4 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                               database=db)
     with atomic_output(out, force=force) as fh:
         fh.write("".join(line + "\n" for line in lines))
+    loader.join()    # no load left running past the command (in-process callers)
