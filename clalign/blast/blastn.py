@@ -40,8 +40,6 @@ LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
 COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
 
 
-
-
 def _start_device(device):
     """The device's runtime (platform, context, probe, queue) and the tuning table's choice for
     BLASTN (:func:`nucl_device.use_device`, which imports the table's providers) made on a
