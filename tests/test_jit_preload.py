@@ -98,3 +98,14 @@ def test_blastn_preload_names_compiled_stages():
     from clalign.blast.blastn import _DEVICE
 
     assert set(PRELOAD_DEVICE) == set(PRELOAD) | set(_DEVICE)   # plus the device feeders' own
+
+
+def test_blastn_stage_lists_import_nothing():
+    """``clalign blastn`` starts its preload from ``nucl_preload`` before the engine's imports:
+    the lists must not pull numpy (or the engine) in."""
+    code = ("import sys, clalign.blast.nucl_preload as p; "
+            "assert p.stages(None) == p.PRELOAD and p.stages('0:0') == p.PRELOAD_DEVICE; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'pyopencl')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout
+    assert out.strip() == "[]"

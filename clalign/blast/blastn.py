@@ -30,6 +30,7 @@ from ..runtime.jit import preload
 from .nucl_hsp import DEL, INS, evalue_order
 from .hsp import evalue_rank
 from .nucl_pairs import FinalHits, PrelimHits
+from .nucl_preload import DEVICE as _DEVICE, PRELOAD, PRELOAD_DEVICE, stages  # noqa: F401 (names kept)
 from .nucl_search import (hsps_of_rows, prelim_combine_rows, prelim_piece_rows, prelim_subject_rows,
                           rows_of_hsps, subject_array, subject_chunks)
 from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search
@@ -39,22 +40,20 @@ LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
 COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
 
 
-#: compiled stages whose cached code ``run_blastn`` loads on a thread from its start
-#: (``runtime.jit.preload``), in the order of need: the query set-up (DUST, batch, lookup table,
-#: letter counts, compressed query), the word finder, the preliminary gapped stage, the
-#: traceback, the CPU scan (before the word finder without a device). The first load pays
-#: numba's own start, as DUST's first call did; the others were each made by the first worker
-#: calling the stage, the other workers waiting on numba's lock.
-_SETUP = ("clalign.blast.nucl_dust_nb:_dust_many_text", "clalign.blast.nucl_setup:_fill_contexts",
-          "clalign.blast.nucl_flat_nb:_walk_parts", "clalign.blast.nucl_flat_nb:_sort_parts",
-          "clalign.blast.nucl_setup:_context_counts", "clalign.blast.nucl_words:_compress_range")
-_SEARCH = ("clalign.blast.nucl_words:word_finder", "clalign.blast.nucl_stages_nb:prelim_rows",
-           "clalign.blast.nucl_stages_nb:subject_blastna", "clalign.blast.nucl_stages_nb:traceback_unit")
-_SCAN = ("clalign.blast.nucl_scan:scan_subject",)
-_DEVICE = ("clalign.blast.nucl_device_ungapped:_merge_pieces",
-           "clalign.blast.nucl_device_ungapped:_keep_plan")
-PRELOAD = _SETUP + _SCAN + _SEARCH
-PRELOAD_DEVICE = _SETUP + _DEVICE + _SEARCH + _SCAN
+def _start_device(device):
+    """The device's runtime (platform, context, probe, queue) and the tuning table's choice for
+    BLASTN (:func:`nucl_device.use_device`, which imports the table's providers) made on a
+    thread, beside the query set-up, which the device's first block needs; errors are left to
+    the search's own calls, which ask for the same runtime and report them."""
+    def make():
+        try:
+            from .nucl_device import use_device
+
+            use_device(device)
+        except Exception:   # noqa: BLE001 - reported by the search's own calls
+            pass
+
+    threading.Thread(target=make, name="clalign-blastn-device", daemon=True).start()
 
 
 def _prelim_hitlist_size(n: int) -> int:
@@ -133,7 +132,9 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``); Python's
     full garbage collections are paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
     t0 = time.perf_counter()
-    loader = preload(PRELOAD if device is None else PRELOAD_DEVICE)
+    loader = preload(stages(device))   # what the command's early preload left out
+    if device is not None:
+        _start_device(device)
     try:
         with paused():               # no full collections of the process's objects mid-search
             return _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)

@@ -67,27 +67,35 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
 
     if device is not None:
         cl_early.start(device)   # the device's context while the engine is imported
-    from ..output import parse_outfmt
-    from ..outfile import atomic_output, plan_outputs
     from ..runtime.gcpause import paused
-    from .blastn import run_blastn, tabular_lines
-    from .nucl_setup import BlastnOptions
+    from ..runtime.jit import preload
+    from .nucl_preload import stages
 
-    kind, columns = parse_outfmt(outfmt, extra=())
-    if not os.path.isfile(query):
-        raise InputError("no such query file", query)
-    dust_on = _yes_no("-dust", dust)
-    opts = BlastnOptions(task=task, word_size=word_size or 0, reward=reward or 0, penalty=penalty or 0,
-                         gap_open=-1 if gapopen is None else gapopen,
-                         gap_extend=-1 if gapextend is None else gapextend,
-                         evalue=evalue,
-                         dust=dust_on, lcase_masking=lcase_masking, strand=strand,
-                         max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
-                         searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
-    plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-    with paused():    # no full collections while records and rows are made (runtime.gcpause)
+    # no full collections from here (runtime.gcpause): numba's import now runs beside the
+    # engine's, before run_blastn's own pause, and the two imports made one without it
+    with paused():
+        # numba's import and the set-up's cache loads, which the query set-up (DUST first) and
+        # so the device's first block wait for, while this thread imports the engine
+        loader = preload(stages(device))
+        from ..output import parse_outfmt
+        from ..outfile import atomic_output, plan_outputs
+        from .blastn import run_blastn, tabular_lines
+        from .nucl_setup import BlastnOptions
+
+        kind, columns = parse_outfmt(outfmt, extra=())
+        if not os.path.isfile(query):
+            raise InputError("no such query file", query)
+        dust_on = _yes_no("-dust", dust)
+        opts = BlastnOptions(task=task, word_size=word_size or 0, reward=reward or 0, penalty=penalty or 0,
+                             gap_open=-1 if gapopen is None else gapopen,
+                             gap_extend=-1 if gapextend is None else gapextend,
+                             evalue=evalue,
+                             dust=dust_on, lcase_masking=lcase_masking, strand=strand,
+                             max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
+                             searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
+        plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
         results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
-        lines = tabular_lines(results, columns=columns, comments=kind == "7",
-                              database=db)
+        lines = tabular_lines(results, columns=columns, comments=kind == "7", database=db)
     with atomic_output(out, force=force) as fh:
         fh.write("".join(line + "\n" for line in lines))
+    loader.join()    # no load left running past the command (in-process callers)
