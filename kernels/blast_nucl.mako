@@ -27,9 +27,7 @@ copies every run to its place, so each stage's output is in BLAST+'s scan order 
 order of the cell's query offsets) and the next stage keeps it.
 
 Counters: [0] matched positions, [1] pairs, [2] survivors. A kernel whose output is full still
-counts (the host reruns it with room for all). nscan_lookup reads the matched count from
-counters[0] and nscan_extend the pairs' from counters[1], so the host queues a block's kernels
-back to back and reads the counts once.
+counts (the host reruns it with room for all).
 
 Parameters (clalign/blast/params.py, BLASTN_SCAN): WG, WIDTH, STEP, WORD, EXT.
 </%doc>
@@ -52,6 +50,24 @@ inline uint word_code(__global const uchar *s, const int off)
     return (w >> (${32 - 2 * WIDTH} - 2 * (off & 3))) & ${(1 << (2 * WIDTH)) - 1}u;
 }
 
+/* Exclusive prefix sum of one uint per work-item (Hillis-Steele in a[]); *total gets the sum.
+   Every work-item must call it. */
+inline uint group_scan(__local uint *a, const int lid, const uint v, uint *total)
+{
+    a[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = 1; off < ${WG}; off <<= 1) {
+        const uint t = lid >= off ? a[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[lid] += t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    *total = a[${WG} - 1];
+    const uint r = a[lid] - v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
 /* dest[g] = the counts of runs 0..g-1: one work-group walks the n runs WG at a time. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nscan_dest(__global const uint2 *runs, const uint n, __global uint *dest)
@@ -68,16 +84,13 @@ void nscan_dest(__global const uint2 *runs, const uint n, __global uint *dest)
     }
 }
 
-/* Run g of src moved to dest[g]; rows at or past cap (a stage's output that overflowed: the
-   host runs it again) are not read or written. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nscan_order(__global const uint *src, __global uint *dst, __global const uint2 *runs,
-                 __global const uint *dest, const int width, const uint cap)
+                 __global const uint *dest, const int width)
 {
     const uint2 r = runs[get_group_id(0)];
     const uint d = dest[get_group_id(0)];
-    const uint n = min(r.y, min(cap - min(cap, r.x), cap - min(cap, d)));
-    for (uint i = get_local_id(0); i < n * width; i += ${WG})
+    for (uint i = get_local_id(0); i < r.y * width; i += ${WG})
         dst[d * width + i] = src[r.x * width + i];
 }
 
@@ -108,10 +121,8 @@ void nscan_scan(__global const uchar *packed, __global const uint *seg_byte,
     for (uint i = lid; i < total; i += ${WG}) matched[base + i] = codes[i];
 }
 
-/* The matched positions' count is counters[0] (the scan's), at most npos (the block's scan
-   positions): launched over npos, queued behind the scan without the host reading it. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nscan_lookup(__global const uint2 *matched, const uint npos,
+void nscan_lookup(__global const uint2 *matched, const uint nmatched,
                   __global const uint *cell_start, volatile __global uint *counters,
                   __global uint2 *pairs, const uint capacity, __global uint2 *runs)
 {
@@ -119,7 +130,6 @@ void nscan_lookup(__global const uint2 *matched, const uint npos,
     __local uint base;
     const int lid = get_local_id(0);
     const uint i = get_global_id(0);
-    const uint nmatched = min(counters[0], npos);
     uint a = 0, n = 0, p = 0;
     if (i < nmatched) {
         const uint2 m = matched[i];
@@ -226,10 +236,8 @@ inline int2 mini_extend(__global const uchar *q, const int qn, __global const uc
 % endif
 }
 
-/* The pairs' count is counters[1] (the lookup's), at most room (pairs' rows): the host need not
-   read it before this launch (over room work-items). */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nscan_extend(__global const uint2 *pairs, const uint room,
+void nscan_extend(__global const uint2 *pairs, const uint npairs,
                   __global const uchar *packed, __global const uint *seg_byte,
                   __global const int *seg_len, __global const uint *pos0, const int nseg,
                   __global const int *q_offs, __global const uchar *q, const int qn,
@@ -243,7 +251,6 @@ void nscan_extend(__global const uint2 *pairs, const uint room,
     __local uint base;
     const int lid = get_local_id(0);
     const uint i = get_global_id(0);
-    const uint npairs = min(counters[1], room);
     int4 row = (int4)(0, 0, -1, -1);
     if (i < npairs) {
         const uint2 pr = pairs[i];

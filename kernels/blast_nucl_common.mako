@@ -1,7 +1,7 @@
 <%doc>
 Helpers shared by BLASTN's device kernels (blast_nucl.mako, blast_nucl_ungapped.mako,
 blast_nucl_gapped.mako), included by each; the includer defines SENTINEL (the query letter
-outside the batch) and WG (work-items per work-group) first.
+outside the batch) first.
 </%doc>
 /* Segment of block scan position p: the last g with pos0[g] <= p. */
 inline int segment_of(__global const uint *pos0, const int nseg, const uint p)
@@ -35,22 +35,4 @@ inline uint sbase(__global const uchar *s, const int i)
 inline uint qcode(__global const uchar *q, const int i, const int qn)
 {
     return (i >= 0 && i < qn) ? (uint)q[i] : SENTINEL;
-}
-
-/* Exclusive prefix sum of one uint per work-item (Hillis-Steele in a[]); *total gets the sum.
-   Every work-item must call it. */
-inline uint group_scan(__local uint *a, const int lid, const uint v, uint *total)
-{
-    a[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < ${WG}; off <<= 1) {
-        const uint t = lid >= off ? a[lid - off] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        a[lid] += t;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    *total = a[${WG} - 1];
-    const uint r = a[lid] - v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
 }

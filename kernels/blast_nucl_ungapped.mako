@@ -10,10 +10,7 @@ per bucket). So each key's starts are processed in scan order, keys in parallel,
 key, pieces of starts in parallel by speculation (nucl_device_ungapped's docstring argues it):
 
 1. nw_hist: work-group g counts the keys (key mod NBUCKET) of rows g*TILE .. g*TILE+TILE-1 in a
-   local histogram, written to counts[key * ngroups + g]; nw_key_sums, nw_key_bases and
-   nw_offsets turn them into their exclusive sum and each key's first offset (base, read by the
-   host with the cuts and the counters: one report buffer). The row count is read on the device (rows_of), so the host queues the binning behind
-   the mini-extension without reading it.
+   local histogram, written to counts[key * ngroups + g]; the host takes the exclusive sum.
 2. nw_scatter: a stable counting sort: each row goes to offsets[key * ngroups + g] + (rows of
    its key before it in the tile), so perm lists every key's rows in scan order.
 3. nw_spec: one work-item per piece (PIECE starts of one key) as if the store entered the piece
@@ -42,9 +39,6 @@ SLOTS, NBUCKET, HASH_MUL, ROW (PIECE is the host's).
 #define STALE (-(1 << 30))
 #define ROW ${ROW}
 #define NOWRITE (-0x7FFFFFFF - 1)
-/* The host's report after the binning: the lane's counters, the keys' bounds, the cuts. */
-#define REPORT_BASE ${REPORT_BASE}
-#define REPORT_CUTS (REPORT_BASE + ${NBUCKET} + 1)
 
 <%include file="blast_nucl_common.mako"/>
 
@@ -57,19 +51,11 @@ inline uint key_of(const int q, const int s, const int dlen)
 % endif
 }
 
-/* The binning kernels' count of rows: nsrc[nidx] (the mini-extension's counter, not read by the
-   host first), at most cap (the rows the words buffer holds); they run over cap. */
-inline uint rows_of(__global const uint *nsrc, const uint nidx, const uint cap)
-{
-    return min(nsrc[nidx], cap);
-}
-
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_hist(__global const int4 *words, const uint cap, __global const uint *nsrc,
-             const uint nidx, const int dlen, __global uint *counts, const uint ngroups)
+void nw_hist(__global const int4 *words, const uint n, const int dlen, __global uint *counts,
+             const uint ngroups)
 {
     __local uint h[${NBUCKET}];
-    const uint n = rows_of(nsrc, nidx, cap);
     const int lid = get_local_id(0);
     const uint g = get_group_id(0);
     for (int k = lid; k < ${NBUCKET}; k += ${WG}) h[k] = 0;
@@ -83,58 +69,11 @@ void nw_hist(__global const int4 *words, const uint cap, __global const uint *ns
     for (int k = lid; k < ${NBUCKET}; k += ${WG}) counts[k * ngroups + g] = h[k];
 }
 
-/* The histogram's exclusive sum in three kernels, none of them one work-group walking every
-   count: nw_key_sums (one work-item per key) sums each key's run of counts in place (the counts
-   before it in its key) and writes the key's total to base[k]; nw_key_bases (one work-group)
-   turns the NBUCKET totals into their exclusive sum, base[NBUCKET] the total; nw_offsets (one
-   work-item per count) adds its key's base. base: the host's report from REPORT_BASE on. */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_key_sums(__global uint *counts, const uint ngroups, __global uint *report)
-{
-    const uint k = get_global_id(0);
-    if (k >= ${NBUCKET}u) return;
-    __global uint *c = counts + k * ngroups;
-    uint run = 0u;
-    for (uint g = 0; g < ngroups; g++) {
-        const uint v = c[g];
-        c[g] = run;
-        run += v;
-    }
-    report[REPORT_BASE + k] = run;
-}
-
-__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_key_bases(__global uint *report)
-{
-    __local uint sc[${WG}];
-    __global uint *base = report + REPORT_BASE;
-    const int lid = get_local_id(0);
-    uint carry = 0u;
-    for (uint a = 0; a < ${NBUCKET}u; a += ${WG}) {
-        const uint i = a + lid;
-        uint total;
-        const uint at = group_scan(sc, lid, i < ${NBUCKET}u ? base[i] : 0u, &total);
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        if (i < ${NBUCKET}u) base[i] = carry + at;
-        carry += total;
-    }
-    if (lid == 0) base[${NBUCKET}] = carry;
-}
-
-__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_offsets(__global uint *counts, const uint ngroups, __global const uint *report)
-{
-    const uint i = get_global_id(0);
-    if (i < ${NBUCKET}u * ngroups) counts[i] += report[REPORT_BASE + i / ngroups];
-}
-
-__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
-void nw_scatter(__global const int4 *words, const uint cap, __global const uint *nsrc,
-                const uint nidx, const int dlen, __global const uint *offsets,
-                const uint ngroups, __global uint *perm)
+void nw_scatter(__global const int4 *words, const uint n, const int dlen,
+                __global const uint *offsets, const uint ngroups, __global uint *perm)
 {
     __local uint run[${NBUCKET}];
-    const uint n = rows_of(nsrc, nidx, cap);
     __local uint keys[${WG}];
     const int lid = get_local_id(0);
     const uint g = get_group_id(0);
@@ -338,21 +277,12 @@ inline int extend_start(const int g, const uint i, int qo, int so, const int tag
    key differs), 0 if none: the host cuts each key's run there (and at the keys' bounds). */
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void nw_cuts(__global const int4 *words, __global const uint *perm, __global const uint *pos0,
-             const int nseg, __global const int *segoff, const int dlen, const uint cap,
-             __global const uint *nsrc, const uint nidx, const uint window, const int gap,
-             __global uint *report, const uint nwin)
+             const int nseg, __global const int *segoff, const int dlen, const uint n,
+             const uint window, const int gap, __global uint *cuts)
 {
     const uint m = get_global_id(0);
-    __global uint *cuts = report + REPORT_CUTS;
-    if (m == 0)     /* the counters behind the binning, for the host's one read of the report */
-        for (int k = 0; k < REPORT_BASE; k++) report[k] = nsrc[k];
-    if (m >= nwin) return;
-    const uint n = rows_of(nsrc, nidx, cap);
     const uint a = m * window, e = min(a + window, n);
-    if (a >= n) {
-        cuts[m] = 0;
-        return;
-    }
+    if (a >= n) return;
     uint got = 0;
     int4 w = words[perm[a > 0 ? a - 1 : 0]];
     int prev = w.w + segoff[segment_of(pos0, nseg, (uint)w.x)];

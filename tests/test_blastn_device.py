@@ -152,28 +152,16 @@ def test_kernels_equal_reference_random(each_device, tmp_path, kind, width, word
 @pytest.mark.parametrize("kind,width,word", [("small", 8, 11), ("megablast", 12, 28)])
 def test_reused_buffers_and_retries(each_device, tmp_path, monkeypatch, kind, width, word):
     """Blocks of growing sizes share their buffers (grown when too small), and with the least
-    room at 1 (no estimate from earlier blocks) the lookup and extension launches overflow and
-    run again: the same word starts."""
+    room at 1 the lookup and extension launches overflow and run again: the same word starts."""
     import clalign.blast.nucl_device as nd
 
     qf, db = _random_data(tmp_path, seed=width * 7 + word)
     nt, st = _setup(qf, db, kind, width, word)
     ref = [[w for _, w in chunks] for chunks in _reference(nt, st)]
     monkeypatch.setattr(nd, "MIN_ROOM", 1)
-    monkeypatch.setattr(nd, "FIRST_ROOM", 0.0)      # every block's first rooms: 1 row
-    monkeypatch.setattr(nd, "ROOM_SLACK", 0.0)
-    queued = []
-    words = nd.NuclDeviceWords._words
-
-    def counted(self, *args):
-        queued.append(args[3:5])
-        return words(self, *args)
-
-    monkeypatch.setattr(nd.NuclDeviceWords, "_words", counted)
     dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 4096}, pipeline=False)
     assert len(dw.blocks) > 1
     assert _device_words(dw, nt) == ref
-    assert len(queued) > len(dw.blocks) and (1, 1) in queued      # blocks queued again
     assert sum(len(w) for c in ref for w in c) > 0
     dw = NuclDeviceWords(nt, st, _dev(each_device), {"BLOCK_BASES": 4096, "LANES": 2})
     assert _device_words(dw, nt) == ref
@@ -316,25 +304,3 @@ def test_split_block_enters_its_segments_once(each_device, tmp_path, monkeypatch
     assert np.array_equal(halves.ung.resets(0, len(halves.seg[3])), whole.ung.resets(0, len(whole.seg[3])))
     for g, w in zip(got, want):
         assert len(g) == len(w) and all(np.array_equal(x, y) for x, y in zip(g, w))
-
-
-@pytest.mark.parametrize("lanes", [1, 2])
-@pytest.mark.parametrize("mode", ["cpu", "all+dp"])
-@pytest.mark.parametrize("task,query,name", [("megablast", "reads.fa", "megablast.tsv"),
-                                             ("blastn", "reads.fa", "blastn.tsv"),
-                                             ("blastn-short", "short.fa", "blastn-short.tsv")])
-def test_queued_blocks_with_small_rooms_give_the_golden_tables(each_device, monkeypatch, lanes,
-                                                               mode, task, query, name):
-    """One block per subject on one or two lanes, every block's kernels queued with rooms of one
-    row (so each is queued again with room for all after the one wait): blastn 2.12's tables."""
-    import clalign.blast.nucl_device as nd
-    from clalign.runtime.tuning import trial
-
-    monkeypatch.setattr(nd, "MIN_ROOM", 1)
-    monkeypatch.setattr(nd, "FIRST_ROOM", 0.0)
-    monkeypatch.setattr(nd, "ROOM_SLACK", 0.0)
-    with trial("blastn_scan", {"UNGAPPED": mode.split("+")[0], "PRELIM": mode == "all+dp",
-                               "LANES": lanes, "BLOCK_BASES": 4096}):
-        res = run_blastn(os.path.join(HERE, query), os.path.join(HERE, "genome.fa"),
-                         BlastnOptions(task=task), device=_dev(each_device), num_threads=2)
-    assert tabular_lines(res) == _golden(name)

@@ -147,8 +147,6 @@ def test_saved_hits_reused_buffers_and_retries(each_device, tmp_path, monkeypatc
     nt, st = _setup(qf, db, "small", 8, 11)
     want = _cpu(nt, st)
     monkeypatch.setattr(nd, "MIN_ROOM", 1)
-    monkeypatch.setattr(nd, "FIRST_ROOM", 0.0)      # every block's first rooms: 1 row
-    monkeypatch.setattr(nd, "ROOM_SLACK", 0.0)
     monkeypatch.setattr(nu, "MIN_SAVED", 1)
     monkeypatch.setattr(nu, "STARTS_PER_SAVED", 1 << 30)
     spec = []

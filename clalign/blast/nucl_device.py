@@ -19,11 +19,7 @@ Per block (``kernels/blast_nucl.mako``): the scan kernel tests every scan positi
 bit, the lookup kernel expands matched positions into (position, table index) pairs, the
 extension kernel confirms full words; each writes its work-groups' runs through one global atomic
 each, and an order kernel puts the runs back in work-group order, so every stage's output is in
-scan order (position, then the cell's query offsets in table order) with no sort. The lookup,
-the extension and the ungapped stage's binning read their counts from the lane's counters and
-run over bounds (the block's positions; rooms sized from the lane's earlier blocks), so a
-block's kernels are queued back to back and its first phase waits once (a block over a room is
-queued again with room for all). Pipeline:
+scan order (position, then the cell's query offsets in table order) with no sort. Pipeline:
 feeder threads run the blocks ahead (at most ``AHEAD`` finished blocks waiting), so the device
 works on block i+1 while the CPU extends block i. With ``LANES`` = 2 two feeders, each with its
 own queue and buffers (:class:`~nucl_lane.Lane`), take alternate blocks: a block's first phase
@@ -46,17 +42,11 @@ from ..runtime.tuning import lookup
 from .nucl_lane import Lane
 from .nucl_search import subject_chunks
 from .nucl_words import EXTENDERS
-from .params import BLASTN_SCAN, LANE_COUNTERS
+from .params import BLASTN_SCAN
 
 AHEAD = 2                      # finished blocks the producer may hold before the CPU takes them
 #: Least room (entries) of the pair and survivor buffers; a launch that finds more is repeated.
 MIN_ROOM = 1 << 16
-#: Pairs room per scan position of a lane's first block (:meth:`NuclDeviceWords._rooms`): small
-#: enough for a small device's memory (a 16 Mb block: ~0.5 GB of pairs and word starts with
-#: their ordered copies); a first block over it is queued once more.
-FIRST_ROOM = 0.5
-#: Later blocks' rooms: this times the most pairs (word starts) per position seen on the lane.
-ROOM_SLACK = 1.25
 HOST_PARAMS = ("WG", "USE", "BLOCK_BASES", "PIPELINE", "LANES", "UNGAPPED", "PRELIM")
 
 
@@ -196,11 +186,10 @@ class NuclDeviceWords:
 
     # ---- device work -------------------------------------------------------------------
     def _ordered(self, lane, src, runs, ngroups, n, width, key, role):
-        """``src`` (at most n rows of ``width`` uints, written as the ``ngroups`` work-groups'
-        runs in any order; ``runs`` their (start, count) buffer) copied into the buffer of
-        ``role`` with the runs in work-group order: nscan_dest sums the counts, nscan_order
-        moves the runs (rows at or past n left out: an output that overflowed), both on the
-        device and not waited on."""
+        """``src`` (n rows of ``width`` uints, written as the ``ngroups`` work-groups' runs in any
+        order; ``runs`` their (start, count) buffer) copied into the buffer of ``role`` with the
+        runs in work-group order: nscan_dest sums the counts, nscan_order moves the runs, both
+        on the device and not waited on."""
         dst = lane.buffer(role, 4 * width * max(n, 1))
         if n:
             dest = lane.buffer(role + "_dest", 4 * ngroups)
@@ -208,17 +197,16 @@ class NuclDeviceWords:
             k.set_args(runs, np.uint32(ngroups), dest)
             lane.launch(k, self.wg, key)
             k = lane.kernel(self.prg, "nscan_order")
-            k.set_args(src, dst, runs, dest, np.int32(width), np.uint32(n))
+            k.set_args(src, dst, runs, dest, np.int32(width))
             lane.launch(k, ngroups * self.wg, key)
         return dst
 
-    def block(self, a: int, e: int, lane=None, resets=None) -> dict:
+    def block(self, a: int, e: int, lane=None) -> dict:
         """Segments a..e-1: ``total`` scan positions, the host's ``pos0s`` (nseg + 1 entries),
         ``nseg``, ``segoff`` (bases of the block's segments before each) and, where ``total``,
-        their uploads on ``lane`` (default the first; one copy, not waited on): their bytes
-        (``data``, 4 zero bytes after), per segment first byte, length and first scan position
-        (``byte``, ``len``, ``pos0``), ``b_segoff`` and, when given, the ungapped stage's
-        ``resets`` (``b_resets``)."""
+        their uploads on ``lane`` (default the first; buffers by role, not waited on): their
+        bytes (``data``, 4 zero bytes after), per segment first byte, length and first scan
+        position (``byte``, ``len``, ``pos0``)."""
         lane = lane or self.lanes[0]
         _, _, byte, length, npos = self.seg
         lo = int(byte[a])
@@ -231,14 +219,10 @@ class NuclDeviceWords:
         if blk["total"]:
             data = np.zeros(hi - lo + 4, np.uint8)      # 4 zero bytes past the block's last byte
             data[:hi - lo] = self.nt.data[lo:hi]
-            parts = [data, (byte[a:e] - lo).astype(np.uint32), length[a:e].astype(np.int32),
-                     pos0[:-1].astype(np.uint32), segoff]
-            if resets is not None:
-                parts.append(np.asarray(resets, np.int32))
-            got = lane.upload_packed("block", parts)
-            blk.update(data=got[0], byte=got[1], len=got[2], pos0=got[3], b_segoff=got[4])
-            if resets is not None:
-                blk["b_resets"] = got[5]
+            blk.update(data=lane.upload("data", data),
+                       byte=lane.upload("byte", (byte[a:e] - lo).astype(np.uint32)),
+                       len=lane.upload("len", length[a:e].astype(np.int32)),
+                       pos0=lane.upload("pos0", pos0[:-1].astype(np.uint32)))
         return blk
 
     def alloc_limit(self) -> int:
@@ -265,52 +249,72 @@ class NuclDeviceWords:
         job = dict(a=a, e=e, rows=None, halves=False, counts=None, ung=None,
                    resets=None if self.ung is None else self.ung.resets(a, e))
         t0 = time.perf_counter()
-        blk = self.block(a, e, lane, job["resets"])
+        blk = self.block(a, e, lane)
         pos0, total, nseg = blk["pos0s"], blk["total"], blk["nseg"]
         if total == 0:
             return job
+        b_data, b_byte, b_len, b_pos0 = blk["data"], blk["byte"], blk["len"], blk["pos0"]
         groups = lambda n: -(-n // self.wg)
-        lane.zero()
+        lane.write(lane.counters, np.zeros(4, np.uint32))
         matched = lane.buffer("matched", 8 * total)
         runs = lane.buffer("runs_scan", 8 * groups(total))
         lane.add("device_copies", time.perf_counter() - t0)
         k = lane.kernel(self.prg, "nscan_scan")
-        k.set_args(blk["data"], blk["byte"], blk["pos0"], np.int32(nseg), np.uint32(total),
-                   self.b_pv, lane.counters, matched, runs)
+        k.set_args(b_data, b_byte, b_pos0, np.int32(nseg), np.uint32(total), self.b_pv,
+                   lane.counters, matched, runs)
         lane.launch(k, total, "device_scan")
-        matched = self._ordered(lane, matched, runs, groups(total), total, 2, "device_order",
+        nmatched = int(lane.read_counters()[0])
+        if nmatched == 0:
+            lane.kernel_times()
+            return job
+        matched = self._ordered(lane, matched, runs, groups(total), nmatched, 2, "device_order",
                                 "matched_o")
         # the extension's output (16 bytes a pair at most) bounds the pairs one block may have
         fit = self.alloc_limit() // 16
-        room, room_out = self._rooms(lane, total, fit)
-        while True:    # every kernel queued, the counts (and the binning's reads) read once
-            pairs, out, bin_job = self._words(lane, matched, total, room, room_out, blk)
-            if bin_job is None:
-                got = np.empty(LANE_COUNTERS, np.uint32)
-                lane.wait(lane.fetch(got, lane.counters))
-            else:                            # the binning's report holds the counters
-                lane.wait(bin_job.pop("event"))
-                got = bin_job["counters"]
-            nmatched, npairs, nout = int(got[0]), int(got[1]), int(got[2])
+        room = min(max(MIN_ROOM, 2 * nmatched), fit)
+        runs = lane.buffer("runs_lookup", 8 * groups(nmatched))
+        k = lane.kernel(self.prg, "nscan_lookup")
+        while True:
+            pairs = lane.buffer("pairs", 8 * room)
+            k.set_args(matched, np.uint32(nmatched), self.b_cell, lane.counters, pairs,
+                       np.uint32(room), runs)
+            lane.launch(k, nmatched, "device_lookup")
+            npairs = int(lane.read_counters()[1])
+            if npairs <= room:
+                break
             if npairs > fit:
                 lane.kernel_times()
                 job["halves"] = True
                 return job
-            if npairs <= room and nout <= room_out:
-                break
-            room, room_out = max(room, npairs), max(room_out, nout)
+            room = npairs
             lane.zero(1)
-            lane.zero(2)
-        lane.seen = (max(lane.seen[0], npairs / total), max(lane.seen[1], nout / total))
+        pairs = self._ordered(lane, pairs, runs, groups(nmatched), npairs, 2, "device_order",
+                              "pairs_o")
         if self.keep is not None:   # the tests' view of the first two kernels' outputs
             self.keep.update(pos0=pos0, matched=lane.read(matched, nmatched, 2),
                              pairs=lane.read(pairs, npairs, 2))
+        room = npairs if self.values["EXT"] == 0 else max(MIN_ROOM, npairs // 4)
+        runs = lane.buffer("runs_extend", 8 * groups(npairs))
+        k = lane.kernel(self.prg, "nscan_extend")
+        while True:
+            out = lane.buffer("out", 16 * max(room, 1))
+            k.set_args(pairs, np.uint32(npairs), b_data, b_byte, b_len, b_pos0, np.int32(nseg),
+                       self.b_qoffs, self.b_q, np.int32(self.qn), self.b_cq, self.b_ctx_off,
+                       self.b_ctx_len, np.int32(self.nctx), lane.counters, out, np.uint32(room),
+                       runs)
+            lane.launch(k, npairs, "device_extend")
+            nout = int(lane.read_counters()[2])
+            if nout <= room:
+                break
+            room = nout
+            lane.zero(2)
+        out = self._ordered(lane, out, runs, groups(npairs), nout, 4, "device_order", "out_o")
         job["counts"] = (total, nmatched, npairs, nout)
         if self.ung is not None:
             if nout == 0:
                 lane.kernel_times()
             else:
-                job["ung"] = self.ung.pieces_spec(bin_job, nout, job["resets"], lane)
+                job["ung"] = self.ung.start(out, nout, blk, job["resets"], lane)
             return job
         t0 = time.perf_counter()
         rows = lane.read(out, nout, 4).view(np.int32)
@@ -321,47 +325,6 @@ class NuclDeviceWords:
         job["rows"] = np.column_stack([seg + a, rows[:, 2], rows[:, 3]]).astype(np.int64)
         lane.add("device_split", time.perf_counter() - t0)
         return job
-
-    def _rooms(self, lane, total: int, fit: int):
-        """Rooms (rows) of the pairs and the word starts of a block of ``total`` scan positions,
-        queued before their counts are known: ``FIRST_ROOM`` pairs a position on the lane's
-        first block (a quarter of that in word starts where the extension drops some), then
-        ``ROOM_SLACK`` times the most per position the lane has seen; at least ``MIN_ROOM``,
-        at most ``fit``. A block over its room runs again with room for all."""
-        if lane.seen is None:
-            lane.seen = (0.0, 0.0)
-            room = min(max(MIN_ROOM, int(FIRST_ROOM * total)), fit)
-            out = room if self.values["EXT"] == 0 else max(MIN_ROOM, room // 4)
-            return room, out
-        return tuple(min(max(MIN_ROOM, int(ROOM_SLACK * r * total) + 1), fit) for r in lane.seen)
-
-    def _words(self, lane, matched, total: int, room: int, room_out: int, blk: dict):
-        """Lookup of the ordered matched positions (their count in the lane's counter 0, at
-        most ``total``) into ``room`` pairs, their ordering, the mini-extension into
-        ``room_out`` word starts and their ordering, and, with ``self.ung``, its binning: all
-        queued, none waited on (each kernel reads its count from the lane's counters). Returns
-        (pairs, word starts, the binning's job or None); a count over its room shows in the
-        counters afterwards (the caller queues all again with room for it)."""
-        groups = lambda n: -(-n // self.wg)
-        runs = lane.buffer("runs_lookup", 8 * groups(total))
-        pairs = lane.buffer("pairs", 8 * room)
-        k = lane.kernel(self.prg, "nscan_lookup")
-        k.set_args(matched, np.uint32(total), self.b_cell, lane.counters, pairs,
-                   np.uint32(room), runs)
-        lane.launch(k, total, "device_lookup")
-        pairs = self._ordered(lane, pairs, runs, groups(total), room, 2, "device_order",
-                              "pairs_o")
-        b_data, b_byte, b_len, b_pos0 = blk["data"], blk["byte"], blk["len"], blk["pos0"]
-        runs = lane.buffer("runs_extend", 8 * groups(room))
-        out = lane.buffer("out", 16 * max(room_out, 1))
-        k = lane.kernel(self.prg, "nscan_extend")
-        k.set_args(pairs, np.uint32(room), b_data, b_byte, b_len, b_pos0, np.int32(blk["nseg"]),
-                   self.b_qoffs, self.b_q, np.int32(self.qn), self.b_cq, self.b_ctx_off,
-                   self.b_ctx_len, np.int32(self.nctx), lane.counters, out, np.uint32(room_out),
-                   runs)
-        lane.launch(k, room, "device_extend")
-        out = self._ordered(lane, out, runs, groups(room), room_out, 4, "device_order", "out_o")
-        return pairs, out, None if self.ung is None else self.ung.bin(out, room_out, 2, blk, lane)
 
     def _finish(self, job: dict, lane) -> np.ndarray:
         """A block's second phase: :meth:`_settle`, then :meth:`_rows`."""

@@ -35,10 +35,8 @@ each hit, which depends on the hit alone, handed to the workers as 8 more column
 (``nucl_stages_nb.prelim_rows``' ``pre``).
 
 So the keys (``NBUCKET``: the hash buckets, or the array's cells modulo ``NBUCKET``) are
-independent; their starts are put in key order by a stable counting sort on the device (its
-histogram summed there too; the binning reads the starts' count from the device,
-so it is queued behind the mini-extension and the host waits once for the counts, the keys'
-bounds and the cuts). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
+independent; their starts are put in key order by a stable counting sort on the device (the
+host sums the histogram). Within a key, pieces of ``PIECE`` starts run in parallel (nw_spec),
 each as if the store entered it holding only *dead* cells -- ends at or before every start of
 the piece: such a cell never blocks and is always stale, so (hash) a diagonal reuses the first
 dead cell from the chain's head and the piece's decisions are those of a chain of unlimited dead
@@ -63,8 +61,8 @@ from ..errors import ParameterError
 from ..runtime.jit import njit
 from . import nucl_words
 from .hsp import lexsort_packed
-from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, LANE_COUNTERS, NDP_COLS as DP_COLS,
-                     NDP_COST_MAX, NDP_DONE, NW_HEAD, NW_KEYS, NW_ROW as ROW)
+from .params import (BLASTN_GAPPED, BLASTN_UNGAPPED, NDP_COLS as DP_COLS, NDP_COST_MAX, NDP_DONE,
+                     NW_HEAD, NW_KEYS, NW_ROW as ROW)
 
 TUNABLE = ("WG", "TILE", "PIECE", "GAP", "SLOTS")
 #: Override keys of the preliminary DP's kernel (BLASTN_GAPPED's WG, BAND, LAUNCH, CELLS).
@@ -269,86 +267,68 @@ class DeviceUngapped:
         return self.finish(self.start(words, n, blk, resets, lane), lane)
 
     def start(self, words, n: int, blk: dict, resets, lane) -> dict:
-        """The block's part that needs no other block, on ``n`` word starts known to the host:
-        :meth:`bin` (the count put in the lane's counter 3), one wait, :meth:`pieces_spec`;
-        returns what :meth:`finish` needs."""
-        lane.zero(3, n)
-        job = self.bin(words, n, 3, blk, lane)
-        lane.wait(job.pop("event"))
-        return self.pieces_spec(job, n, resets, lane)
-
-    def bin(self, words, cap: int, nidx: int, blk: dict, lane) -> dict:
-        """Binning (nw_hist, the histogram's sum: nw_key_sums, nw_key_bases, nw_offsets;
-        nw_scatter) and nw_cuts of the word starts in
-        ``words``, whose count the kernels read from ``lane.counters[nidx]`` (at most ``cap``,
-        the rows ``words`` holds; they run over ``cap``), then one read queued of their report:
-        the lane's counters (``counters``), the keys' bounds (``base``) and the cuts; nothing
-        waited on. Returns the job so far, ``event`` the read's."""
+        """The block's part that needs no other block: binning, cuts, pieces and nw_spec's
+        first launch (buffers by role and uploads not waited on, as the block's other stages),
+        up to reading the pieces' info; returns what :meth:`finish` needs."""
         v = self.values
+        q = lane.queue
         t0 = time.perf_counter()
         tile, nb = v["TILE"], NW_KEYS
-        ngroups = -(-cap // tile)
-        counts = lane.buffer("ung_counts", 4 * nb * max(ngroups, 1))
-        nwin = -(-cap // v["PIECE"])
-        at = LANE_COUNTERS + nb + 1                    # the report: counters, base, cuts
-        report = lane.buffer("ung_report", 4 * (at + nwin))
-        lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(cap), lane.counters,
-                                                  np.uint32(nidx), np.int32(self.dlen), counts,
+        ngroups = -(-n // tile)
+        counts = lane.buffer("ung_counts", 4 * nb * ngroups)
+        lane.kernel(self.prg, "nw_hist").set_args(words, np.uint32(n), np.int32(self.dlen), counts,
                                                   np.uint32(ngroups))
+        lane.add("device_copies", time.perf_counter() - t0)
         self._launch(lane, "nw_hist", ngroups * v["WG"], "device_ung_sort")
-        for name, n in (("nw_key_sums", nb), ("nw_key_bases", v["WG"]),
-                         ("nw_offsets", nb * ngroups)):
-            args = (report,) if name == "nw_key_bases" else (counts, np.uint32(ngroups), report)
-            lane.kernel(self.prg, name).set_args(*args)
-            self._launch(lane, name, n, "device_ung_sort")
-        perm = lane.buffer("ung_perm", 4 * max(cap, 1))
-        lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(cap), lane.counters,
-                                                     np.uint32(nidx), np.int32(self.dlen), counts,
-                                                     np.uint32(ngroups), perm)
+        t0 = time.perf_counter()
+        h = np.empty(nb * ngroups, np.uint32)
+        cl.enqueue_copy(q, h, counts)
+        offsets = np.zeros(nb * ngroups + 1, np.int64)
+        np.cumsum(h, out=offsets[1:])
+        base = offsets[::ngroups].astype(np.uint32)          # nb + 1 entries, last = n
+        b_offsets = lane.upload("ung_offsets", offsets[:-1].astype(np.uint32))
+        perm = lane.buffer("ung_perm", 4 * max(n, 1))
+        lane.kernel(self.prg, "nw_scatter").set_args(words, np.uint32(n), np.int32(self.dlen),
+                                                     b_offsets, np.uint32(ngroups), perm)
+        lane.add("device_copies", time.perf_counter() - t0)
         self._launch(lane, "nw_scatter", ngroups * v["WG"], "device_ung_sort")
-        b_segoff = blk["b_segoff"]
+        t0 = time.perf_counter()
+        nwin = -(-n // v["PIECE"])
+        b_cuts = lane.buffer("ung_cuts", 4 * nwin)
+        b_segoff = lane.upload("ung_segoff", blk["segoff"])
         lane.kernel(self.prg, "nw_cuts").set_args(
             words, perm, blk["pos0"], np.int32(blk["nseg"]), b_segoff, np.int32(self.dlen),
-            np.uint32(cap), lane.counters, np.uint32(nidx), np.uint32(v["PIECE"]),
-            np.int32(v["GAP"]), report, np.uint32(nwin))
-        self._launch(lane, "nw_cuts", max(nwin, 1), "device_ung_sort")
-        host = np.empty(at + nwin, np.uint32)
-        event = lane.fetch(host, report)
+            np.uint32(n), np.uint32(v["PIECE"]), np.int32(v["GAP"]), b_cuts)
         lane.add("device_copies", time.perf_counter() - t0)
-        return dict(words=words, perm=perm, b_segoff=b_segoff, counters=host[:LANE_COUNTERS],
-                    base=host[LANE_COUNTERS:at], cuts=host[at:], blk=blk, event=event)
-
-    def pieces_spec(self, job: dict, n: int, resets, lane) -> dict:
-        """After :meth:`bin`'s reads have passed, with ``n`` the word starts' count: the pieces,
-        nw_spec's first launch and the read of the pieces' info (not waited on: ``settle``
-        waits); returns what :meth:`finish` needs."""
+        self._launch(lane, "nw_cuts", nwin, "device_ung_sort")
         t0 = time.perf_counter()
-        job.pop("event", None)
-        blk, base = job["blk"], job["base"]
-        b_resets = blk["b_resets"] if "b_resets" in blk else lane.upload("ung_resets", resets)
-        lo, piece_key = pieces(base, job["cuts"][:-(-n // self.values["PIECE"])])
+        cuts = np.empty(nwin, np.uint32)
+        cl.enqueue_copy(q, cuts, b_cuts)
+        lo, piece_key = pieces(base, cuts)
         dev = self.dev
-        job.update(lo=lo, piece_key=piece_key, n=n,
-                   search=[blk["data"], blk["byte"], blk["len"], job["b_segoff"], dev.b_q,
+        job = dict(lo=lo, piece_key=piece_key, base=base, n=n, blk=blk,
+                   search=[blk["data"], blk["byte"], blk["len"], b_segoff, dev.b_q,
                            np.int32(dev.qn), dev.b_ctx_off, dev.b_ctx_len, np.int32(dev.nctx),
                            dev.b_cell, dev.b_qoffs, self.b_matrix, self.b_table, self.b_cutoff,
                            self.b_xdrop, self.b_reduced, lane.counters],
-                   head=[job["words"], job["perm"], blk["pos0"], np.int32(blk["nseg"]),
-                         b_resets, np.int32(self.dlen)],
+                   head=[words, perm, blk["pos0"], np.int32(blk["nseg"]),
+                         lane.upload("ung_resets", resets), np.int32(self.dlen)],
                    b_lo=lane.upload("ung_lo", lo.astype(np.uint32)),
-                   b_slots=lane.buffer("ung_slots", 8 * self.values["SLOTS"] * max(len(piece_key), 1)),
+                   b_slots=lane.buffer("ung_slots", 8 * v["SLOTS"] * max(len(piece_key), 1)),
                    b_pinfo=lane.buffer("ung_pinfo", 16 * max(len(piece_key), 1)),
                    room=max(MIN_SAVED, n // STARTS_PER_SAVED), resets=resets)
         lane.add("device_copies", time.perf_counter() - t0)
         job["out"] = self._spec(job, lane)
+        t0 = time.perf_counter()
         job["pinfo"] = np.empty((len(piece_key), 4), np.int32)
-        job["pinfo_event"] = lane.fetch(job["pinfo"], job["b_pinfo"]) if len(piece_key) else None
+        cl.enqueue_copy(q, job["pinfo"], job["b_pinfo"])
+        lane.add("device_split", time.perf_counter() - t0)
         return job
 
     def _spec(self, job, lane):
         """nw_spec on every piece, its saved hits into an output of ``job['room']`` rows
         (counter reset first); returns the output buffer."""
-        lane.zero()
+        lane.write(lane.counters, np.zeros(4, np.uint32))
         out = lane.buffer("ung_out", 4 * ROW * job["room"])
         npieces = len(job["piece_key"])
         lane.kernel(self.prg, "nw_spec").set_args(
@@ -367,8 +347,6 @@ class DeviceUngapped:
         keep plan, nw_redo on the keys with a piece not kept (both kernels again with room for
         all when the first output was too small), which pieces were kept in the end and the
         chains' lengths after the block."""
-        if job["pinfo_event"] is not None:
-            lane.wait(job.pop("pinfo_event"))
         t0 = time.perf_counter()
         keep_piece, keys, r = self._redo_plan(job["pinfo"], job["piece_key"], job["base"],
                                               lane)
@@ -496,10 +474,10 @@ class DeviceUngapped:
         cbase = np.zeros(len(keys), np.int64)
         np.cumsum(cells[:-1], out=cbase[1:])
         nc = max(int(cells.sum()), 1)
-        b_keys, b_pk, b_cbase, b_k_in, b_keep = lane.upload_packed("ung_redo", [
-            np.asarray(keys, np.uint32), pk, cbase.astype(np.uint32), self.k, keep])
-        r = dict(keys=b_keys, pk=b_pk, cbase=b_cbase, k_in=b_k_in, keep=b_keep,
+        up = lambda role, a: lane.upload("ung_" + role, a)
+        r = dict(keys=up("keys", np.asarray(keys, np.uint32)), pk=up("pk", pk),
                  levels=lane.buffer("ung_levels", 4 * (self.dlen if not self.hash else 1)),
                  cdiag=lane.buffer("ung_cdiag", 4 * nc), clevel=lane.buffer("ung_clevel", 4 * nc),
-                 k_out=lane.buffer("ung_k_out", 4 * NW_KEYS))
+                 cbase=up("cbase", cbase.astype(np.uint32)), k_in=up("k_in", self.k.copy()),
+                 k_out=lane.buffer("ung_k_out", 4 * NW_KEYS), keep=up("keep", keep))
         return keep, keys, r

@@ -208,10 +208,6 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
 #: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
 NW_KEYS = DIAGHASH_NUM_BUCKETS
 
-#: Counters of a BLASTN device lane (matched positions, pairs, word starts; saved hits or
-#: spare): the first entries of the binning's report that the host reads in one copy.
-LANE_COUNTERS = 4
-
 #: Ints per saved hit that nw_spec / nw_redo write (segment, word index, q_off, s_off, q_start,
 #: s_start, length, score, context, tag).
 NW_ROW = 10
@@ -242,9 +238,6 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
     Param.int("HASH_MUL", "BLAST+'s diagonal hash multiplier", values=(DIAGHASH_MUL,),
               default=DIAGHASH_MUL),
     Param.int("ROW", "ints per saved-hit row (NW_ROW)", values=(NW_ROW,), default=NW_ROW),
-    Param.int("REPORT_BASE", "the lane's counters ahead of the keys' bounds and cuts in the "
-                             "binning's report (LANE_COUNTERS)", values=(LANE_COUNTERS,),
-              default=LANE_COUNTERS),
 ))
 
 #: The device DP's minus infinity (int32). The CPU's (nucl_gapped.MININT, -2**30) equals the
