@@ -1,0 +1,178 @@
+"""numpy FASTA scan of the common case, in threads: the bytes of a whole file to residue codes,
+offsets, lengths and id/description blobs without numba.
+
+Why: numba's import and first cache load cost ~0.5 s of one core (more under the interpreter
+lock beside a command's start), which a 16-core host pays on the critical path of
+``hmmsearch`` from FASTA while the parse itself takes ~0.1 s; a prepared database imports no
+numba at all. numpy's vectorised loops release the interpreter lock, so chunks of records
+parse side by side in a thread pool.
+
+The common case only: every record is a ``>`` header line ended by ``\\n``, then sequence lines
+whose bytes are letters of the alphabet and ``\\n``; each header is ``id`` alone or ``id``, one
+blank and a description, with no blank at either end. Anything else (a CR, a blank or ``*`` in a
+sequence, an illegal letter, an empty record, a leading or doubled or trailing blank in a header,
+too long a header or sequence, text before the first ``>``) makes :func:`parse` answer None and
+the caller reads the file with the compiled scan (:mod:`clalign.data.fasta_nb`), which applies
+every rule. So when this answers, it is with exactly the arrays that scan makes.
+
+Per chunk (records cut at header starts, one chunk per few MB): the newlines (one compare) give
+the header and sequence lines, hence every record's residue count before any residue is touched;
+then one table look-up, a mask of the sequence bytes made with ``np.repeat`` over the
+header/sequence runs, and a ``np.compress`` straight into the record's place in the output.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+#: Codes the look-up table gives a blank (dropped) and a '*' (sends the file to the compiled scan).
+_SKIP, _STAR = 254, 253
+#: Bytes per chunk: the temporaries of one stay in the cache of one core.
+CHUNK_BYTES = 4 << 20
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[[32, 9, 10, 13, 11, 12]] = True
+
+
+def threads() -> int:
+    return max(1, min(32, os.cpu_count() or 1))
+
+
+def _runs(lengths_a, lengths_b):
+    """A bool mask: per record, lengths_a[r] False then lengths_b[r] True."""
+    n = lengths_a.size
+    reps = np.empty(2 * n, dtype=np.int64)
+    reps[0::2], reps[1::2] = lengths_a, lengths_b
+    vals = np.zeros(2 * n, dtype=bool)
+    vals[1::2] = True
+    return np.repeat(vals, reps)
+
+
+class _Chunk:
+    """One chunk's structure (first pass): header starts/ends and residue counts, or ``ok`` False."""
+
+    def __init__(self, arr, lo, hi, max_head, max_stops, max_len):
+        self.lo, self.hi, self.ok = lo, hi, False
+        a = arr[lo:hi]
+        L = a.size
+        nl = np.flatnonzero(a == 10)
+        if not nl.size or nl[-1] != L - 1:         # every line, the last included, ends with '\n'
+            return
+        ls = nl[:-1] + 1
+        hs = np.concatenate(([0], ls[a[ls] == 62]))
+        idx = np.searchsorted(nl, hs)
+        he = nl[idx]
+        se = np.append(hs[1:], L)
+        nl_in = np.searchsorted(nl, se) - idx - 1   # newlines of the sequence lines
+        raw = (se - he - 1) - nl_in                 # residues with their trailing '*'
+        stops = np.zeros(hs.size, dtype=np.uint32)
+        if a.tobytes().find(b"*") >= 0 if L < (1 << 16) else (a == 42).any():
+            from .fasta import _trailing_stops
+            stops = _trailing_stops(a.tobytes(), he, se)
+        lens = raw - stops
+        if (lens <= 0).any() or (stops > max_stops).any() or (he - hs > max_head).any() or (raw > max_len).any():
+            return
+        self.a, self.hs, self.he, self.se, self.raw, self.lens, self.stops = a, hs, he, se, raw, lens, stops
+        self.ok = True
+
+    def residues(self, lut, out) -> bool:
+        """Residue codes into ``out`` (exactly sum(lens) long); False when a byte breaks the case."""
+        a, hs, he, se = self.a, self.hs, self.he, self.se
+        keep = _runs(he - hs + 1, se - he - 1)
+        keep &= a != 10
+        letters = a[keep]                           # sequence bytes but '\n': the raw counts' sum
+        if not self.stops.any():
+            np.take(lut, letters, out=out)
+            return int(out.max()) < _STAR           # a blank, an illegal byte or a '*' it forbids
+        codes = np.take(lut, letters)
+        if int(codes.max()) >= _SKIP:               # a blank or illegal byte (maybe in a '*' tail)
+            return False
+        np.compress(~_runs(self.lens, self.stops), codes, out=out)   # the trailing '*' left out
+        return int(out.max()) < _STAR
+
+    def headers(self):
+        """(id lengths, id bytes, description lengths, description bytes), or None for an
+        irregular header (a blank at an end, or two blanks after the id)."""
+        a, hs, he = self.a, self.hs, self.he
+        hlen = he - hs - 1
+        hmask = _runs(np.append(1, (self.se - he)[:-1] + 1), hlen)   # '>' (and the lines before) off
+        blob = a[:hmask.size][hmask]
+        hoff = np.zeros(hlen.size + 1, dtype=np.int64)
+        np.cumsum(hlen, out=hoff[1:])
+        if not blob.all():                          # a NUL byte: not a FASTA file (read_bytes says so)
+            return None
+        blank = _BLANK[blob]
+        some = hlen > 0
+        first, last = hoff[:-1][some], hoff[1:][some] - 1
+        if blank[first].any() or blank[last].any():
+            return None
+        bpos = np.flatnonzero(blank)
+        j = np.searchsorted(bpos, hoff[:-1])
+        fb = np.append(bpos, hoff[-1])[j]
+        fb = np.minimum(fb, hoff[1:])               # first blank of each header, or its end
+        has = fb < hoff[1:]
+        if blank[fb[has] + 1].any():
+            return None
+        idl = fb - hoff[:-1]
+        dsl = np.where(has, hoff[1:] - fb - 1, 0)
+        id_mask = ~_runs(idl, hlen - idl)            # per header: its id, then the rest
+        ds_mask = _runs(hlen - dsl, dsl)             # per header: all but its description, then it
+        return idl, blob[id_mask], dsl, blob[ds_mask]
+
+
+def parse(arr, lut, max_head, max_stops, max_len, workers=None):
+    """(residues, offsets, lengths, stops, id_blob, id_offsets, desc_blob, desc_offsets) of a whole
+    file's bytes ``arr`` through the alphabet's table ``lut``, or None when the file is not of
+    the common case (see the module docstring). ``workers``: threads (default: all cores)."""
+    n = arr.size
+    if not n or arr[0] != 62:
+        return None
+    table = lut.copy()
+    if table[ord("*")] == _SKIP:      # fasta's sentinel: '*' only at a record's end in this alphabet
+        table[ord("*")] = _STAR
+    table[_BLANK] = _SKIP
+    cuts = _cuts(arr, n)
+    T = workers or threads()
+    with ThreadPoolExecutor(max_workers=T) as pool:
+        chunks = list(pool.map(lambda c: _Chunk(arr, c[0], c[1], max_head, max_stops, max_len), zip(cuts[:-1], cuts[1:])))
+        if not all(c.ok for c in chunks):
+            return None
+        lens = np.concatenate([c.lens for c in chunks])
+        offsets = np.zeros(lens.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        residues = np.empty(int(offsets[-1]), dtype=np.uint8)
+        starts = np.cumsum([0] + [c.lens.size for c in chunks])
+        outs = [residues[offsets[a]:offsets[b]] for a, b in zip(starts[:-1], starts[1:])]
+        good = list(pool.map(lambda co: co[0].residues(table, co[1]), zip(chunks, outs)))
+        if not all(good):
+            return None
+        heads = list(pool.map(_Chunk.headers, chunks))
+    if any(h is None for h in heads):
+        return None
+    idl = np.concatenate([h[0] for h in heads])
+    dsl = np.concatenate([h[2] for h in heads])
+    stops = np.concatenate([c.stops for c in chunks])
+    return (residues, offsets, lens, stops, np.concatenate([h[1] for h in heads]), _offsets(idl),
+            np.concatenate([h[3] for h in heads]), _offsets(dsl))
+
+
+def _offsets(lengths):
+    off = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return off
+
+
+def _cuts(arr, n):
+    """Chunk bounds at record starts ('>' after '\\n'), about CHUNK_BYTES apart."""
+    cuts = [0]
+    pos = CHUNK_BYTES
+    while pos < n:
+        k = arr[pos - 1:pos + (1 << 16)].tobytes().find(b"\n>")
+        if k < 0:
+            pos += 1 << 16
+            continue
+        cuts.append(pos + k)
+        pos += k + CHUNK_BYTES
+    cuts.append(n)
+    return cuts
