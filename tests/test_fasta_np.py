@@ -35,7 +35,8 @@ def _outcome(data, alphabet, numpy):
         return str(exc)
     finally:
         fasta.NUMPY_MIN_BYTES, fasta.COMPILED_MIN_BYTES = old
-    return (p.residues.tobytes(), p.offsets.tolist(), p.lengths.tolist(), p.stops.tolist(), p.alphabet,
+    dtypes = [str(a.dtype) for a in (p.residues, p.offsets, p.lengths, p.stops, p.id_blob, p.id_offsets)]
+    return (dtypes, p.residues.tobytes(), p.offsets.tolist(), p.lengths.tolist(), p.stops.tolist(), p.alphabet,
             fasta._split(p.id_blob, p.id_offsets), fasta._split(p.desc_blob, p.desc_offsets))
 
 

@@ -57,7 +57,8 @@ COMPILED_MIN_BYTES = 32 << 20
 COMPILED_MIN_CORES = 4
 #: Smallest input (bytes) tried first with the numpy scan (:mod:`clalign.data.fasta_np`: no numba,
 #: all cores, the common case only; any other file goes on to the readers above).
-NUMPY_MIN_BYTES = 1 << 20
+#: ``CLALIGN_FASTA_SCAN=compiled`` in the environment turns it off (the other arm of a measurement).
+NUMPY_MIN_BYTES = 1 << 62 if os.environ.get("CLALIGN_FASTA_SCAN") == "compiled" else 1 << 20
 
 
 def _compiled(nbytes: int) -> bool:
