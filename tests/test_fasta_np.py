@@ -99,6 +99,7 @@ def test_plain_file_read_in_parallel(tmp_path):
     """read_array: a plain file's bytes, read in pieces; None for gzip, small or missing files;
     a NUL byte in a header still gives read_bytes' error through parse_fasta_arrays."""
     import gzip
+    import os
 
     import pytest
 
@@ -111,7 +112,10 @@ def test_plain_file_read_in_parallel(tmp_path):
     gz.write_bytes(gzip.compress(data))
     assert read_array(plain, 5, 0).tobytes() == data
     assert read_array(gz, 5, 0) is None and read_array(plain, 5, len(data) + 1) is None
-    assert read_array(tmp_path / "missing.fa", 2, 0) is None
+    assert read_array(tmp_path / "missing.fa", 2, 0) is None and read_array(tmp_path, 2, 0) is None
+    fifo = tmp_path / "fifo.fa"
+    os.mkfifo(fifo)
+    assert read_array(fifo, 2, 0) is None          # not opened (would block for a writer)
     old = fasta.NUMPY_MIN_BYTES
     try:
         fasta.NUMPY_MIN_BYTES = 0

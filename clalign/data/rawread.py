@@ -107,8 +107,11 @@ def read_array(path, pieces: int, min_bytes: int):
     import numpy as np
     from concurrent.futures import ThreadPoolExecutor
 
+    path = path_arg(path)
     try:
-        fd = os.open(path_arg(path), os.O_RDONLY)
+        if not stat.S_ISREG(os.stat(path).st_mode):     # never open a FIFO here: read_bytes reads it
+            return None
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
     try:
