@@ -16,7 +16,7 @@ answer None, and the caller reads the file with its other readers (:mod:`clalign
 which apply every rule and name the file and line of an error. So when this answers, it is
 with exactly the arrays those readers make.
 
-Per chunk (records cut at header starts, ~4 MB each), three passes in the pool: the newlines
+Per chunk (records cut at header starts, one per thread), three passes in the pool: the newlines
 (one compare) give the header and sequence lines, hence every record's residue count and offset
 before any residue is touched; then the sequence bytes (a mask made with ``np.repeat`` over
 the header/sequence runs) are compressed out and translated two bytes per look-up straight
@@ -32,8 +32,13 @@ import numpy as np
 
 #: Codes the look-up table gives a blank and a '*' the alphabet forbids inside (either: None).
 _SKIP, _STAR = 254, 253
-#: Bytes per chunk: about 57 chunks for the 233 MB benchmark file, ~4 per thread on 16 cores.
-CHUNK_BYTES = 4 << 20
+#: Bytes per chunk; 0: one chunk per thread, within [MIN_CHUNK, MAX_CHUNK]. Why few, large chunks:
+#: each numpy call takes the interpreter lock for a moment, and while another thread runs Python
+#: a waiting thread gets it only every switch interval (5 ms): with the main thread busy, 233 MB
+#: in 4 MB chunks (~3,700 calls) took 12 s on the VM, in 16 MB chunks 4.7-6.3 s (the numba scan
+#: 8.6-9.5 s). MAX_CHUNK bounds the per-thread scratch memory (3 bytes per chunk byte).
+CHUNK_BYTES = 0
+MIN_CHUNK, MAX_CHUNK = 4 << 20, 32 << 20
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[[32, 9, 10, 13, 11, 12]] = True
 
@@ -170,8 +175,8 @@ def parse(arr, lut, max_head, max_stops, max_len, workers=None):
     if table[ord("*")] == _SKIP:      # fasta's sentinel: '*' only at a record's end in this alphabet
         table[ord("*")] = _STAR
     table[_BLANK] = _SKIP
-    cuts = _cuts(arr, n)
     T = workers or threads()
+    cuts = _cuts(arr, n, CHUNK_BYTES or min(max(-(-n // T), MIN_CHUNK), MAX_CHUNK))
     with ThreadPoolExecutor(max_workers=T) as pool:
         chunks = list(pool.map(lambda c: _Chunk(arr, c[0], c[1], max_head, max_stops, max_len), zip(cuts[:-1], cuts[1:])))
         if not all(c.ok for c in chunks):
@@ -202,16 +207,16 @@ def _offsets(lengths):
     return off
 
 
-def _cuts(arr, n):
-    """Chunk bounds at record starts ('>' after '\\n'), about CHUNK_BYTES apart."""
+def _cuts(arr, n, size):
+    """Chunk bounds at record starts ('>' after '\\n'), about ``size`` bytes apart."""
     cuts = [0]
-    pos = CHUNK_BYTES
+    pos = size
     while pos < n:
         k = arr[pos - 1:pos + (1 << 16)].tobytes().find(b"\n>")
         if k < 0:
             pos += 1 << 16
             continue
         cuts.append(pos + k)
-        pos += k + CHUNK_BYTES
+        pos += k + size
     cuts.append(n)
     return cuts
