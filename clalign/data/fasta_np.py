@@ -36,9 +36,10 @@ _SKIP, _STAR = 254, 253
 #: each numpy call takes the interpreter lock for a moment, and while another thread runs Python
 #: a waiting thread gets it only every switch interval (5 ms): with the main thread busy, 233 MB
 #: in 4 MB chunks (~3,700 calls) took 12 s on the VM, in 16 MB chunks 4.7-6.3 s (the numba scan
-#: 8.6-9.5 s). MAX_CHUNK bounds the per-thread scratch memory (3 bytes per chunk byte).
+#: 8.6-9.5 s). MAX_CHUNK bounds the per-thread scratch memory (3 bytes per chunk byte) and the
+#: page faults of the two fresh masks per chunk (32 MB chunks: 1.2-1.6 s of system time, VM).
 CHUNK_BYTES = 0
-MIN_CHUNK, MAX_CHUNK = 4 << 20, 32 << 20
+MIN_CHUNK, MAX_CHUNK = 4 << 20, 16 << 20
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[[32, 9, 10, 13, 11, 12]] = True
 
@@ -120,7 +121,8 @@ class _Chunk:
         """Residue codes into ``out`` (exactly sum(lens) long); False when a byte breaks the case."""
         a, hs, he, se = self.a, self.hs, self.he, self.se
         buf, letters, codes = _scratch(a.size)
-        keep = _runs(he - hs + 1, se - he - 1)
+        keep = _runs(he - hs + 1, se - he - 1)      # the sequence lines (the only fresh mask)
+        self.head_lines = a[np.logical_not(keep, out=buf[:a.size])]    # '>', header, '\n' each
         keep &= np.not_equal(a, 10, out=buf[:a.size])
         k = int(self.raw.sum())                     # sequence bytes but '\n'
         letters = np.compress(keep, a, out=letters[:k])
@@ -136,11 +138,11 @@ class _Chunk:
 
     def headers(self):
         """(id lengths, id bytes, description lengths, description bytes), or None for an
-        irregular header (a blank at an end, or two blanks after the id)."""
-        a, hs, he = self.a, self.hs, self.he
+        irregular header (a blank at an end, or two blanks after the id). After :meth:`residues`."""
+        hs, he = self.hs, self.he
         hlen = he - hs - 1
-        hmask = _runs(np.append(1, (self.se - he)[:-1] + 1), hlen)   # '>' (and the lines before) off
-        blob = a[:hmask.size][hmask]
+        hmask = _runs(np.append(1, np.full(hlen.size - 1, 2)), hlen)   # each '>' and '\n' off
+        blob = self.head_lines[:hmask.size][hmask]
         hoff = np.zeros(hlen.size + 1, dtype=np.int64)
         np.cumsum(hlen, out=hoff[1:])
         if not blob.all():                          # a NUL byte: not a FASTA file (read_bytes says so)
