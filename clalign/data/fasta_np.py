@@ -16,7 +16,7 @@ answer None, and the caller reads the file with its other readers (:mod:`clalign
 which apply every rule and name the file and line of an error. So when this answers, it is
 with exactly the arrays those readers make.
 
-Per chunk (records cut at header starts, one per thread), three passes in the pool: the newlines
+Per chunk (records cut at header starts, ~4 MB each), three passes in the pool: the newlines
 (one compare) give the header and sequence lines, hence every record's residue count and offset
 before any residue is touched; then the sequence bytes (a mask made with ``np.repeat`` over
 the header/sequence runs) are compressed out and translated two bytes per look-up straight
@@ -32,13 +32,12 @@ import numpy as np
 
 #: Codes the look-up table gives a blank and a '*' the alphabet forbids inside (either: None).
 _SKIP, _STAR = 254, 253
-#: Bytes per chunk; 0: one chunk per thread, within [MIN_CHUNK, MAX_CHUNK]. Why few, large chunks:
-#: each numpy call takes the interpreter lock for a moment, and while another thread runs Python
-#: a waiting thread gets it only every switch interval (5 ms): with the main thread busy, 233 MB
-#: in 4 MB chunks (~3,700 calls) took 12 s on the VM, in 16 MB chunks 4.7-6.3 s (the numba scan
-#: 8.6-9.5 s). MAX_CHUNK bounds the per-thread scratch memory (3 bytes per chunk byte) and the
-#: page faults of the two fresh masks per chunk (32 MB chunks: 1.2-1.6 s of system time, VM).
-CHUNK_BYTES = 0
+#: Bytes per chunk (0: one chunk per thread, 4-16 MB). Small chunks keep the fresh mask of each
+#: in malloc's reuse (16 MB chunks cost 0.7-1.4 s more system time for 233 MB on the VM: page
+#: faults); large ones make fewer numpy calls, each of which takes the interpreter lock for a
+#: moment -- while the main thread runs Python a waiting thread gets it only every switch
+#: interval (5 ms): with a busy main thread 233 MB took ~12 s in 4 MB chunks, ~5 s in 16 MB.
+CHUNK_BYTES = 4 << 20
 MIN_CHUNK, MAX_CHUNK = 4 << 20, 16 << 20
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[[32, 9, 10, 13, 11, 12]] = True
