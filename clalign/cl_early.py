@@ -178,3 +178,15 @@ def take(device):
     if [d.int_ptr for d in ctx.devices] != [device.int_ptr]:   # not ours after all: let it go
         return None
     return ctx
+
+
+def ahead(name: str, work) -> None:
+    """``work()`` on a daemon thread called ``name``, so that what it makes (a runtime, an
+    upload) is ready when the command asks for the same thing; its errors are dropped here
+    because that later call repeats the work and reports them."""
+    def run():
+        with contextlib.suppress(Exception):
+            work()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+

@@ -29,10 +29,10 @@ order of the cell's query offsets) and the next stage keeps it.
 Counters: [0] matched positions, [1] pairs, [2] survivors. A kernel whose output is full still
 counts (the host reruns it with room for all).
 
-Parameters (clalign/blast/params.py, BLASTN_SCAN): WG, WIDTH, STEP, WORD, EXT.
+Parameters (clalign/blast/params.py, BLASTN_SCAN): WG, WIDTH, STEP, WORD, EXT, SENTINEL.
 </%doc>
 /* blast_nucl: WG=${WG} WIDTH=${WIDTH} STEP=${STEP} WORD=${WORD} EXT=${EXT} */
-#define SENTINEL 15
+#define SENTINEL ${SENTINEL}
 
 <%include file="blast_nucl_common.mako"/>
 

@@ -32,10 +32,10 @@ store clears (Blast_ExtendWordExit past INT4_MAX / 4) before segment g (resets[n
 last); k_out[b] is the chain's length at the end. Array store: levels (DLEN cells, zero).
 
 Parameters (clalign/blast/params.py, BLASTN_UNGAPPED): WG, TILE, WIDTH, WORD, HASH, EXACT,
-SLOTS, NBUCKET, HASH_MUL, ROW (PIECE is the host's).
+SLOTS, NBUCKET, HASH_MUL, ROW, SENTINEL (PIECE is the host's).
 </%doc>
 /* blast_nucl_ungapped: WG=${WG} TILE=${TILE} WIDTH=${WIDTH} WORD=${WORD} HASH=${int(HASH)} EXACT=${int(EXACT)} SLOTS=${SLOTS} NBUCKET=${NBUCKET} */
-#define SENTINEL 15
+#define SENTINEL ${SENTINEL}
 #define STALE (-(1 << 30))
 #define ROW ${ROW}
 #define NOWRITE (-0x7FFFFFFF - 1)

@@ -45,15 +45,14 @@ def _start_device(device):
     BLASTN (:func:`nucl_device.use_device`, which imports the table's providers) made on a
     thread, beside the query set-up, which the device's first block needs; errors are left to
     the search's own calls, which ask for the same runtime and report them."""
+    from ..cl_early import ahead
+
     def make():
-        try:
-            from .nucl_device import use_device
+        from .nucl_device import use_device
 
-            use_device(device)
-        except Exception:   # noqa: BLE001 - reported by the search's own calls
-            pass
+        use_device(device)
 
-    threading.Thread(target=make, name="clalign-blastn-device", daemon=True).start()
+    ahead("clalign-blastn-device", make)
 
 
 def _prelim_hitlist_size(n: int) -> int:

@@ -22,22 +22,18 @@ def _not_yet(option, value, note=""):
 def _start_runtime(device):
     """The device's Runtime made on a thread: the OpenCL platform and context (~0.3 s on the
     H100 host, mostly inside the driver) overlap the command's imports and numba's start on the
-    search's preload thread (``runtime.jit``). Errors are left to the search, which asks for the same Runtime and reports them."""
-    import threading
-
+    search's preload thread (``runtime.jit``). Errors are left to the search, which asks for the
+    same Runtime and reports them."""
     from .. import cl_early as early
 
     early.start(device)     # the driver's platforms and context, while pyopencl is imported
 
     def make():
-        try:
-            from ..runtime import Runtime
+        from ..runtime import Runtime
 
-            Runtime.get(device)
-        except Exception:   # noqa: BLE001 - reported by the search's own Runtime.get
-            pass
+        Runtime.get(device)
 
-    threading.Thread(target=make, name="clalign-runtime", daemon=True).start()
+    early.ahead("clalign-runtime", make)
 
 
 def _boolean(option, value) -> bool:

@@ -353,7 +353,10 @@ class DeviceUngapped:
         lane.add("device_split", time.perf_counter() - t0)
         out = job["out"]
         k_out = np.empty(NW_KEYS, np.int32) if self.hash and len(keys) else None
-        if len(keys):      # nw_redo's final word on every piece
+        # nw_redo's final word on every piece, read back where the host filters the rows
+        # (without the device DP; nd_pass reads it on the device)
+        read_keep = len(keys) > 0 and self.dp is None
+        if read_keep:
             keep_piece = np.empty_like(keep_piece)
         while True:
             if len(keys):
@@ -366,7 +369,8 @@ class DeviceUngapped:
                     np.uint32(job["room"]))
                 self._launch(lane, "nw_redo", len(keys), "device_ung_redo")
                 # not waited on: the counters' read below passes them
-                cl.enqueue_copy(lane.queue, keep_piece, r["keep"], is_blocking=False)
+                if read_keep:
+                    cl.enqueue_copy(lane.queue, keep_piece, r["keep"], is_blocking=False)
                 if k_out is not None:
                     cl.enqueue_copy(lane.queue, k_out, r["k_out"], is_blocking=False)
             got = lane.read_counters()
@@ -379,8 +383,8 @@ class DeviceUngapped:
             self.k[:] = 0
         if k_out is not None:
             self.k[keys] = k_out[keys]
-        job.update(out=out, saved=saved, keep_piece=keep_piece.view(np.bool_),
-                   b_keep=r["keep"] if len(keys) else None)
+        job.update(out=out, saved=saved, b_keep=r["keep"] if len(keys) else None,
+                   keep_piece=keep_piece.view(np.bool_) if self.dp is None else None)
         with lane.lock:
             counts = self.dev.times.setdefault("device_counts", {})
             counts["pieces"] = counts.get("pieces", 0) + len(job["piece_key"])

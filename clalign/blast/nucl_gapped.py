@@ -150,6 +150,11 @@ def oriented_batch(q):
     return qf, qf[::-1].copy()
 
 
+#: :func:`oriented_batch` compiled, for the compiled callers (the search's own call stays plain
+#: Python: no compiled entry point on blastn's start for one copy per search).
+_oriented = njit(cache=True, nogil=True)(oriented_batch)
+
+
 @njit(cache=True, nogil=True)
 def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score, gap_open,
               gap_extend, x_dropoff):
@@ -164,10 +169,9 @@ def dp_prelim(matrix, q, q_len, s_packed, s_len, q_off, s_off, u_s_end, u_score,
     s_end, q_gapped_start, s_gapped_start), ends exclusive; the gapped start is what the HSP
     keeps for the traceback. (Per call: the oriented query and scratch rows; the compiled
     preliminary stage calls :func:`dp_prelim_oriented` with its own.)"""
-    qf = np.full(q_len + 2, 15, dtype=np.uint8)       # oriented_batch of the context
-    qf[1:q_len + 1] = q[:q_len]
+    qf, qr = _oriented(q[:q_len])
     best = np.empty(q_len + 2, dtype=np.int64)
-    return dp_prelim_oriented(matrix, qf, qf[::-1].copy(), 0, q_len, s_packed, s_len, q_off,
+    return dp_prelim_oriented(matrix, qf, qr, 0, q_len, s_packed, s_len, q_off,
                               s_off, u_s_end, u_score, gap_open, gap_extend, x_dropoff,
                               np.zeros(2, dtype=np.int64), best, np.empty_like(best))
 
@@ -217,9 +221,7 @@ def dp_prelim_all(matrix, q, ctx_offsets, ctx_lengths, s_packed, s_len, rows, ga
     is the caller's, as for :func:`~clalign.blast.nucl_greedy.greedy_prelim_all`."""
     n = rows.shape[0]
     out = np.zeros((n, 7), dtype=np.int64)
-    qf = np.full(q.shape[0] + 2, 15, dtype=np.uint8)  # oriented_batch of the batch
-    qf[1:-1] = q
-    qr = qf[::-1].copy()
+    qf, qr = _oriented(q)
     ab = np.zeros(2, dtype=np.int64)
     best = np.empty(ctx_lengths.max() + 2 if ctx_lengths.shape[0] else 2, dtype=np.int64)
     best_gap = np.empty_like(best)

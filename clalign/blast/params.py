@@ -169,6 +169,10 @@ register(BLAST_GAPPED.family, [
 #: together; its scan positions and byte offsets fit 32 bits).
 NSCAN_BLOCK_BASES_MAX = 1 << 31
 
+#: BLASTNA's sentinel code: the query letter outside the batch (between contexts) in every
+#: BLASTN kernel (blast_nucl_common.mako's qcode).
+BLASTNA_SENTINEL = 15
+
 BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
     Param.int("WG", "work-items per work-group of the three kernels (each flushes its "
                     "work-group's local buffer with one global atomic)", values=(32, 64, 128, 256),
@@ -203,6 +207,8 @@ BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
                          "saved hit computed on the device too (blast_nucl_gapped.mako; the "
                          "workers replay BLAST+'s rule on it), else on the workers",
                default=True),
+    Param.int("SENTINEL", "query letter outside the batch (BLASTNA_SENTINEL)",
+              values=(BLASTNA_SENTINEL,), default=BLASTNA_SENTINEL),
 ))
 
 #: Keys of the device's diagonal-store work (one work-item each): BLAST+'s hash buckets.
@@ -238,6 +244,8 @@ BLASTN_UNGAPPED = ParamSet("blastn_ungapped", with_simd=False, params=(
     Param.int("HASH_MUL", "BLAST+'s diagonal hash multiplier", values=(DIAGHASH_MUL,),
               default=DIAGHASH_MUL),
     Param.int("ROW", "ints per saved-hit row (NW_ROW)", values=(NW_ROW,), default=NW_ROW),
+    Param.int("SENTINEL", "query letter outside the batch (BLASTNA_SENTINEL)",
+              values=(BLASTNA_SENTINEL,), default=BLASTNA_SENTINEL),
 ))
 
 #: The device DP's minus infinity (int32). The CPU's (nucl_gapped.MININT, -2**30) equals the
@@ -269,7 +277,8 @@ BLASTN_GAPPED = ParamSet("blastn_gapped", with_simd=False, params=(
                         "scratch is LAUNCH * BAND * 8 bytes)", lo=32, hi=1 << 22, default=1 << 16),
     Param.int("NCODE", "BLASTNA codes: the score matrix is NCODE x NCODE", values=(16,),
               default=16),
-    Param.int("SENTINEL", "query letter outside the batch", values=(15,), default=15),
+    Param.int("SENTINEL", "query letter outside the batch (BLASTNA_SENTINEL)",
+              values=(BLASTNA_SENTINEL,), default=BLASTNA_SENTINEL),
     Param.int("RATIO", "bases per subject byte (nucl_gapped.COMPRESSION_RATIO)",
               values=(COMPRESSION_RATIO,), default=COMPRESSION_RATIO),
     Param.int("ROW", "ints per saved-hit row (NW_ROW)", values=(NW_ROW,), default=NW_ROW),

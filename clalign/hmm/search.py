@@ -29,20 +29,18 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
-from .hmmfile import HMM, _read_text
 from .hmmpool import read_all
 from .profile import build_msv_profile
 from .options import SearchOptions
-from .hmmtext import hmmer_order
 from .pvalue import msv_pass
-from .pyhmmer_adapter import merged_counts, pipeline_counts, read_models, same_name as _same_name
+from .pyhmmer_adapter import merged_counts, pipeline_counts, same_name as _same_name
 from .tables import _name_bytes, wide_threshold
+from .search_parts import (ModelResult, SearchStats, _check_targets, _hmmer_lengths,  # noqa: F401
+                           _pool, _pyhmmer_models)
 from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, residues_early as _residues_early,
                       residues_guess as _residues_guess)
 from ..switch import short_switch as _short_switch
@@ -51,85 +49,6 @@ from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the h
 
 #: Bits added to the device MSV score before the F1 test (superset guarantee; see module doc).
 SLACK_BITS = 1e-3
-
-
-@dataclass
-class ModelResult:
-    """Search result of one model: pyhmmer ``TopHits`` plus the filter counts."""
-
-    hmm: HMM
-    hits: object
-    n_device_pass: int
-    n_past_msv: int
-    n_past_bias: int
-    n_past_vit: int
-    n_past_fwd: int
-    seconds: float = 0.0
-    #: longest target name in HMMER's hit list of this query (the tables' and report's name
-    #: column width; see :mod:`clalign.hmm.tables`)
-    name_width: int = 0
-
-
-@dataclass
-class SearchStats:
-    models: int = 0
-    nodes: int = 0
-    sequences: int = 0
-    residues: int = 0
-    device_pass: int = 0
-    past_msv: int = 0
-    seconds: float = 0.0
-    load_seconds: float = 0.0      # reading the sequence database
-    device_seconds: float = 0.0    # device MSV stage (summed over its threads), waits for kernel builds included
-    pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
-    engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
-    kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
-    vit_seconds: float = 0.0       # bias + Viterbi filters on the host/device (clalign.hmm.vit_search)
-    cells: int = 0                 # model states x residues the kernels scored
-    per_model: list = field(default_factory=list)
-
-
-def _hmmer_lengths(db):
-    """Target lengths as HMMER counts them (trailing stops included) and the stop counts.
-
-    The counts are the database's own (``db.stops``, from the FASTA reader or a prepared
-    database), so a FASTA file and the database made from it give the same.
-    """
-    from .reference import hmmer_lengths
-
-    return hmmer_lengths(db), np.asarray(db.stops, dtype=np.int64)
-
-
-def _check_targets(db, seqdb):
-    """What HMMER refuses in a sequence file: no sequences at all, a sequence without a name."""
-    where = None if hasattr(seqdb, "residues") else seqdb
-    if len(db) == 0:
-        raise InputError("sequence database is empty (no sequences)", where)
-    empty = np.flatnonzero(np.diff(np.asarray(db.ids.offsets)) == 0)
-    if empty.size:
-        raise InputError(f"sequence {int(empty[0]) + 1} has no name (HMMER needs one for every target)", where)
-
-
-def _pyhmmer_models(hmmfile):
-    """pyhmmer HMM objects of the file (plain or gzip), read from memory."""
-    data = hmmer_order(_read_text(hmmfile))     # header order HMMER 3.4 (pyhmmer) does not crash on
-    try:
-        return read_models(data)
-    except (ValueError, OSError, EOFError, RuntimeError) as exc:   # what our reader let through
-        raise InputError(f"HMMER (pyhmmer) cannot read this file: {exc}", hmmfile) from None
-
-
-@contextmanager
-def _pool(workers):
-    """A thread pool that, when the search stops early (an error, or a signal turned into an
-    exception by the CLI), drops its queued tasks instead of running them all first."""
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
 
 
 #: Models the MSV stage may run ahead of the main loop (its results, each model's survivor

@@ -72,17 +72,16 @@ def residues_early(cache, device, db) -> None:
     thread: the S-lane layouts are filled on the device from them (:mod:`clalign.hmm.layout_dev`),
     and the stage's first models plan their layouts meanwhile. A failure here is left to the
     stage, which then uploads them itself and reports what goes wrong."""
+    from ..cl_early import ahead
+
     def upload():
-        try:
-            from ..runtime import Runtime
-            from .layout_dev import residues_on_device
+        from ..runtime import Runtime
+        from .layout_dev import residues_on_device
 
-            rt = Runtime.get(device)
-            residues_on_device(cache, rt, rt.new_queue(), np.asarray(db.residues))
-        except Exception:         # noqa: BLE001  (see above)
-            pass
+        rt = Runtime.get(device)
+        residues_on_device(cache, rt, rt.new_queue(), np.asarray(db.residues))
 
-    threading.Thread(target=upload, name="clalign-residues", daemon=True).start()
+    ahead("clalign-residues", upload)
 
 
 class Loading:
