@@ -4,17 +4,22 @@ import pytest
 from clalign.data import DNA, PROTEIN, parse_fasta, read_fasta
 from clalign.errors import InputError
 
-@pytest.fixture(autouse=True, params=["per-record", "compiled"])
+@pytest.fixture(autouse=True, params=["per-record", "compiled", "numpy"])
 def reader(request):
-    """Every test of this file runs with both readers: the per-record one (small files) and
-    the compiled scan (clalign.data.fasta_nb, files of COMPILED_MIN_BYTES and more)."""
+    """Every test of this file runs with the three readers: the per-record one (small files),
+    the compiled scan (clalign.data.fasta_nb, files of COMPILED_MIN_BYTES and more) and the
+    numpy scan (clalign.data.fasta_np, tried first from NUMPY_MIN_BYTES; small chunks here)."""
     import clalign.data.fasta as fasta
+    import clalign.data.fasta_np as fasta_np
 
-    old = fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES
-    if request.param == "compiled":
+    old = fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES, fasta.NUMPY_MIN_BYTES, fasta_np.CHUNK_BYTES
+    fasta.NUMPY_MIN_BYTES = 1 << 62
+    if request.param in ("compiled", "numpy"):
         fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = 0, 0
+    if request.param == "numpy":
+        fasta.NUMPY_MIN_BYTES, fasta_np.CHUNK_BYTES = 0, 16
     yield request.param
-    fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES = old
+    fasta.COMPILED_MIN_BYTES, fasta.COMPILED_MIN_CORES, fasta.NUMPY_MIN_BYTES, fasta_np.CHUNK_BYTES = old
 
 
 GOOD = ">sp|P1|A first protein\nmk*vl\nAC*\n\n>sp|P2\n\nWWY**\n>p3  spaced   description \r\nA C\tD\n"

@@ -7,10 +7,12 @@ sequence, 205 M-residue database in well under a minute. This reader reads the w
 bytes and does the per-residue work in C: header lines are located with numpy, each record's
 residues are translated through a 256-entry look-up table with ``bytes.translate`` (which
 also deletes newlines and blanks), and line numbers are computed only when an error is found.
-Large files on machines of several cores (:data:`COMPILED_MIN_BYTES`, :data:`COMPILED_MIN_CORES`)
-are read by a compiled scan instead (:mod:`clalign.data.fasta_nb`: numba, all cores, arrays
-only, ids and descriptions as byte blobs); it applies the same rules and hands any file that
-breaks one to the per-record reader, whose error names the file and line.
+Files of :data:`NUMPY_MIN_BYTES` and more are first read by a numpy scan of the common case
+(:mod:`clalign.data.fasta_np`: all cores, no numba, arrays only); large files on machines of
+several cores (:data:`COMPILED_MIN_BYTES`, :data:`COMPILED_MIN_CORES`) that it leaves are read by
+a compiled scan (:mod:`clalign.data.fasta_nb`: numba, all cores, ids and descriptions as byte
+blobs). Both apply the same rules and hand any file that breaks one on, in the end to the
+per-record reader, whose error names the file and line.
 
 Rules: records start with ``>`` at the beginning of a line; the header is ``id`` (up to the
 first blank) and ``description`` (the rest); residues are uppercased; CR (CRLF files), spaces,
@@ -39,7 +41,7 @@ import numpy as np
 
 from ..errors import InputError
 from .alphabet import DNA, ILLEGAL, PROTEIN, Alphabet, alphabet_by_name
-from .rawread import _BLANKS, _line_of, _read, path_arg, read_bytes
+from .rawread import _BLANKS, _line_of, _read, path_arg, read_array, read_bytes
 
 #: Longest sequence accepted: lengths are int32 everywhere (with its trailing stops, as HMMER's L).
 MAX_SEQUENCE_LENGTH = 2 ** 31 - 1
@@ -53,6 +55,10 @@ MAX_HEADER_BYTES = 4 << 20
 #: MB on one and scales with the cores (on this team's 2-core VM it did not win at 80 MB).
 COMPILED_MIN_BYTES = 32 << 20
 COMPILED_MIN_CORES = 4
+#: Smallest input (bytes) tried first with the numpy scan (:mod:`clalign.data.fasta_np`: no numba,
+#: all cores, the common case only; any other file goes on to the readers above).
+#: ``CLALIGN_FASTA_SCAN=compiled`` in the environment turns it off (the other arm of a measurement).
+NUMPY_MIN_BYTES = 1 << 62 if os.environ.get("CLALIGN_FASTA_SCAN") == "compiled" else 1 << 20
 
 
 def _compiled(nbytes: int) -> bool:
@@ -193,14 +199,29 @@ def _table(alphabet):
 
 
 def parse_fasta_arrays(path, alphabet="letters", data=None, progress=None) -> FastaArrays:
-    """Parse a whole FASTA file into :class:`FastaArrays` with the compiled scan
-    (:mod:`clalign.data.fasta_nb`, all cores, no Python object per record).
+    """Parse a whole FASTA file into :class:`FastaArrays`, no Python object per record: the
+    numpy scan first (:mod:`clalign.data.fasta_np`; a plain file read by all cores), then, for a
+    file it leaves, the compiled scan (:mod:`clalign.data.fasta_nb`) or the per-record reader.
 
-    Same rules, alphabets and errors as :func:`parse_fasta`: a file the scan flags is read
+    Same rules, alphabets and errors as :func:`parse_fasta`: a file a scan flags is read
     again by the per-record reader, which raises the error naming file and line."""
+    fast, tried = None, False
     if data is None:
         path = path_arg(path)
-        data = read_bytes(path)
+        from .fasta_np import threads
+
+        arr = read_array(path, threads(), NUMPY_MIN_BYTES)   # a plain file, read in parallel
+        if arr is not None:
+            fast, tried = _numpy_arrays(arr, alphabet), True
+        del arr
+        if fast is None:          # read as bytes: what the other readers (and their errors) take
+            data = read_bytes(path)
+    if fast is None and not tried and len(data) >= NUMPY_MIN_BYTES:
+        fast = _numpy_arrays(data, alphabet)
+    if fast is not None:
+        if progress is not None:
+            progress(int(fast.lengths.size))
+        return fast
     if not _compiled(len(data)):
         return _arrays_of(_parse_records(path, alphabet, data, progress))
     from . import fasta_nb as nb
@@ -227,6 +248,44 @@ def parse_fasta_arrays(path, alphabet="letters", data=None, progress=None) -> Fa
     if progress is not None:
         progress(int(hs.size))
     return FastaArrays(residues, offsets, lens, stops, id_blob, id_off, desc_blob, desc_off, alpha)
+
+
+def _numpy_arrays(data, alphabet):
+    """FastaArrays by the numpy scan (:mod:`clalign.data.fasta_np`), or None for a file it leaves
+    to the compiled scan. "auto": read as protein, then the :func:`parse_fasta` rule from the
+    residue codes (the same letters, case folded); read again as DNA when that is the answer."""
+    from . import fasta_np
+
+    arr = np.frombuffer(data, dtype=np.uint8)
+    auto = isinstance(alphabet, str) and alphabet.lower() == "auto"
+    alpha, _, lut, _ = _table(PROTEIN if auto else alphabet)
+    limits = (MAX_HEADER_BYTES, MAX_STOPS, MAX_SEQUENCE_LENGTH)
+    got = fasta_np.parse(arr, lut, *limits)
+    if got is not None and auto and _protein_codes_say_dna(got[0]):
+        alpha, _, lut, _ = _table(DNA)
+        got = fasta_np.parse(arr, lut, *limits)
+    if got is None:
+        return None
+    residues, offsets, lengths, stops, ib, io, db, do = got
+    return FastaArrays(residues, offsets, lengths, stops, ib, io, db, do, alpha)
+
+
+#: Protein codes of the letters that are no DNA/IUPAC letter: one of them makes a file protein.
+_NON_DNA_CODES = np.array([PROTEIN.lut[ord(c)] for c in PROTEIN.letters if c not in _DNA_LETTERS and c != "*"])
+
+
+def _protein_codes_say_dna(codes) -> bool:
+    """:func:`_alphabet_from_counts` of a file read as protein, from its residue codes: a non-DNA
+    letter among the first 64 Ki residues answers at once (the common protein file)."""
+    if np.isin(codes[:1 << 16], _NON_DNA_CODES).any():
+        return False
+    counts = np.zeros(256, dtype=np.int64)
+    for i in range(0, codes.size, 1 << 20):
+        counts += np.bincount(codes[i:i + (1 << 20)], minlength=256)
+    letters = np.zeros(256, dtype=np.int64)
+    for ch in PROTEIN.letters:
+        letters[ord(ch)] = counts[PROTEIN.lut[ord(ch)]]
+    return _alphabet_from_counts(letters) is DNA
 
 
 def _arrays_of(p: ParsedFasta) -> FastaArrays:

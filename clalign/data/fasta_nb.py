@@ -114,12 +114,11 @@ def _pack(arr, r0, r1, starts, lut, skip, out_off, out):
         k = out_off[r]
         end = out_off[r + 1]
         i = starts[r]
-        while k < end:
+        while k < end:          # branch-free: every byte written, k moves past the kept ones
             b = arr[i]
             i += 1
-            if not skip[b]:
-                out[k] = lut[b]
-                k += 1
+            out[k] = lut[b]
+            k += 1 - skip[b]
 
 
 _PIECE = 1 << 22
