@@ -119,7 +119,7 @@ class NuclDeviceWords:
         self.wg = v["WG"]
         self.times = times if times is not None else {}
         # the search's read-only buffers, copied on a thread (Uploads) while the program loads
-        # and the blocks are planned; every lane orders itself after the copies (_start)
+        # and the blocks are planned; every lane orders itself after the copies (Lane.launch)
         self.uploads = up = Uploads(rt)
         b = st.batch
         self.qn = len(b.seq)
@@ -163,6 +163,8 @@ class NuclDeviceWords:
         self._lock = threading.Lock()
         self.lanes = [Lane(rt, rt.queue if i == 0 else rt.new_queue(), self.times, self._lock,
                            self.wg) for i in range(nlanes)]
+        for lane in self.lanes:      # every kernel of a lane after the copies of the uploads
+            lane.before_first = up.order
         if pipeline:
             self._queue = queue.Queue(maxsize=AHEAD)
             self._turn = threading.Condition()
@@ -255,7 +257,6 @@ class NuclDeviceWords:
         pos0, total, nseg = blk["pos0s"], blk["total"], blk["nseg"]
         if total == 0:
             return job
-        self.uploads.order(lane.queue)    # the search's buffers copied before this lane's kernels
         b_data, b_byte, b_len, b_pos0 = blk["data"], blk["byte"], blk["len"], blk["pos0"]
         groups = lambda n: -(-n // self.wg)
         lane.write(lane.counters, np.zeros(4, np.uint32))

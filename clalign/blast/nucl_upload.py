@@ -25,10 +25,11 @@ class Uploads:
     def __init__(self, rt):
         self.rt = rt
         self._items = []             # (buffer, host array), in the order added
-        self._events = []
+        self._events = []            # pyopencl's events of host copies: they hold the host arrays
+        self._queue = None           # kept as long as its copies may run
         self._error = None
         self._thread = None
-        self._ordered = set()        # ids of queues :meth:`order` has already barred
+        self._ordered = []           # the queues :meth:`order` has already barred
         self._lock = threading.Lock()
 
     def add(self, a) -> cl.Buffer:
@@ -43,7 +44,7 @@ class Uploads:
         """Queue every copy (non-blocking, on a new queue, flushed) on a daemon thread."""
         def run():
             try:
-                q = self.rt.new_queue()
+                q = self._queue = self.rt.new_queue()
                 self._events = [cl.enqueue_copy(q, buf, a, is_blocking=False)
                                 for buf, a in self._items]
                 q.flush()            # other queues wait on these events: they must be submitted
@@ -57,11 +58,11 @@ class Uploads:
         """Make ``queue``'s later commands wait for the copies (once per queue; waits for the
         thread to have queued them, without the interpreter lock)."""
         with self._lock:
-            if id(queue) in self._ordered:
+            if any(q is queue for q in self._ordered):
                 return
             self._thread.join()
             if self._error is not None:
                 raise self._error
             if self._events:
                 cl.enqueue_barrier(queue, wait_for=self._events)
-            self._ordered.add(id(queue))
+            self._ordered.append(queue)
