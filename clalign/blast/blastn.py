@@ -440,6 +440,23 @@ def _records(st, query, nt, oid, name, hsps, s_codes):
 
 def tabular_lines(results, **kw):
     """``-outfmt 6`` rows of ``run_blastn``'s results."""
+    return _tabular(results, kw).splitlines()
+
+
+#: the line breaks ``str.splitlines`` knows besides "\n" ("\r\n" counts as one)
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def tabular_text(results, **kw):
+    """The text the command writes: each of :func:`tabular_lines` followed by "\n", made without
+    splitting and joining 100,000 lines again when no field holds another line break."""
+    text = _tabular(results, kw)
+    if any(c in text for c in _OTHER_BREAKS):
+        return "".join(line + "\n" for line in text.splitlines())
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _tabular(results, kw) -> str:
     fh = io.StringIO()
     write_tabular(fh, results, program="BLASTN 2.12.0+", **kw)
-    return fh.getvalue().splitlines()
+    return fh.getvalue()

@@ -79,7 +79,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
         loader = preload(stages(device))
         from ..output import parse_outfmt
         from ..outfile import atomic_output, plan_outputs
-        from .blastn import run_blastn, tabular_lines
+        from .blastn import run_blastn, tabular_text
         from .nucl_setup import BlastnOptions
 
         kind, columns = parse_outfmt(outfmt, extra=())
@@ -95,7 +95,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                              searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
         plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
         results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
-        lines = tabular_lines(results, columns=columns, comments=kind == "7", database=db)
+        text = tabular_text(results, columns=columns, comments=kind == "7", database=db)
     with atomic_output(out, force=force) as fh:
-        fh.write("".join(line + "\n" for line in lines))
+        fh.write(text)
     loader.join()    # no load left running past the command (in-process callers)

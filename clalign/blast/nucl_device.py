@@ -41,6 +41,7 @@ from ..runtime import Runtime, choose
 from ..runtime.tuning import lookup
 from .nucl_lane import Lane
 from .nucl_search import subject_chunks
+from .nucl_upload import Uploads
 from .nucl_words import EXTENDERS
 from .params import BLASTN_SCAN
 
@@ -117,20 +118,21 @@ class NuclDeviceWords:
         self.values = v = scan_values(rt, flat, st.extender, override)
         self.wg = v["WG"]
         self.times = times if times is not None else {}
-        self.prg = rt.program("blast_nucl.mako", BLASTN_SCAN, v)
-        ctx, mf = rt.ctx, cl.mem_flags
-        ro = lambda a: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                                 hostbuf=np.ascontiguousarray(a) if len(a) else np.zeros(4, np.uint8))
+        # the search's read-only buffers, copied on a thread (Uploads) while the program loads
+        # and the blocks are planned; every lane orders itself after the copies (Lane.launch)
+        self.uploads = up = Uploads(rt)
         b = st.batch
         self.qn = len(b.seq)
         self.nctx = len(b.offsets)
-        self.b_pv = ro(flat.present)
-        self.b_cell = ro(flat.cell_start.view(np.uint32))   # int32 counts below 2**31
-        self.b_qoffs = ro(np.asarray(flat.q_offs, np.int32))
-        self.b_q = ro(np.asarray(b.seq, np.uint8))
-        self.b_cq = ro(np.asarray(st.compressed_query, np.uint8))
-        self.b_ctx_off = ro(b.offsets.astype(np.int32))
-        self.b_ctx_len = ro(b.lengths.astype(np.int32))
+        self.b_pv = up.add(flat.present)
+        self.b_cell = up.add(flat.cell_start.view(np.uint32))   # int32 counts below 2**31
+        self.b_qoffs = up.add(np.asarray(flat.q_offs, np.int32))
+        self.b_q = up.add(np.asarray(b.seq, np.uint8))
+        self.b_cq = up.add(np.asarray(st.compressed_query, np.uint8))
+        self.b_ctx_off = up.add(b.offsets.astype(np.int32))
+        self.b_ctx_len = up.add(b.lengths.astype(np.int32))
+        up.start()
+        self.prg = rt.program("blast_nucl.mako", BLASTN_SCAN, v)
         self.nt = nt
         self.seg = segments(nt, flat.width, flat.scan_step)
         oid = self.seg[0]
@@ -161,6 +163,8 @@ class NuclDeviceWords:
         self._lock = threading.Lock()
         self.lanes = [Lane(rt, rt.queue if i == 0 else rt.new_queue(), self.times, self._lock,
                            self.wg) for i in range(nlanes)]
+        for lane in self.lanes:      # every kernel of a lane after the copies of the uploads
+            lane.before_first = up.order
         if pipeline:
             self._queue = queue.Queue(maxsize=AHEAD)
             self._turn = threading.Condition()

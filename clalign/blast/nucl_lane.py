@@ -25,6 +25,9 @@ class Lane:
         self.events = []             # (event, times key) of the block's launches
         self.held = []               # host arrays of uploads not waited on
         self._kernels = {}
+        #: called with the queue once, before the lane's first launch (``Uploads.order``: the
+        #: search's read-only buffers copied first)
+        self.before_first = None
 
     def kernel(self, prg, name: str):
         got = self._kernels.get((id(prg), name))
@@ -41,6 +44,9 @@ class Lane:
         the lane's); not waited on: the queue is in order and the next blocking read waits
         (kernel times: :meth:`kernel_times`)."""
         wg = wg or self.wg
+        if self.before_first is not None:
+            first, self.before_first = self.before_first, None
+            first(self.queue)
         ev = cl.enqueue_nd_range_kernel(self.queue, kernel, (-(-n // wg) * wg,), (wg,))
         self.events.append((ev, key))
 
