@@ -129,3 +129,37 @@ def test_dust_many_from_letters_equals_from_codes():
     want = _dust_many(dust_codes(text).astype(np.int64), starts, *args)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert len(got[0]) > 5
+
+
+def _microsatellite(rng):
+    """Repeats of 1-6 base units with point mutations, between random stretches: the case
+    where the perfect-interval list holds up to a window of entries."""
+    parts = []
+    for _ in range(int(rng.integers(2, 8))):
+        r = rng.random()
+        if r < 0.45:
+            s = list("".join(rng.choice(list("ACGT"), int(rng.integers(1, 7)))) * int(rng.integers(3, 60)))
+            for _ in range(int(rng.integers(0, 4))):
+                s[int(rng.integers(0, len(s)))] = rng.choice(list("ACGTN"))
+            parts.append("".join(s))
+        elif r < 0.55:
+            parts.append(rng.choice(list("ACGTN")) * int(rng.integers(1, 120)))
+        else:
+            parts.append("".join(rng.choice(list("ACGTNR"), int(rng.integers(1, 200)))))
+    return "".join(parts)
+
+
+def test_compiled_dust_equals_reference_on_microsatellites():
+    """The compiled list updates (several insertions per walk, the list packed or grown) give
+    the reference's intervals on repeat-rich sequences, and on one long repeat that slides the
+    list through many times its first size."""
+    from clalign.blast.nucl_dust_nb import dust_intervals_fast
+    rng = np.random.default_rng(11)
+    seqs = [_microsatellite(rng) for _ in range(60)]
+    long = list("CAG" * 3000)
+    for i in rng.integers(0, len(long), 40):
+        long[int(i)] = rng.choice(list("ACGT"))
+    seqs.append("".join(long))
+    seqs.append("CA" * 5000 + "".join(rng.choice(list("ACGT"), 300)) + "TTAGGG" * 800)
+    for s in seqs:
+        assert dust_intervals_fast(s) == dust_intervals(s), s[:80]

@@ -1,8 +1,10 @@
 """Compiled symmetric DUST (numba): the rules of :mod:`clalign.blast.nucl_dust`, step for step.
 
 The perfect-interval list is kept in arrays ordered by start ascending (``lo..hi``: index
-``lo`` is the list's back, ``hi - 1`` its front), so popping the back is ``lo += 1`` and an
-insertion shifts only the entries in front of it. :func:`dust_intervals_fast` must equal
+``lo`` is the list's back, ``hi - 1`` its front), so popping the back is ``lo += 1``; the
+insertions of one walk from the front (``find_perfect``) are spliced in with one write
+(:func:`_splice`), so each entry moves once per walk, as BLAST+'s linked list needs no moves.
+The small helpers are inlined into the loop. :func:`dust_intervals_fast` must equal
 :func:`clalign.blast.nucl_dust.dust_intervals` (tested on the golden queries and random ones).
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .nucl_dust import (DUST_LEVEL, DUST_LINKER, DUST_WINDOW, _BASE2, _RANDOM_ST
 _STATE0 = np.array(_RANDOM_STATE, dtype=np.uint32)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _read(codes, i, st, kj):
     c = codes[i]
     if c >= 0:
@@ -35,7 +37,7 @@ def _read(codes, i, st, kj):
     return np.int64((r >> np.uint32(1)) & np.uint32(3))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grow(P, lo, hi):
     cap = P.shape[0]
     if hi < cap:
@@ -49,7 +51,7 @@ def _grow(P, lo, hi):
     return Q, 0, n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _insert(P, lo, hi, at, a, b, sc, ln):
     """Insert before list index ``at`` counted from the front (array index ``hi - at``)."""
     P, lo, hi = _grow(P, lo, hi)
@@ -63,7 +65,41 @@ def _insert(P, lo, hi, at, a, b, sc, ln):
     return P, lo, hi + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _splice(P, lo, hi, k, S, m):
+    """The ``m`` entries ``S[:m]`` (start, end, score, length, and how many list entries from
+    the front the walk had passed when it made each) put into the list at once: what ``m``
+    :func:`_insert` calls during one walk from the front give, with each of the ``k`` passed
+    entries moved once instead of once per insertion behind it (in a low-complexity stretch the
+    list holds up to a window of entries and a walk inserts up to a window of them)."""
+    if hi + m >= P.shape[0]:         # room as _grow makes it: packed to the start, or doubled
+        n = hi - lo
+        if 2 * (n + m) < P.shape[0]:
+            for x in range(n):
+                P[x] = P[lo + x]
+        else:
+            Q = np.zeros((2 * (n + m) + 1, 4), dtype=np.int64)
+            Q[:n] = P[lo:hi]
+            P = Q
+        lo = 0
+        hi = n
+    c = 0                            # insertions made at or before passing entry j
+    for j in range(k):               # the passed entries, front first: each moves up once
+        while c < m and S[c, 4] <= j:
+            c += 1
+        if c < m:
+            P[hi - 1 - j + m - c] = P[hi - 1 - j]
+    top = hi + m - 1
+    for i in range(m):
+        at = top - (S[i, 4] + i)
+        P[at, 0] = S[i, 0]
+        P[at, 1] = S[i, 1]
+        P[at, 2] = S[i, 2]
+        P[at, 3] = S[i, 3]
+    return P, lo, hi + m
+
+
+@njit(cache=True, inline="always")
 def _save(res, nres, P, lo, hi, wstart, offset, linker):
     if hi > lo and P[lo, 0] < wstart:
         a = P[lo, 0] + offset
@@ -99,6 +135,7 @@ def _dust(codes, level, window, linker, state0):
     start = 0
     tri = np.zeros(n + 2, dtype=np.int64)
     P = np.zeros((256, 4), dtype=np.int64)
+    S = np.zeros((window + 2, 5), dtype=np.int64)    # one walk's new entries (<= window)
     cw = np.zeros(64, dtype=np.int64)
     cv = np.zeros(64, dtype=np.int64)
     counts = np.zeros(64, dtype=np.int64)
@@ -186,7 +223,8 @@ def _dust(codes, level, window, linker, state0):
                 if count < we - ws and 10 * rw > th[count]:
                     counts[:] = cv
                     score = rv
-                    k = 0
+                    k = 0            # entries of the list passed (from its front)
+                    m = 0            # entries made by this walk (S), spliced in after it
                     max_score = 0
                     max_len = 0
                     last = we + 1
@@ -205,8 +243,15 @@ def _dust(codes, level, window, linker, state0):
                             if max_score == 0 or score * max_len >= max_score * count:
                                 max_score = score
                                 max_len = count
-                                P, lo, hi = _insert(P, lo, hi, k, pos, last, score, count)
+                                S[m, 0] = pos
+                                S[m, 1] = last
+                                S[m, 2] = score
+                                S[m, 3] = count
+                                S[m, 4] = k
+                                m += 1
                         count += 1
+                    if m:
+                        P, lo, hi = _splice(P, lo, hi, k, S, m)
             else:
                 inner = True
         wstart = ws
