@@ -34,7 +34,6 @@ import threading
 import time
 
 import numpy as np
-import pyopencl as cl
 
 from ..errors import DeviceError, ParameterError
 from ..runtime import Runtime, choose

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.nucleotide import BLASTNA_SENTINEL
+
 COMPRESSION_RATIO = 4
 
 
@@ -32,8 +34,8 @@ def subject_base(s, i: int) -> int:
 
 
 def _qbase(q, i: int) -> int:
-    """Query code i of the concatenated query; outside it, BLAST+'s sentinel (15)."""
-    return int(q[i]) if 0 <= i < len(q) else 15
+    """Query code i of the concatenated query; outside it, BLAST+'s sentinel."""
+    return int(q[i]) if 0 <= i < len(q) else BLASTNA_SENTINEL
 
 
 def _byte(s, k: int) -> int:

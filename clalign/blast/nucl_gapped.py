@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from ..data.nucleotide import BLASTNA_SENTINEL
 from ..runtime.jit import njit
 import numpy as np
 
@@ -52,13 +53,13 @@ def align_packed(matrix, q, q0, N, s, s0, M, reverse, gap_open, gap_extend, x_dr
 
     Forward: row a (1-based) is subject base ``s0 + a - 1``, cell b consumes query ``q[q0 + b]``;
     reverse: row a is subject base ``s0 - a`` and cell b consumes ``q[q0 - 1 - b]`` (a letter
-    outside ``q``: 15). Returns the best score; out = (a, b) of the best cell (letters of subject
+    outside ``q``: BLASTNA_SENTINEL). Returns the best score; out = (a, b) of the best cell (letters of subject
     and query used). The cells' letters and the scratch rows are made here per call; the
     preliminary stage gives :func:`align_oriented` its own, made once."""
     qq = np.empty(max(N, 0) + 1, dtype=np.uint8)
     for b in range(qq.shape[0]):
         qi = q0 - 1 - b if reverse else q0 + b
-        qq[b] = q[qi] if 0 <= qi < q.shape[0] else 15   # the last cell's letter is never used
+        qq[b] = q[qi] if 0 <= qi < q.shape[0] else BLASTNA_SENTINEL   # the last cell's letter is never used
     best = np.empty(max(N, 0) + 2, dtype=np.int64)
     return align_oriented(matrix, qq, 0, N, s, s0, M, reverse, gap_open, gap_extend, x_dropoff,
                           out, best, np.empty_like(best))
@@ -143,9 +144,9 @@ def align_oriented(matrix, qq, qb, N, s, s0, M, reverse, gap_open, gap_extend, x
 
 def oriented_batch(q):
     """(forward, reverse) uint8 copies of a query batch ``q`` for :func:`dp_prelim_oriented`:
-    ``q`` with one 15 before and after it, and that reversed. Cells past a context's end (either
-    way) then read 15, the sentinel between contexts, as :func:`align_packed` does."""
-    qf = np.full(q.shape[0] + 2, 15, dtype=np.uint8)
+    ``q`` with one BLASTNA_SENTINEL before and after it, and that reversed. Cells past a context's
+    end (either way) then read the sentinel between contexts, as :func:`align_packed` does."""
+    qf = np.full(q.shape[0] + 2, BLASTNA_SENTINEL, dtype=np.uint8)
     qf[1:-1] = q
     return qf, qf[::-1].copy()
 

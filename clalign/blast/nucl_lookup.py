@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.nucleotide import BLASTNA_SENTINEL
+
 SMALL, STANDARD, MEGABLAST = "small", "standard", "megablast"
 NA_HITS_PER_CELL = 3          # standard table: offsets kept in the backbone cell
 PV_BTS = 5                    # 32-bit presence-vector words
@@ -90,7 +92,7 @@ class QueryBatch:
                     continue
                 ctx = _COMPLEMENT[q[::-1]] if is_minus else q
                 if parts:
-                    parts.append(np.array([15], dtype=np.uint8))
+                    parts.append(np.array([BLASTNA_SENTINEL], dtype=np.uint8))
                     pos += 1
                 offsets.append(pos)
                 lengths.append(len(q))

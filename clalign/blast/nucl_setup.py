@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..runtime.jit import njit
 import numpy as np
 
-from ..data.nucleotide import blastna_matrix
+from ..data.nucleotide import BLASTNA_SENTINEL, blastna_matrix
 from ..errors import InputError, ParameterError
 from ..stats.evalue import LN2 as BIT_LN2
 from ..stats.karlin import KarlinParams, ungapped_params
@@ -251,7 +251,7 @@ def batch_layout(queries, strand="both", threads: int = 1):
     if lengths.size > 1:
         np.cumsum(lengths[:-1] + 1, out=offsets[1:])
     total = int(offsets[-1] + lengths[-1]) if lengths.size else 0
-    seq = np.full(total, 15, dtype=np.uint8)
+    seq = np.full(total, BLASTNA_SENTINEL, dtype=np.uint8)
     qstart = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(qlen, out=qstart[1:])
     allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
@@ -396,7 +396,7 @@ class Setup:
         if self._oriented is None:
             from .nucl_gapped import oriented_batch
             self._oriented = (oriented_batch(self.batch.seq) if not self.opts.greedy
-                              else (np.full(1, 15, np.uint8), np.full(1, 15, np.uint8)))
+                              else (np.full(1, BLASTNA_SENTINEL, np.uint8), np.full(1, BLASTNA_SENTINEL, np.uint8)))
         return self._oriented
 
     def evalue_bits(self, score: int, context: int):

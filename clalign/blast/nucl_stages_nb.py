@@ -14,6 +14,7 @@ context-first keys do) and context-relative in what :func:`prelim_hsps` returns.
 """
 from __future__ import annotations
 
+from ..data.nucleotide import BLASTNA_SENTINEL
 from ..runtime.jit import njit
 import numpy as np
 
@@ -24,6 +25,9 @@ from .nucl_greedy import DEL, INS, SUB, greedy_prelim
 from .nucl_greedy_core import _grow
 from .nucl_traceback import dp_traceback, greedy_traceback, reevaluate_gapped
 from .stages_nb import _lexorder, purge_and_order
+
+#: BLASTNA's gap letter in alignment columns (its sentinel code too)
+GAP = BLASTNA_SENTINEL
 
 NCOL = 8
 _NO_PRE = np.zeros((0, 8), dtype=np.int64)    # prelim_rows' ``pre`` when nothing is precomputed
@@ -346,7 +350,7 @@ def traceback_rows(P, q, ctx_off, ctx_len, s, s_len, greedy, matrix, reward, pen
 def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
     """An HSP's alignment columns for its output record (``blastn._aligned``, the spec, then
     complemented and reversed for a minus-strand HSP) and the counts ``Alignment.make`` derives
-    from the letters: (query codes, subject codes, 15 = gap; identities, gap columns, gap
+    from the letters: (query codes, subject codes, GAP = 15 in a gap; identities, gap columns, gap
     openings, query residues, subject residues)."""
     total = 0
     for r in range(ops.shape[0]):
@@ -358,12 +362,12 @@ def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
         op = ops[r]
         for _ in range(nums[r]):
             if op == DEL:
-                qa[k] = 15
+                qa[k] = GAP
                 sa[k] = s[si]
                 si += 1
             elif op == INS:
                 qa[k] = q[qi]
-                sa[k] = 15
+                sa[k] = GAP
                 qi += 1
             else:
                 qa[k] = q[qi]
@@ -377,7 +381,7 @@ def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
     ident = gaps = opens = gq_n = gs_n = 0
     prev_q = prev_s = False
     for k in range(total):
-        gq, gs = qa[k] == 15, sa[k] == 15
+        gq, gs = qa[k] == GAP, sa[k] == GAP
         if gq or gs:
             gaps += 1
             if (gq and not prev_q) or (gs and not prev_s):
@@ -394,8 +398,8 @@ def record_columns(q, s, q_start, s_start, ops, nums, minus, complement):
 def subject_blastna(packed, length, runs, ncbi4na_to_blastna):
     """Subject codes for traceback in one pass: the ``length`` 2-bit bases of ``packed`` as
     BLASTNA codes (A C G T = 0..3), the ambiguity runs (rows start, length, NCBI4NA code)
-    written over them, plus the sentinel 15 (the compiled form of
-    ``NCBI4NA_TO_BLASTNA[nt.ncbi4na(i)]`` with 15 appended)."""
+    written over them, plus the sentinel (the compiled form of
+    ``NCBI4NA_TO_BLASTNA[nt.ncbi4na(i)]`` with BLASTNA_SENTINEL appended)."""
     out = np.empty(length + 1, dtype=np.uint8)
     full = length >> 2
     for b in range(full):
@@ -410,7 +414,7 @@ def subject_blastna(packed, length, runs, ncbi4na_to_blastna):
         code = ncbi4na_to_blastna[runs[r, 2]]
         for i in range(runs[r, 0], runs[r, 0] + runs[r, 1]):
             out[i] = code
-    out[length] = 15
+    out[length] = BLASTNA_SENTINEL
     return out
 
 

@@ -153,8 +153,8 @@ def prelim_subject_ungapped(st, us: UngappedStats, diag, nt, oid: int, times=Non
         combined = merge_subject_chunks(combined, hsps, off, DBSEQ_CHUNK_OVERLAP)
     if not combined:
         return []
-    from ..data.nucleotide import NCBI4NA_TO_BLASTNA
-    s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
+    from ..data.nucleotide import BLASTNA_SENTINEL, NCBI4NA_TO_BLASTNA
+    s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(BLASTNA_SENTINEL))
     kept = []
     for h in combined:
         a = int(b.offsets[h.context])
@@ -218,8 +218,8 @@ def run_ungapped(queries, nt, st, progress=None, warn=None, times=None, device=N
     for qi, query in enumerate(queries):
         hits = []
         for _, oid, hs in sorted(per_query[qi], key=lambda t: t[0])[:o.max_target_seqs]:
-            from ..data.nucleotide import NCBI4NA_TO_BLASTNA
-            s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(15))
+            from ..data.nucleotide import BLASTNA_SENTINEL, NCBI4NA_TO_BLASTNA
+            s_codes = np.append(NCBI4NA_TO_BLASTNA[nt.ncbi4na(oid)], np.uint8(BLASTNA_SENTINEL))
             recs = _records(st, query, nt, oid, (ids.sacc(oid), ids.stitle(oid)), hs, s_codes)
             if o.max_hsps > 0:
                 recs = recs[:o.max_hsps]

@@ -7,6 +7,7 @@ between subjects, key field widths) are defined here once and passed to the temp
 """
 from __future__ import annotations
 
+from ..data.nucleotide import BLASTNA_SENTINEL   # every BLASTN kernel's letter outside the batch
 from ..runtime import Param, ParamSet
 from ..runtime.tuning import register
 from .gapped import HSP_MAX_WINDOW, MAX_SUBJECT_OFFSET, MAX_TOTAL_GAPS, MININT, RESTRICT_SIZE
@@ -168,10 +169,6 @@ register(BLAST_GAPPED.family, [
 #: Most bases of one device block of BLASTN subjects (the 2-bit stream of whole segments uploaded
 #: together; its scan positions and byte offsets fit 32 bits).
 NSCAN_BLOCK_BASES_MAX = 1 << 31
-
-#: BLASTNA's sentinel code: the query letter outside the batch (between contexts) in every
-#: BLASTN kernel (blast_nucl_common.mako's qcode).
-BLASTNA_SENTINEL = 15
 
 BLASTN_SCAN = ParamSet("blastn_scan", with_simd=False, params=(
     Param.int("WG", "work-items per work-group of the three kernels (each flushes its "

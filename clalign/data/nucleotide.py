@@ -43,6 +43,9 @@ NCBI4NA_TO_DNA[DNA_TO_NCBI4NA] = np.arange(16, dtype=np.uint8)
 NCBI4NA_LETTERS = "-ACMGRSVTWYHKDBN"
 #: BLASTNA, the code BLAST+ scores nucleotides in: A C G T (= NCBI2na), then ambiguities, N, gap.
 BLASTNA_LETTERS = "ACGTRYMKWSBDHVN-"
+#: BLASTNA's sentinel (its gap letter, BLAST+'s kNuclSentinel): the query letter between contexts
+#: and past a batch's ends, appended to subjects, and the gap in alignment columns.
+BLASTNA_SENTINEL = BLASTNA_LETTERS.index("-")
 #: NCBI4NA code of each BLASTNA code, and the inverse.
 BLASTNA_TO_NCBI4NA = np.array([NCBI4NA_LETTERS.index(c) for c in BLASTNA_LETTERS], dtype=np.uint8)
 NCBI4NA_TO_BLASTNA = np.zeros(16, dtype=np.uint8)
