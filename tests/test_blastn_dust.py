@@ -151,8 +151,8 @@ def _microsatellite(rng):
 
 def test_compiled_dust_equals_reference_on_microsatellites():
     """The compiled list updates (several insertions per walk, the list packed or grown) give
-    the reference's intervals on repeat-rich sequences, and on one long repeat that slides the
-    list through many times its first size."""
+    the reference's intervals on repeat-rich sequences, on long repeats that slide the list
+    through many times its first size, and on runs of them that make it pack."""
     from clalign.blast.nucl_dust_nb import dust_intervals_fast
     rng = np.random.default_rng(11)
     seqs = [_microsatellite(rng) for _ in range(60)]
@@ -161,5 +161,9 @@ def test_compiled_dust_equals_reference_on_microsatellites():
         long[int(i)] = rng.choice(list("ACGT"))
     seqs.append("".join(long))
     seqs.append("CA" * 5000 + "".join(rng.choice(list("ACGT"), 300)) + "TTAGGG" * 800)
+    rng = np.random.default_rng(5)
+    for _ in range(6):    # long repeats in a row: the list's end reached with few live entries (packed)
+        seqs.append("".join("".join(rng.choice(list("ACGT"), int(rng.integers(1, 5)))) * int(rng.integers(100, 600))
+                            + "".join(rng.choice(list("ACGT"), int(rng.integers(50, 300)))) for _ in range(12)))
     for s in seqs:
         assert dust_intervals_fast(s) == dust_intervals(s), s[:80]

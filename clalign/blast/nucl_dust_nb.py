@@ -38,15 +38,18 @@ def _read(codes, i, st, kj):
 
 
 @njit(cache=True, inline="always")
-def _grow(P, lo, hi):
+def _grow(P, lo, hi, m):
+    """Room for ``m`` more entries above ``hi``: the live entries packed to the start when they
+    fill less than half of it, else moved to an array twice as large."""
     cap = P.shape[0]
-    if hi < cap:
+    if hi + m <= cap:
         return P, lo, hi
     n = hi - lo
-    if n * 2 < cap:
-        P[:n] = P[lo:hi]
+    if 2 * (n + m - 1) < cap:
+        for x in range(n):
+            P[x] = P[lo + x]
         return P, 0, n
-    Q = np.zeros((cap * 2, 4), dtype=np.int64)
+    Q = np.zeros((max(2 * cap, 2 * (n + m)), 4), dtype=np.int64)
     Q[:n] = P[lo:hi]
     return Q, 0, n
 
@@ -54,7 +57,7 @@ def _grow(P, lo, hi):
 @njit(cache=True, inline="always")
 def _insert(P, lo, hi, at, a, b, sc, ln):
     """Insert before list index ``at`` counted from the front (array index ``hi - at``)."""
-    P, lo, hi = _grow(P, lo, hi)
+    P, lo, hi = _grow(P, lo, hi, 1)
     pos = hi - at
     for x in range(hi, pos, -1):
         P[x] = P[x - 1]
@@ -72,17 +75,7 @@ def _splice(P, lo, hi, k, S, m):
     :func:`_insert` calls during one walk from the front give, with each of the ``k`` passed
     entries moved once instead of once per insertion behind it (in a low-complexity stretch the
     list holds up to a window of entries and a walk inserts up to a window of them)."""
-    if hi + m >= P.shape[0]:         # room as _grow makes it: packed to the start, or doubled
-        n = hi - lo
-        if 2 * (n + m) < P.shape[0]:
-            for x in range(n):
-                P[x] = P[lo + x]
-        else:
-            Q = np.zeros((2 * (n + m) + 1, 4), dtype=np.int64)
-            Q[:n] = P[lo:hi]
-            P = Q
-        lo = 0
-        hi = n
+    P, lo, hi = _grow(P, lo, hi, m)
     c = 0                            # insertions made at or before passing entry j
     for j in range(k):               # the passed entries, front first: each moves up once
         while c < m and S[c, 4] <= j:
