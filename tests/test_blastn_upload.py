@@ -23,7 +23,7 @@ def test_uploads_seen_by_another_queue_after_order():
     bufs = [up.add(a) for a in arrays]
     up.start()
     q = rt.new_queue()
-    for _ in range(2):                 # a second order() of the same queue adds nothing
+    for _ in range(2):                 # a second order() of the same queue does no harm
         up.order(q)
     for a, buf in zip(arrays, bufs):
         want = a if len(a) else np.zeros(4, np.uint8)

@@ -29,8 +29,6 @@ class Uploads:
         self._queue = None           # kept as long as its copies may run
         self._error = None
         self._thread = None
-        self._ordered = []           # the queues :meth:`order` has already barred
-        self._lock = threading.Lock()
 
     def add(self, a) -> cl.Buffer:
         """A read-only buffer that will hold ``a`` (an empty array: 4 zero bytes, as a
@@ -55,14 +53,11 @@ class Uploads:
         self._thread.start()
 
     def order(self, queue) -> None:
-        """Make ``queue``'s later commands wait for the copies (once per queue; waits for the
-        thread to have queued them, without the interpreter lock)."""
-        with self._lock:
-            if any(q is queue for q in self._ordered):
-                return
-            self._thread.join()
-            if self._error is not None:
-                raise self._error
-            if self._events:
-                cl.enqueue_barrier(queue, wait_for=self._events)
-            self._ordered.append(queue)
+        """Make ``queue``'s later commands wait for the copies (a barrier; waits for the thread
+        to have queued them, without the interpreter lock). Each lane calls it once, before its
+        first launch (``Lane.before_first``)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._events:
+            cl.enqueue_barrier(queue, wait_for=self._events)
