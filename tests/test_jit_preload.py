@@ -87,7 +87,7 @@ def test_preload_leaves_out_specs_an_earlier_preload_was_given(monkeypatch):
 def test_blastn_preload_names_compiled_stages():
     """Every stage ``run_blastn`` preloads exists and is a compiled (deferred) function, with
     and without a device; a renamed stage would be skipped silently by the preload."""
-    from clalign.blast.blastn import PRELOAD, PRELOAD_DEVICE
+    from clalign.blast.nucl_preload import DEVICE, PRELOAD, PRELOAD_DEVICE
     from clalign.runtime import jit
 
     for specs in (PRELOAD, PRELOAD_DEVICE):
@@ -95,9 +95,7 @@ def test_blastn_preload_names_compiled_stages():
         for spec in specs:
             # deferred, or its dispatcher once a search in this process has called it
             assert getattr(jit._dispatcher(spec), "py_func", None) in jit._BY_FUNC, spec
-    from clalign.blast.blastn import _DEVICE
-
-    assert set(PRELOAD_DEVICE) == set(PRELOAD) | set(_DEVICE)   # plus the device feeders' own
+    assert set(PRELOAD_DEVICE) == set(PRELOAD) | set(DEVICE)   # plus the device feeders' own
 
 
 def test_blastn_stage_lists_import_nothing():

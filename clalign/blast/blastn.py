@@ -22,22 +22,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..data.nucleotide import NCBI4NA_TO_BLASTNA, open_nucleotide
+from ..data.nucleotide import BLASTNA_LETTERS, NCBI4NA_TO_BLASTNA, open_nucleotide
 from ..output import Alignment, QueryHits, write_tabular
 from ..output.columns import HitRows
 from ..runtime.gcpause import paused
 from ..runtime.jit import preload
 from .nucl_hsp import DEL, INS, evalue_order
+from .nucl_lookup import _COMPLEMENT as COMPLEMENT   # BLASTNA's complement, one table
 from .hsp import evalue_rank
 from .nucl_pairs import FinalHits, PrelimHits
-from .nucl_preload import DEVICE as _DEVICE, PRELOAD, PRELOAD_DEVICE, stages  # noqa: F401 (names kept)
+from .nucl_preload import stages
 from .nucl_search import (hsps_of_rows, prelim_combine_rows, prelim_piece_rows, prelim_subject_rows,
                           rows_of_hsps, subject_array, subject_chunks)
 from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search
 from .nucl_words import DiagState
 
-LETTERS = np.frombuffer(b"ACGTRYMKWSBDHVN-", dtype=np.uint8)
-COMPLEMENT = np.array([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 13, 12, 11, 10, 14, 15], dtype=np.uint8)
+LETTERS = np.frombuffer(BLASTNA_LETTERS.encode(), dtype=np.uint8)
 
 
 def _start_device(device):
@@ -128,7 +128,7 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
     (:mod:`nucl_device_ungapped`: one diagonal store over the database in order, as BLAST+ on
     one thread). A query file blastn 2.12 would split into query chunks (``CHUNK_SIZE``
     under 1,000, :mod:`nucl_split`) is searched in the same chunks and their lists merged.
-    The stages' cached compiled code is loaded on a thread from the start (``PRELOAD``); Python's
+    The stages' cached compiled code is loaded on a thread from the start (``nucl_preload.stages``); Python's
     full garbage collections are paused meanwhile (:mod:`clalign.runtime.gcpause`)."""
     t0 = time.perf_counter()
     loader = preload(stages(device))   # what the command's early preload left out
