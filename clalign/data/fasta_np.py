@@ -142,8 +142,7 @@ class _Chunk:
         hlen = he - hs - 1
         hmask = _runs(np.append(1, np.full(hlen.size - 1, 2)), hlen)   # each '>' and '\n' off
         blob = self.head_lines[:hmask.size][hmask]
-        hoff = np.zeros(hlen.size + 1, dtype=np.int64)
-        np.cumsum(hlen, out=hoff[1:])
+        hoff = _offsets(hlen)
         if not blob.all():                          # a NUL byte: not a FASTA file (read_bytes says so)
             return None
         blank = _BLANK[blob]
@@ -183,8 +182,7 @@ def parse(arr, lut, max_head, max_stops, max_len, workers=None):
         if not all(c.ok for c in chunks):
             return None
         lens = np.concatenate([c.lens for c in chunks])
-        offsets = np.zeros(lens.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
+        offsets = _offsets(lens)
         residues = np.empty(int(offsets[-1]), dtype=np.uint8)
         starts = np.cumsum([0] + [c.lens.size for c in chunks])
         outs = [residues[offsets[a]:offsets[b]] for a, b in zip(starts[:-1], starts[1:])]
@@ -203,6 +201,7 @@ def parse(arr, lut, max_head, max_stops, max_len, workers=None):
 
 
 def _offsets(lengths):
+    """0 and the running sums of ``lengths`` (int64)."""
     off = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=off[1:])
     return off
