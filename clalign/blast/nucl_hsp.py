@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .hsp import EVALUE_EPSILON, hitlist_key
 from .itree import IntervalTree
 
@@ -256,3 +258,57 @@ def add_subject_hits(per_query, query_of, oid, hsps):
     for qi, hs in groups.items():
         best = min(h.evalue for h in hs)
         per_query[qi].append((hitlist_key(best, max(h.score for h in hs), oid), oid, hs))
+
+
+def _to_front_order(mask):
+    """The positions :func:`_to_front` leaves the elements in (``order[k]``: the element now at
+    ``k``) for the predicate values ``mask``, and the count in front: only the swaps are done."""
+    order = np.arange(len(mask))
+    hits = np.flatnonzero(mask).tolist()
+    for k, i in enumerate(hits):
+        order[k], order[i] = order[i], order[k]
+    return order, len(hits)
+
+
+def merge_subject_chunk_rows(combined, new, split: int, overlap: int):
+    """:func:`merge_subject_chunks` of HSPs as preliminary rows (int64: score, q_start, q_end,
+    s_start, s_end, context, q_gstart, s_gstart; None for no list): the same swaps to the front,
+    the same pairs merged in the same order, the same stable sort, without an object per HSP."""
+    if new is None or not len(new):
+        return combined
+    if combined is None:
+        return new
+    o1, n1 = _to_front_order(combined[:, 4] > split)
+    o2, n2 = _to_front_order(new[:, 3] < split + overlap)
+    combined, new = combined[o1], new[o2]
+    alive = np.ones(len(new), dtype=bool)
+    if n1 and n2:
+        front, cand = combined[:n1].tolist(), new[:n2].tolist()
+        for h1 in front:
+            for j, h2 in enumerate(cand):
+                if (alive[j] and h1[5] == h2[5]
+                        and abs((h1[2] - h1[4]) - (h2[1] - h2[3])) < OVERLAP_DIAG_CLOSE
+                        and _merge_two_row(h1, h2)):
+                    alive[j] = False
+        combined[:n1] = front
+    out = np.concatenate((combined, new[alive]))
+    return out[np.lexsort((-out[:, 2], out[:, 1], -out[:, 4], out[:, 3], -out[:, 0]))]
+
+
+def _merge_two_row(h1, h2) -> bool:
+    """:func:`_merge_two` on row lists (``h1`` changed in place)."""
+    sc1, qs1, qe1, ss1, se1 = h1[:5]
+    sc2, qs2, qe2, ss2, se2 = h2[:5]
+
+    def inside(q, s):
+        return qs1 <= q <= qe1 and ss1 <= s <= se1
+
+    if not (inside(qs2, ss2) or inside(qe2, se2)):
+        return False
+    density = (sc1 + sc2) * 1.0 / ((qe1 - qs1) + (qe2 - qs2))
+    h1[1], h1[3] = min(qs1, qs2), min(ss1, ss2)
+    h1[2], h1[4] = max(qe1, qe2), max(se1, se2)
+    if sc2 > sc1:
+        h1[6], h1[7], h1[0] = h2[6], h2[7], sc2
+    h1[0] = max(int(density * (h1[2] - h1[1])), h1[0])
+    return True

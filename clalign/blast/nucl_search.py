@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from ..stats.nucl import nucl_evalue_bits
-from .nucl_hsp import (DEL, SUB, NHSP, NuclTree, merge_subject_chunks, purge_common_endpoints,
-                       score_order)
+from .nucl_hsp import (DEL, SUB, NHSP, NuclTree, merge_subject_chunk_rows, merge_subject_chunks,
+                       purge_common_endpoints, score_order)
 from .nucl_scan import scan_subject
 from .nucl_words import EXACT_WORD_BELOW, EXTENDERS, word_finder
 
@@ -212,14 +212,14 @@ def prelim_combine(st, pieces):
 def prelim_combine_rows(st, pieces):
     """:func:`prelim_combine` of pieces given as rows (:func:`prelim_piece_rows`): (rows, their
     E-values, bit scores) of the HSPs kept, in the same order. One piece (a subject up to 5 Mb) needs no
-    merge; several go through ``merge_subject_chunks`` as HSPs."""
+    merge; several go through ``merge_subject_chunk_rows`` (``merge_subject_chunks`` on the rows)."""
     if len(pieces) == 1:
         rows = pieces[0][1]
     else:
         combined = None
         for off, r in pieces:
-            combined = merge_subject_chunks(combined, hsps_of_rows(r), off, DBSEQ_CHUNK_OVERLAP)
-        rows = rows_of_hsps(combined or [])
+            combined = merge_subject_chunk_rows(combined, r, off, DBSEQ_CHUNK_OVERLAP)
+        rows = combined if combined is not None else np.zeros((0, 8), dtype=np.int64)
     e, bits = st.evalues_bits(rows[:, 0], rows[:, 5])
     keep = e <= st.opts.evalue
     return rows[keep], e[keep], bits[keep]
