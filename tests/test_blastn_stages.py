@@ -185,8 +185,14 @@ def test_evalues_bits_equal_scalar(task, reward, penalty, dbsize):
     scores = np.concatenate([np.arange(1, 400), rng.integers(1, 20000, 600)])
     c = np.repeat(ctx, 3)[rng.permutation(3 * len(ctx))][:len(scores)]
     c = np.resize(c, len(scores))
-    e, b = st.evalues_bits(scores, c)
     want = [st.evalue_bits(int(s), int(k)) for s, k in zip(scores, c)]
-    assert e.tolist() == [w[0] for w in want]
-    assert b.tolist() == [w[1] for w in want]
+    # in pieces (the per-(key, score) table filled bit by bit, then read), then all at once,
+    # then with a score beyond the table (its direct way)
+    half = len(scores) // 2
+    for part in (slice(0, half), slice(half // 2, None), slice(None)):
+        e, b = st.evalues_bits(scores[part], c[part])
+        assert e.tolist() == [w[0] for w in want[part]]
+        assert b.tolist() == [w[1] for w in want[part]]
+    e, _ = st.evalues_bits(np.array([5, 1 << 21]), c[:2])
+    assert e.tolist() == [st.evalue_bits(5, int(c[0]))[0], st.evalue_bits(1 << 21, int(c[1]))[0]]
     assert any(g.round_down for g in st.gapped if g is not None) == (task == "blastn")   # 2/-3

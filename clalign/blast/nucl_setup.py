@@ -387,6 +387,7 @@ class Setup:
     stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
     _evalues: dict = field(default_factory=dict, repr=False)
     _keys: tuple = field(default=None, repr=False)     # evalues_bits' arrays per statistics key
+    _exps: np.ndarray = field(default=None, repr=False)  # evalues_bits' exp values per (key, score), NaN: not yet
     _oriented: tuple = field(default=None, repr=False)
 
     def oriented_query(self):
@@ -421,11 +422,36 @@ class Setup:
             self._keys = _key_values(self.stat_key, self.gapped, self.searchsp)
         key_of, lam, logk, rnd, ssp = self._keys
         k = key_of[contexts]
+        ex = self._exp_values(k, scores, lam, logk, rnd)
+        return ssp[k] * ex, (scores.astype(np.float64) * lam[k] - logk[k]) / BIT_LN2
+
+    def _exp_values(self, k, scores, lam, logk, rnd):
+        """``math.exp(-lambda S' + ln K)`` of each row (statistics key ``k``, raw score; S' the
+        score rounded down to even where the key says so), each (key, score) computed once per
+        search and kept in a table (a search asks for the same few thousand many times; racing
+        threads at worst compute an entry twice)."""
+        tab = self._exps
+        lo, hi = int(scores.min()), int(scores.max())
+        if lo < 0 or hi >= 1 << 20:       # outside the table: each distinct exponent, once
+            return self._exp_direct(k, scores, lam, logk, rnd)
+        if tab is None or tab.shape[1] <= hi:
+            grown = np.full((len(lam), max(1024, 1 << hi.bit_length())), np.nan)
+            if tab is not None:
+                grown[:, :tab.shape[1]] = tab
+            tab = self._exps = grown
+        ex = tab[k, scores]
+        miss = np.flatnonzero(np.isnan(ex))
+        if miss.size:
+            ex[miss] = got = self._exp_direct(k[miss], scores[miss], lam, logk, rnd)
+            tab[k[miss], scores[miss]] = got
+        return ex
+
+    @staticmethod
+    def _exp_direct(k, scores, lam, logk, rnd):
         rs = np.where(rnd[k], scores & ~1, scores).astype(np.float64)
         x = -lam[k] * rs + logk[k]
         u, inv = np.unique(x, return_inverse=True)
-        ex = np.array([math.exp(v) for v in u.tolist()], dtype=np.float64)[inv.reshape(-1)]
-        return ssp[k] * ex, (scores.astype(np.float64) * lam[k] - logk[k]) / BIT_LN2
+        return np.array([math.exp(v) for v in u.tolist()], dtype=np.float64)[inv.reshape(-1)]
 
 
 def _key_values(stat_key, gapped, searchsp):
