@@ -57,3 +57,25 @@ def test_shuffled_hit_rows_are_put_in_order(results):
     write_tabular(got, shuffled)
     write_tabular(want, results)
     assert got.getvalue() == want.getvalue()
+
+
+def test_spans_of_one_base_written_alone_or_in_part(results):
+    """A search's HitRows are spans of one array (rows_of takes it whole when they follow each
+    other); every other result, or the results reversed, are not consecutive spans: the same
+    text as the records' either way."""
+    assert any(isinstance(r.hits, HitRows) and r.hits.base is not None for r in results)
+    hit = [r for r in results if isinstance(r.hits, HitRows)]
+    table = hit[0].hits.table
+    base = np.concatenate([r.hits.rows for r in hit])
+    ends = np.cumsum([len(r.hits) for r in hit]).tolist()
+
+    def spans():   # fresh ones each time: a span, once sliced, keeps its own array
+        return [QueryHits(r.query_id, r.qlen, HitRows(table, None, base, a, b), r.title)
+                for r, a, b in zip(hit, [0] + ends[:-1], ends)]
+
+    for pick in (slice(None), slice(None, None, 2), slice(None, None, -1), slice(1, None)):
+        listed = [QueryHits(r.query_id, r.qlen, list(r.hits), r.title) for r in hit[pick]]
+        got, want = io.StringIO(), io.StringIO()
+        write_tabular(got, spans()[pick])
+        write_tabular(want, listed)
+        assert got.getvalue() == want.getvalue()

@@ -300,11 +300,13 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
         times["records"] = times.get("records", 0.0) + rec_s
         final.add_block(oid, kq, best_e, best_s, block, bounds)
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
-    table, per_query = final.hit_rows(len(queries), opts.max_target_seqs, opts.max_hsps)
+    table, rows, bounds = final.hit_spans(len(queries), opts.max_target_seqs, opts.max_hsps)
     if table is None:
         per_query = [[] for _ in queries]
-    else:
-        per_query = [HitRows(table, r) if len(r) else [] for r in per_query]
+    else:   # spans of one array (rows_of takes it whole), not 100,000 arrays
+        b = bounds.tolist()
+        per_query = [HitRows(table, None, rows, lo, hi) if hi > lo else []
+                     for lo, hi in zip(b[:-1], b[1:])]
     return [QueryHits(q.qid, len(q.codes), h, q.title) for q, h in zip(queries, per_query)]
 
 

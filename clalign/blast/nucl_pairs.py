@@ -146,10 +146,17 @@ class FinalHits:
     def hit_rows(self, nqueries: int, max_target_seqs: int, max_hsps: int):
         """``hits`` of the blocks' records: (one block of every unit's, per query the array of its
         rows in output order)."""
+        table, rows, bounds = self.hit_spans(nqueries, max_target_seqs, max_hsps)
+        b = bounds.tolist()
+        return table, [rows[lo:hi] for lo, hi in zip(b[:-1], b[1:])]
+
+    def hit_spans(self, nqueries: int, max_target_seqs: int, max_hsps: int):
+        """:meth:`hit_rows` as (block, every query's rows one after the other, query ``q``'s
+        ``rows[bounds[q]:bounds[q + 1]]``): no array per query."""
         from ..output.columns import RecordColumns
 
         if not self.blocks:
-            return None, [np.zeros(0, dtype=np.int64) for _ in range(nqueries)]
+            return None, np.zeros(0, dtype=np.int64), np.zeros(nqueries + 1, dtype=np.int64)
         q, keep = self._kept(max_target_seqs)
         start, cnt = np.concatenate(self.bounds[0::2])[keep], np.concatenate(self.bounds[1::2])[keep]
         if max_hsps > 0:
@@ -157,5 +164,4 @@ class FinalHits:
         first = _exclusive_cumsum(cnt)
         rows = np.repeat(start - first[:-1], cnt) + np.arange(int(first[-1]))
         per_query = np.searchsorted(np.repeat(q, cnt), np.arange(nqueries + 1))
-        table = RecordColumns.concat(self.blocks)
-        return table, [rows[a:b] for a, b in zip(per_query[:-1].tolist(), per_query[1:].tolist())]
+        return RecordColumns.concat(self.blocks), rows, per_query

@@ -95,15 +95,24 @@ class RecordColumns:
 
 class HitRows(Sequence):
     """The records ``rows`` of a :class:`RecordColumns` block as a sequence of :class:`Alignment`
-    (made when asked for); equal to a list of the same records."""
+    (made when asked for); equal to a list of the same records. ``HitRows(table, None, base, lo,
+    hi)``: the rows ``base[lo:hi]``, sliced only when asked for (a search's 100,000 queries share
+    one ``base``, which the writers then take whole: :func:`rows_of`)."""
 
-    __slots__ = ("table", "rows")
+    __slots__ = ("table", "_rows", "base", "lo", "hi")
 
-    def __init__(self, table: RecordColumns, rows):
-        self.table, self.rows = table, np.asarray(rows, dtype=np.int64)
+    def __init__(self, table: RecordColumns, rows, base=None, lo: int = 0, hi: int = 0):
+        self.table, self.base, self.lo, self.hi = table, base, lo, hi
+        self._rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+
+    @property
+    def rows(self):
+        if self._rows is None:
+            self._rows = np.asarray(self.base[self.lo:self.hi], dtype=np.int64)
+        return self._rows
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._rows) if self._rows is not None else self.hi - self.lo
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -200,5 +209,17 @@ def rows_of(results):
     tables = {h.table for h in block}
     if len(tables) == 1 and len(block) + counts.count(0) >= len(hits) \
             and all(type(h) is HitRows or not c for h, c in zip(hits, counts)):
-        return BlockRows(tables.pop(), np.concatenate([h.rows for h in block])), counts
+        return BlockRows(tables.pop(), _joined_rows(block)), counts
     return RecordRows(a for h in hits for a in h), counts
+
+
+def _joined_rows(block):
+    """The rows of the :class:`HitRows` ``block``, one after the other: a slice of their shared
+    ``base`` when they are its consecutive spans (as a search returns them), else joined."""
+    base = block[0].base
+    if base is not None and all(h.base is base and h._rows is None for h in block):
+        lo = np.fromiter((h.lo for h in block), dtype=np.int64, count=len(block))
+        hi = np.fromiter((h.hi for h in block), dtype=np.int64, count=len(block))
+        if (lo[1:] == hi[:-1]).all():
+            return np.asarray(base[int(lo[0]):int(hi[-1])], dtype=np.int64)
+    return np.concatenate([h.rows for h in block])
