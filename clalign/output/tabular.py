@@ -172,7 +172,8 @@ def order_rows(rows, qpos):
     """The order of ``rows`` (:mod:`.columns`' BlockRows/RecordRows, result ``qpos[i]`` each,
     in result order) that writes each result's hits as :func:`order_hits` orders them: a
     subject's HSPs together in ``hsp_order_key`` order, subjects by their first HSP's
-    (E-value, score descending, later subject first), ties in order of first appearance."""
+    (E-value, score descending, later subject first), ties in order of first appearance. Rows
+    already in that order (a search's usually are) are only checked (:func:`_in_order`)."""
     from ..blast.hsp import lexsort_packed   # np.lexsort, keys packed into int64 words
 
     n = len(rows)
@@ -180,13 +181,17 @@ def order_rows(rows, qpos):
         return np.arange(n)
     qpos = np.asarray(qpos, dtype=np.int64)
     e, sc = rows.num("evalue"), rows.num("score")
-    ev = np.unique(np.where(e < EPS_EVALUE, 0.0, e), return_inverse=True)[1].ravel()   # the order's rank
+    e = np.where(e < EPS_EVALUE, 0.0, e)
     ss, se, qs, qe, ql = (rows.num(k) for k in ("sstart", "send", "qstart", "qend", "qlen"))
     minus = ss > se
     sidx, g = rows.num("subject_index"), rows.group()
+    hsp = [-np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs), -np.where(minus, ss, se),
+           np.where(minus, se, ss), -sc]       # then the E-value (lexsort's order: last key first)
+    if not np.isnan(e).any() and _in_order(qpos, g, sidx, e, hsp[::-1]):
+        return np.arange(n)
+    ev = np.unique(e, return_inverse=True)[1].ravel()   # the order's rank
     pos = np.arange(n)
-    o = lexsort_packed((pos, -np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs),
-                        -np.where(minus, ss, se), np.where(minus, se, ss), -sc, ev, g, qpos))
+    o = lexsort_packed([pos] + hsp + [ev, g, qpos])
     change = np.r_[True, (qpos[o][1:] != qpos[o][:-1]) | (g[o][1:] != g[o][:-1])]
     starts = np.flatnonzero(change)
     sizes = np.diff(np.r_[starts, n])
@@ -196,6 +201,37 @@ def order_rows(rows, qpos):
     first = np.cumsum(np.r_[0, sizes[gorder][:-1]])
     at = np.repeat(starts[gorder] - first, sizes[gorder]) + np.arange(n)
     return o[at]
+
+
+def _in_order(qpos, g, sidx, e, keys):
+    """Whether :func:`order_rows`' order of these rows (``qpos`` non-decreasing) is their own:
+    each (result, subject group) one run, its rows ascending in (``e``, *``keys``: most
+    significant first) and the runs of a result ascending in their first row's (E-value, -score,
+    -subject index)."""
+    def ascending(cols, pair):       # lexicographic, for the adjacent pairs where ``pair``
+        for k in cols:
+            a, b = k[:-1], k[1:]
+            if (pair & (a > b)).any():
+                return False
+            pair = pair & (a == b)
+        return True
+
+    one_run = (qpos[1:] == qpos[:-1]) & (g[1:] == g[:-1])
+    if not ascending([e] + keys, one_run):
+        return False
+    starts = np.flatnonzero(np.r_[True, ~one_run])
+    rq, rg = qpos[starts], g[starts]
+    same_q = rq[1:] == rq[:-1]
+    if not ascending([e[starts], keys[0][starts], -sidx[starts]], same_q):
+        return False
+    shared = np.r_[same_q, False] | np.r_[False, same_q]     # runs of results with several
+    if not shared.any():
+        return True
+    span = int(rg.max()) - int(rg.min()) + 1
+    if (int(rq[-1]) + 1) * span >= 1 << 62:
+        return False
+    code = rq[shared] * span + (rg[shared] - int(rg.min()))
+    return len(np.unique(code)) == len(code)      # no group in two runs of one result
 
 
 def _formatted(values, fmt):
