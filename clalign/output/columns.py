@@ -129,8 +129,9 @@ _TEXT = ("query_id", "subject_id", "subject_title", "query_title", "sstrand")
 
 class BlockRows:
     """Rows ``rows`` of a :class:`RecordColumns` block, as the writers read them: ``num(name)``
-    (an array), ``text(name)`` (a list of str), ``aligned()``, ``group()`` (one code per
-    subject: index and name), ``take(order)``."""
+    (an array), ``text(name)`` (a list of str), ``text_codes(name)`` (the same as distinct
+    texts and an index), ``aligned()``, ``group()`` (one code per subject: index and name),
+    ``take(order)``."""
 
     def __init__(self, table: RecordColumns, rows):
         self.table, self.rows = table, np.asarray(rows, dtype=np.int64)
