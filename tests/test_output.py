@@ -219,3 +219,48 @@ def test_order_rows_equal_order_hits():
         qpos = np.repeat(np.arange(len(results)), [len(r.hits) for r in results])
         got = [rows.records[i] for i in order_rows(rows, qpos).tolist()]
         assert [id(a) for a in got] == [id(a) for r in results for a in order_hits(list(r.hits))]
+
+
+def test_order_rows_in_order_check(monkeypatch):
+    """Rows already in BLAST order are only checked (tabular._in_order): the check says so
+    exactly when the full sort gives them back unmoved; rows in order_hits' order, and the same
+    with two neighbours swapped, come out as order_hits orders them (ties of every key)."""
+    import random
+
+    import numpy as np
+
+    from clalign.output import tabular
+    from clalign.output.columns import RecordRows
+
+    check = tabular._in_order
+    rnd = random.Random(5)
+    agreed = {True: 0, False: 0}
+    for _ in range(300):
+        results = []
+        for qi in range(rnd.randrange(1, 5)):
+            hits = []
+            for _ in range(rnd.randrange(0, 8)):
+                sidx = rnd.randrange(3)
+                a, b = sorted(rnd.sample(range(1, 30), 2))
+                ss, se = (a, b) if rnd.random() < 0.5 else (b, a)
+                hits.append(Alignment(f"q{qi}", f"s{sidx}" + ("x" if rnd.random() < 0.1 else ""), 30, 50,
+                                      rnd.choice((10, 12)), 1.0, rnd.choice((0.0, 1e-200, 1e-185, 0.5, 2.0)),
+                                      rnd.randrange(1, 3), rnd.randrange(4, 6), ss, se, "A", "A", 1, 1, 0, 0,
+                                      subject_index=sidx))
+            hits = order_hits(hits)
+            if len(hits) > 1 and rnd.random() < 0.5:
+                i = rnd.randrange(len(hits) - 1)
+                hits[i], hits[i + 1] = hits[i + 1], hits[i]
+            results.append(QueryHits(f"q{qi}", 30, hits))
+        rows = RecordRows(a for r in results for a in r.hits)
+        qpos = np.repeat(np.arange(len(results)), [len(r.hits) for r in results])
+        seen = []
+        monkeypatch.setattr(tabular, "_in_order", lambda *a: seen.append(check(*a)) or False)
+        full = tabular.order_rows(rows, qpos)
+        monkeypatch.setattr(tabular, "_in_order", check)
+        if len(rows) > 1:
+            assert seen == [np.array_equal(full, np.arange(len(rows)))]
+            agreed[seen[0]] += 1
+        got = [rows.records[i] for i in tabular.order_rows(rows, qpos).tolist()]
+        assert [id(a) for a in got] == [id(a) for r in results for a in order_hits(list(r.hits))]
+    assert min(agreed.values()) > 30

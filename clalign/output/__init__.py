@@ -17,7 +17,8 @@ this module never opens output paths itself):
 - ``parse_outfmt(spec, extra=("tsv", "json")) -> (kind, columns)``: "6", "7", "6 qseqid ...".
 - ``write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLASTP 2.12.0+",
   database="")``: -outfmt 6 (comments=False) / 7; every column formatted for all rows at once
-  (``tabular.column_text``, the ``FIELDS`` getters' text), the order by arrays (``tabular.order_rows``).
+  (``tabular.column_values``, the ``FIELDS`` getters' text), the order by arrays (``tabular.order_rows``),
+  the lines put together in one byte matrix (``tabular_bytes``).
 - ``write_tsv(fh, results)``, ``write_json(fh, results)``.
 - ``format_evalue(e)``, ``format_bitscore(b)``: BLAST+ 2.12's number formatting.
 - ``FIELDS`` (column name -> (label, getter)), ``STD_FIELDS``, ``TSV_COLUMNS``.

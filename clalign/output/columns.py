@@ -138,8 +138,9 @@ _TEXT = ("query_id", "subject_id", "subject_title", "query_title", "sstrand")
 
 class BlockRows:
     """Rows ``rows`` of a :class:`RecordColumns` block, as the writers read them: ``num(name)``
-    (an array), ``text(name)`` (a list of str), ``aligned()``, ``group()`` (one code per
-    subject: index and name), ``take(order)``."""
+    (an array), ``text(name)`` (a list of str), ``text_codes(name)`` (the same as distinct
+    texts and an index), ``aligned()``, ``group()`` (one code per subject: index and name),
+    ``take(order)``."""
 
     def __init__(self, table: RecordColumns, rows):
         self.table, self.rows = table, np.asarray(rows, dtype=np.int64)
@@ -161,6 +162,17 @@ class BlockRows:
         names, idx = (t.queries, t.query) if name.startswith("query") else (t.subjects, t.subject)
         k = 0 if name.endswith("_id") else 1
         return [names[i][k] for i in idx[self.rows].tolist()]
+
+    def text_codes(self, name):
+        """(texts, index): ``text(name)`` as each query's or subject's name once and each row's
+        place in them (name: query_id or subject_id)."""
+        t = self.table
+        names, idx = (t.queries, t.query) if name.startswith("query") else (t.subjects, t.subject)
+        k = 0 if name.endswith("_id") else 1
+        if isinstance(names, list):
+            return [n[k] for n in names], idx[self.rows]
+        u, at = np.unique(idx[self.rows], return_inverse=True)    # subjects: a dict by index
+        return [names[i][k] for i in u.tolist()], at.ravel()
 
     def aligned(self):
         if self._aligned is None:    # once for qseq, sseq and btop
@@ -189,6 +201,9 @@ class RecordRows:
 
     def text(self, name):
         return [getattr(a, name) for a in self.records]
+
+    def text_codes(self, name):
+        return self.text(name), np.arange(len(self.records))
 
     def aligned(self):
         return [a.qseq for a in self.records], [a.sseq for a in self.records]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .columns import rows_of
+from .tabular_bytes import table_bytes
 from .record import EPS_EVALUE, btop, coverage_percent, covered_percent
 
 
@@ -113,32 +114,54 @@ def write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLAS
     """Write BLAST tabular rows for ``results`` (QueryHits-like: query_id, qlen, hits, title) to
     the text handle ``fh``; ``comments=True`` is -outfmt 7 (BLAST+'s comment lines per query and
     the closing '# BLAST processed N queries'). Hits are written in BLAST+'s order
-    (:func:`order_rows`); every column is formatted for all rows at once (:func:`column_text`:
-    the ``FIELDS`` getters' text), the aligned strings made only for columns that print them."""
+    (:func:`order_rows`); every column is formatted for all rows at once (:func:`column_values`:
+    the ``FIELDS`` getters' text), the aligned strings made only for columns that print them, and
+    the lines put together in one byte matrix (:mod:`.tabular_bytes`; line by line where it
+    declines)."""
     results = list(results)
     rows, counts = rows_of(results)
     qpos = np.repeat(np.arange(len(results)), counts)
     rows = rows.take(order_rows(rows, qpos))      # qpos stays as it is: results stay in order
-    qlens = np.array([r.qlen for r in results], dtype=np.int64)[qpos]
-    cols = [column_text(rows, c, qpos, qlens) for c in _dedup(columns)]
-    pick = [_dedup(columns).index(c) for c in columns]
-    tmpl = "\t".join("{%d}" % k for k in pick) + "\n"
-    lines = list(map(tmpl.format, *cols)) if cols else ["\n"] * len(rows)
+
+    def qlens():
+        return np.array([r.qlen for r in results], dtype=np.int64)[qpos]
+
+    names = _dedup(columns)
+    values = [column_values(rows, c, qpos, qlens) for c in names]
+    pick = [names.index(c) for c in columns]
+    chunks = _chunks(values, pick, len(rows), counts if comments else None)
     if not comments:
-        for k in range(0, len(lines), 1 << 16):
-            fh.write("".join(lines[k:k + (1 << 16)]))
+        for text in chunks:
+            fh.write(text)
         return
     fields_line = "# Fields: " + ", ".join(FIELDS[c][0] for c in columns) + "\n"
-    pos = 0
-    for r, k in zip(results, counts):
+    for r, k, text in zip(results, counts, chunks):
         title = getattr(r, "title", None) or r.query_id
         fh.write(f"# {program}\n# Query: {title}\n# Database: {database}\n")
         if k:
             fh.write(fields_line)
         fh.write(f"# {k} hits found\n")
-        fh.write("".join(lines[pos:pos + k]))
-        pos += k
+        fh.write(text)
     fh.write(f"# BLAST processed {len(results)} queries\n")
+
+
+def _chunks(values, pick, n, counts):
+    """The lines' text: all of it in pieces (``counts`` None) or one piece per result (its
+    ``counts[i]`` lines)."""
+    made = table_bytes(values, pick, n, sizes=counts is not None)
+    if made is not None:
+        data, sizes = made
+        if counts is None:
+            return [data.decode("utf-8")]
+        b = np.r_[0, np.cumsum(sizes)][np.r_[0, np.cumsum(counts, dtype=np.int64)]].tolist()
+        return [data[b[i]:b[i + 1]].decode("utf-8") for i in range(len(counts))]
+    cols = [column_text_of(v) for v in values]
+    tmpl = "\t".join("{%d}" % k for k in pick) + "\n"
+    lines = list(map(tmpl.format, *cols)) if cols else ["\n"] * n
+    if counts is None:
+        return ["".join(lines[k:k + (1 << 16)]) for k in range(0, len(lines), 1 << 16)]
+    b = np.r_[0, np.cumsum(counts)].tolist()
+    return ["".join(lines[b[i]:b[i + 1]]) for i in range(len(counts))]
 
 
 def _dedup(columns):
@@ -149,7 +172,8 @@ def order_rows(rows, qpos):
     """The order of ``rows`` (:mod:`.columns`' BlockRows/RecordRows, result ``qpos[i]`` each,
     in result order) that writes each result's hits as :func:`order_hits` orders them: a
     subject's HSPs together in ``hsp_order_key`` order, subjects by their first HSP's
-    (E-value, score descending, later subject first), ties in order of first appearance."""
+    (E-value, score descending, later subject first), ties in order of first appearance. Rows
+    already in that order (a search's usually are) are only checked (:func:`_in_order`)."""
     from ..blast.hsp import lexsort_packed   # np.lexsort, keys packed into int64 words
 
     n = len(rows)
@@ -157,13 +181,17 @@ def order_rows(rows, qpos):
         return np.arange(n)
     qpos = np.asarray(qpos, dtype=np.int64)
     e, sc = rows.num("evalue"), rows.num("score")
-    ev = np.unique(np.where(e < EPS_EVALUE, 0.0, e), return_inverse=True)[1].ravel()   # the order's rank
+    e = np.where(e < EPS_EVALUE, 0.0, e)
     ss, se, qs, qe, ql = (rows.num(k) for k in ("sstart", "send", "qstart", "qend", "qlen"))
     minus = ss > se
     sidx, g = rows.num("subject_index"), rows.group()
+    hsp = [-np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs), -np.where(minus, ss, se),
+           np.where(minus, se, ss), -sc]       # then the E-value (lexsort's order: last key first)
+    if not np.isnan(e).any() and _in_order(qpos, g, sidx, e, hsp[::-1]):
+        return np.arange(n)
+    ev = np.unique(e, return_inverse=True)[1].ravel()   # the order's rank
     pos = np.arange(n)
-    o = lexsort_packed((pos, -np.where(minus, ql - qs + 1, qe), np.where(minus, ql - qe, qs),
-                        -np.where(minus, ss, se), np.where(minus, se, ss), -sc, ev, g, qpos))
+    o = lexsort_packed([pos] + hsp + [ev, g, qpos])
     change = np.r_[True, (qpos[o][1:] != qpos[o][:-1]) | (g[o][1:] != g[o][:-1])]
     starts = np.flatnonzero(change)
     sizes = np.diff(np.r_[starts, n])
@@ -175,12 +203,43 @@ def order_rows(rows, qpos):
     return o[at]
 
 
+def _in_order(qpos, g, sidx, e, keys):
+    """Whether :func:`order_rows`' order of these rows (``qpos`` non-decreasing) is their own:
+    each (result, subject group) one run, its rows ascending in (``e``, *``keys``: most
+    significant first) and the runs of a result ascending in their first row's (E-value, -score,
+    -subject index)."""
+    def ascending(cols, pair):       # lexicographic, for the adjacent pairs where ``pair``
+        for k in cols:
+            a, b = k[:-1], k[1:]
+            if (pair & (a > b)).any():
+                return False
+            pair = pair & (a == b)
+        return True
+
+    one_run = (qpos[1:] == qpos[:-1]) & (g[1:] == g[:-1])
+    if not ascending([e] + keys, one_run):
+        return False
+    starts = np.flatnonzero(np.r_[True, ~one_run])
+    rq, rg = qpos[starts], g[starts]
+    same_q = rq[1:] == rq[:-1]
+    if not ascending([e[starts], keys[0][starts], -sidx[starts]], same_q):
+        return False
+    shared = np.r_[same_q, False] | np.r_[False, same_q]     # runs of results with several
+    if not shared.any():
+        return True
+    span = int(rg.max()) - int(rg.min()) + 1
+    if (int(rq[-1]) + 1) * span >= 1 << 62:
+        return False
+    code = rq[shared] * span + (rg[shared] - int(rg.min()))
+    return len(np.unique(code)) == len(code)      # no group in two runs of one result
+
+
 def _formatted(values, fmt):
-    """``fmt(v)`` of every float in ``values``, each distinct value (bit for bit) formatted once."""
+    """(texts, index): ``fmt(v)`` of each distinct float of ``values`` (bit for bit; formatted
+    once) and each value's place in it."""
     v = np.ascontiguousarray(values, dtype=np.float64)
-    u, first, inv = np.unique(v.view(np.int64), return_index=True, return_inverse=True)
-    text = [fmt(x) for x in v[first].tolist()]
-    return list(map(text.__getitem__, inv.ravel().tolist()))
+    u, inv = np.unique(v.view(np.int64), return_inverse=True)
+    return [fmt(x) for x in u.view(np.float64).tolist()], inv.ravel()
 
 
 def _percent(part, whole):
@@ -190,37 +249,56 @@ def _percent(part, whole):
 
 def column_text(rows, name, qpos=None, qlens=None):
     """The text (or ints, written as ``str`` writes them) of column ``name`` for every row, as the
-    ``FIELDS`` getter gives it for each record; ``qpos``/``qlens``: each row's result and its
-    query length (qcovs: coverage per result and subject)."""
+    ``FIELDS`` getter gives it for each record (:func:`column_values` as lists)."""
+    return column_text_of(column_values(rows, name, qpos, qlens))
+
+
+def column_text_of(value):
+    """The list :func:`column_text` makes of a :func:`column_values` answer."""
+    kind, v = value
+    if kind == "int":
+        return v.tolist()
+    if kind == "coded":
+        texts, idx = v
+        return list(map(texts.__getitem__, idx.tolist()))
+    return v
+
+
+def column_values(rows, name, qpos=None, qlens=None):
+    """Column ``name`` of every row as (kind, value): ("int", int64 array: each written as ``str``
+    writes it), ("coded", (texts, index array): row i's text is ``texts[index[i]]``) or ("text",
+    list of str). ``qpos``/``qlens``: each row's result and its query length (qcovs: coverage per
+    result and subject; ``qlens`` may be a function that makes them)."""
     if name in _ID_COLUMNS:
-        return rows.text(_ID_COLUMNS[name])
+        return "coded", rows.text_codes(_ID_COLUMNS[name])
     if name in _INT_COLUMNS:
-        return rows.num(name).tolist()
+        return "int", rows.num(name)
     if name == "evalue":
-        return _formatted(rows.num("evalue"), format_evalue)
+        return "coded", _formatted(rows.num("evalue"), format_evalue)
     if name == "bitscore":
-        return _formatted(rows.num("bitscore"), format_bitscore)
+        return "coded", _formatted(rows.num("bitscore"), format_bitscore)
     if name == "score":
         sc = rows.num("score")
-        return np.where(sc > 0, sc, -1).tolist()
+        return "int", np.where(sc > 0, sc, -1)
     if name == "mismatch":
-        return (rows.num("length") - rows.num("nident") - rows.num("gaps")).tolist()
+        return "int", rows.num("length") - rows.num("nident") - rows.num("gaps")
     if name in ("pident", "ppos"):
         part = rows.num("nident" if name == "pident" else "positive")
-        return _formatted(_percent(part, rows.num("length")), ("%.3f" if name == "pident" else "%.2f").__mod__)
+        fmt = ("%.3f" if name == "pident" else "%.2f").__mod__
+        return "coded", _formatted(_percent(part, rows.num("length")), fmt)
     if name in ("qseq", "sseq", "btop"):
         q, s = rows.aligned()
-        return q if name == "qseq" else s if name == "sseq" else list(map(btop, q, s))
+        return "text", q if name == "qseq" else s if name == "sseq" else list(map(btop, q, s))
     if name in ("stitle", "salltitles"):
-        return [t or i for t, i in zip(rows.text("subject_title"), rows.text("subject_id"))]
+        return "text", [t or i for t, i in zip(rows.text("subject_title"), rows.text("subject_id"))]
     if name == "sstrand":
-        return rows.text("sstrand")
+        return "text", rows.text("sstrand")
     if name == "qcovhsp":
         qs, qe, ql = rows.num("qstart"), rows.num("qend"), rows.num("qlen")
         pct = 100.0 * (np.abs(qe - qs) + 1).astype(np.float64) / ql.astype(np.float64)
-        return np.where(pct < 99, pct + 0.5, pct).astype(np.int64).tolist()
+        return "int", np.where(pct < 99, pct + 0.5, pct).astype(np.int64)
     if name == "qcovs":
-        return _qcovs(rows, qpos, qlens)
+        return "int", np.array(_qcovs(rows, qpos, qlens() if callable(qlens) else qlens), dtype=np.int64)
     raise KeyError(name)
 
 
