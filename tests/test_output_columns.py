@@ -9,7 +9,7 @@ import pytest
 from clalign.blast.blastn import run_blastn
 from clalign.blast.nucl_setup import BlastnOptions
 from clalign.output import QueryHits, write_tabular
-from clalign.output.columns import HitRows
+from clalign.output.columns import HitRows, QueryTable
 from clalign.output.tabular import FIELDS, STD_FIELDS
 
 from test_output import reference_tabular
@@ -79,3 +79,38 @@ def test_spans_of_one_base_written_alone_or_in_part(results):
         write_tabular(got, spans()[pick])
         write_tabular(want, listed)
         assert got.getvalue() == want.getvalue()
+
+
+@pytest.fixture(scope="module")
+def table_results():
+    return run_blastn(os.path.join(HERE, "reads.fa"), os.path.join(HERE, "genome.fa"),
+                      BlastnOptions(task="megablast"), num_threads=2, table=True)
+
+
+def test_query_table_is_the_results(table_results):
+    """run_blastn(table=True)'s QueryTable: the same QueryHits as the list, by index, slice and
+    iteration, and the same text from the writers (which read its arrays)."""
+    t = table_results
+    want = run_blastn(os.path.join(HERE, "reads.fa"), os.path.join(HERE, "genome.fa"),
+                      BlastnOptions(task="megablast"), num_threads=2)
+    assert isinstance(t, QueryTable) and len(t) == len(want) > 3
+    assert list(t) == want and t[-1] == want[-1] and t[1:4] == want[1:4] and t[::-2] == want[::-2]
+    with pytest.raises(IndexError):
+        t[len(t)]
+    for cols in (STD_FIELDS, tuple(FIELDS)):
+        for comments in (False, True):
+            got, ref = io.StringIO(), io.StringIO()
+            write_tabular(got, t, cols, comments=comments, program="BLASTN 2.12.0+", database="g")
+            write_tabular(ref, want, cols, comments=comments, program="BLASTN 2.12.0+", database="g")
+            assert got.getvalue() == ref.getvalue()
+
+
+def test_query_table_without_records():
+    t = QueryTable(["a", "b"], [5, 6], ["a x", "b"], None, np.zeros(0, dtype=np.int64), [0, 0, 0])
+    listed = [QueryHits("a", 5, [], "a x"), QueryHits("b", 6, [], "b")]
+    assert list(t) == listed
+    for comments in (False, True):
+        got, ref = io.StringIO(), io.StringIO()
+        write_tabular(got, t, comments=comments)
+        write_tabular(ref, listed, comments=comments)
+        assert got.getvalue() == ref.getvalue()

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..data.nucleotide import BLASTNA_LETTERS, NCBI4NA_TO_BLASTNA, open_nucleotide
-from ..output import Alignment, QueryHits, write_tabular
-from ..output.columns import HitRows
+from ..output import Alignment, write_tabular
+from ..output.columns import QueryTable
 from ..runtime.gcpause import paused
 from ..runtime.jit import preload
 from .nucl_hsp import DEL, INS, evalue_order
@@ -113,8 +113,10 @@ def _warn_stderr(qid, message):
 
 
 def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_stderr, times=None,
-               num_threads: int = 1, device=None):
-    """[QueryHits] of every query, in file order. ``warn(query id, message)`` is told about
+               num_threads: int = 1, device=None, table: bool = False):
+    """[QueryHits] of every query, in file order (``table``: a sequence of them, possibly a
+    :class:`~clalign.output.columns.QueryTable`, which the writers read without an object
+    per query). ``warn(query id, message)`` is told about
     queries BLAST+ warns about (no valid Karlin-Altschul parameters: no hits for them).
     ``times``: a dict that collects seconds per phase. Wall seconds: setup (queries, masks,
     lookup table, statistics), prelim (the whole preliminary stage), traceback (the whole
@@ -136,7 +138,8 @@ def run_blastn(query_path, db, opts: BlastnOptions, progress=None, warn=_warn_st
         _start_device(device)
     try:
         with paused():               # no full collections of the process's objects mid-search
-            return _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)
+            got = _run(query_path, db, opts, progress, warn, times, num_threads, device, t0)
+        return got if table or isinstance(got, list) else list(got)
     finally:
         loader.join()                # no load left running into the interpreter's exit
 
@@ -301,13 +304,9 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
         final.add_block(oid, kq, best_e, best_s, block, bounds)
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
     table, rows, bounds = final.hit_spans(len(queries), opts.max_target_seqs, opts.max_hsps)
-    if table is None:
-        per_query = [[] for _ in queries]
-    else:   # spans of one array (rows_of takes it whole), not 100,000 arrays
-        b = bounds.tolist()
-        per_query = [HitRows(table, None, rows, lo, hi) if hi > lo else []
-                     for lo, hi in zip(b[:-1], b[1:])]
-    return [QueryHits(q.qid, len(q.codes), h, q.title) for q, h in zip(queries, per_query)]
+    # the results as arrays (each query's rows a span of one array), QueryHits made when asked for
+    return QueryTable([q.qid for q in queries], [len(q.codes) for q in queries],
+                      [q.title for q in queries], table, rows, bounds)
 
 
 class _SubjectCodes:

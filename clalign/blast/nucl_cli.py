@@ -94,7 +94,7 @@ def blastn(query, db, out, force, task, evalue, word_size, reward, penalty, gapo
                              max_target_seqs=max_target_seqs, max_hsps=max_hsps or 0, dbsize=dbsize,
                              searchsp=searchsp, perc_identity=perc_identity, ungapped=ungapped)
         plan_outputs({"-out": out or "-"}, inputs=[query, db], force=force)
-        results = run_blastn(query, db, opts, num_threads=num_threads, device=device)
+        results = run_blastn(query, db, opts, num_threads=num_threads, device=device, table=True)
         text = tabular_text(results, columns=columns, comments=kind == "7", database=db)
     with atomic_output(out, force=force) as fh:
         fh.write(text)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .record import Alignment
+from .record import Alignment, QueryHits
 
 #: the numeric columns of a block (int64 but for bitscore and evalue, float64)
 NUMERIC = ("qlen", "slen", "score", "bitscore", "evalue", "qstart", "qend", "sstart", "send",
@@ -217,7 +217,9 @@ class RecordRows:
 def rows_of(results):
     """(rows, hits per result) of QueryHits-like ``results``, the rows in result order: one
     :class:`BlockRows` when every result's hits are :class:`HitRows` of one block, else a
-    :class:`RecordRows` of the records."""
+    :class:`RecordRows` of the records; a :class:`QueryTable`'s arrays as they are."""
+    if isinstance(results, QueryTable):
+        return results.block_rows()
     hits = [r.hits for r in results]
     counts = list(map(len, hits))
     block = [h for h in hits if type(h) is HitRows]
@@ -238,3 +240,40 @@ def _joined_rows(block):
         if (lo[1:] == hi[:-1]).all():
             return np.asarray(base[int(lo[0]):int(hi[-1])], dtype=np.int64)
     return np.concatenate([h.rows for h in block])
+
+
+class QueryTable(Sequence):
+    """Every query's results as arrays, for a search with many queries: ids, lengths and titles
+    per query, one :class:`RecordColumns` block (None: no records), and each query's rows as a
+    span of one array (query ``k``'s ``rows[bounds[k]:bounds[k + 1]]``). A sequence of
+    :class:`~clalign.output.QueryHits` made when asked for; the writers read the arrays
+    (:func:`rows_of`) instead of 100,000 objects."""
+
+    __slots__ = ("qids", "qlens", "titles", "table", "rows", "bounds")
+
+    def __init__(self, qids, qlens, titles, table, rows, bounds):
+        self.qids, self.titles, self.table = list(qids), list(titles), table
+        self.qlens = np.asarray(qlens, dtype=np.int64)
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        k = range(len(self))[i]       # an int in range, negatives counted from the end
+        lo, hi = int(self.bounds[k]), int(self.bounds[k + 1])
+        hits = HitRows(self.table, None, self.rows, lo, hi) if hi > lo else []
+        return QueryHits(self.qids[k], int(self.qlens[k]), hits, self.titles[k])
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self)))
+
+    def block_rows(self):
+        """:func:`rows_of` of the table: (rows, hits per query)."""
+        counts = np.diff(self.bounds).tolist()
+        if self.table is None:
+            return RecordRows([]), counts
+        return BlockRows(self.table, self.rows[int(self.bounds[0]):int(self.bounds[-1])]), counts

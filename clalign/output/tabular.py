@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from .columns import rows_of
+from .columns import QueryTable, rows_of
 from .tabular_bytes import table_bytes
 from .record import EPS_EVALUE, btop, coverage_percent, covered_percent
 
@@ -118,12 +118,15 @@ def write_tabular(fh, results, columns=STD_FIELDS, comments=False, program="BLAS
     the ``FIELDS`` getters' text), the aligned strings made only for columns that print them, and
     the lines put together in one byte matrix (:mod:`.tabular_bytes`; line by line where it
     declines)."""
-    results = list(results)
+    if not isinstance(results, QueryTable):   # a table's arrays are read as they are
+        results = list(results)
     rows, counts = rows_of(results)
     qpos = np.repeat(np.arange(len(results)), counts)
     rows = rows.take(order_rows(rows, qpos))      # qpos stays as it is: results stay in order
 
     def qlens():
+        if isinstance(results, QueryTable):
+            return results.qlens[qpos]
         return np.array([r.qlen for r in results], dtype=np.int64)[qpos]
 
     names = _dedup(columns)
