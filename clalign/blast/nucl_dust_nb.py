@@ -303,18 +303,37 @@ _LUT64 = _BASE2.astype(np.int64)
 
 def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
                         linker: int = DUST_LINKER, threads: int = 1):
-    """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes), one compiled
-    call, or one per group of consecutive sequences on ``threads`` threads (about equal bases
-    each; the sequences are independent, so the result is the same)."""
-    check_dust_params(level, window, linker)
+    """:func:`dust_intervals_fast` of every sequence of ``seqs`` (str or bytes): the lists of
+    :func:`dust_arrays` on the sequences joined."""
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)
     starts = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     text = np.frombuffer(b"".join(s.encode("ascii") if isinstance(s, str) else bytes(s)
-                                 for s in seqs), dtype=np.uint8)   # codes made on the threads
-    groups = min(max(1, threads), len(seqs))
-    cuts = np.searchsorted(starts, np.linspace(0, starts[-1], groups + 1), side="left")
-    cuts[0], cuts[-1] = 0, len(seqs)
+                                 for s in seqs), dtype=np.uint8)
+    out, counts = dust_arrays(text, starts, level, window, linker, threads)
+    ivs, res, m = out.tolist(), [], 0
+    for c in counts.tolist():
+        res.append([(a, b) for a, b in ivs[m:m + c]] if c else [])
+        m += c
+    return res
+
+
+def dust_arrays(text, starts, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
+                linker: int = DUST_LINKER, threads: int = 1):
+    """DUST of the sequences ``text[starts[k]:starts[k + 1]]`` (letters, uint8; ``starts``
+    int64, one longer than the sequences) as arrays: (intervals ``(n, 2)`` int64, in sequence
+    order, and the number of each sequence's), no Python per sequence. One compiled call, or
+    one per group of consecutive sequences on ``threads`` threads (about equal bases each; the
+    sequences are independent, so the result is the same)."""
+    check_dust_params(level, window, linker)
+    text = np.asarray(text, dtype=np.uint8)
+    starts = np.asarray(starts, dtype=np.int64)
+    nseq = starts.size - 1
+    if nseq <= 0:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    groups = min(max(1, threads), nseq)
+    cuts = np.searchsorted(starts, np.linspace(starts[0], starts[-1], groups + 1), side="left")
+    cuts[0], cuts[-1] = 0, nseq
     cuts = np.unique(cuts)
 
     def run(k):
@@ -328,15 +347,7 @@ def dust_intervals_many(seqs, level: int = DUST_LEVEL, window: int = DUST_WINDOW
         with ThreadPoolExecutor(max_workers=len(cuts) - 1) as pool:
             parts = list(pool.map(run, range(len(cuts) - 1)))
     else:
-        parts = [run(0)] if len(seqs) else []
-    res = []
-    for out, counts in parts:
-        ivs = out.tolist()
-        m = 0
-        for c in counts.tolist():
-            if c:
-                res.append([(a, b) for a, b in ivs[m:m + c]])
-                m += c
-            else:
-                res.append([])
-    return res
+        parts = [run(0)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([o for o, _ in parts]), np.concatenate([c for _, c in parts])
