@@ -291,11 +291,33 @@ def _dust_many(codes, starts, level, window, linker, state0):
 @njit(cache=True, nogil=True)
 def _dust_many_text(text, starts, lut, level, window, linker, state0):
     """:func:`_dust_many` of sequences given as letters (uint8), DUST's codes made here
-    (``lut``: :data:`nucl_dust._BASE2` as int64), on the calling thread."""
-    codes = np.empty(text.shape[0], dtype=np.int64)
-    for i in range(text.shape[0]):
-        codes[i] = lut[text[i]]
-    return _dust_many(codes, starts, level, window, linker, state0)
+    (``lut``: :data:`nucl_dust._BASE2` as int64), on the calling thread. Each sequence's codes
+    go into one buffer, reused, and only its intervals are kept (a copy, not a view of
+    ``_dust``'s buffer of ``n + 1`` rows): 8 bytes of codes and 16 of intervals per base made
+    1.3 GB of fresh pages for 100,000 reads."""
+    nseq = starts.shape[0] - 1
+    longest = 0
+    for k in range(nseq):
+        longest = max(longest, starts[k + 1] - starts[k])
+    buf = np.empty(longest, dtype=np.int64)
+    counts = np.zeros(nseq, dtype=np.int64)
+    parts = []
+    total = 0
+    for k in range(nseq):
+        a, n = starts[k], starts[k + 1] - starts[k]
+        for i in range(n):
+            buf[i] = lut[text[a + i]]
+        r = _dust(buf[:n], level, window, linker, state0)
+        counts[k] = r.shape[0]
+        if r.shape[0]:
+            total += r.shape[0]
+            parts.append(r.copy())
+    out = np.empty((total, 2), dtype=np.int64)
+    m = 0
+    for r in parts:
+        out[m:m + r.shape[0]] = r
+        m += r.shape[0]
+    return out, counts
 
 
 _LUT64 = _BASE2.astype(np.int64)
