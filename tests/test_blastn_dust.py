@@ -114,6 +114,24 @@ def test_query_masks_batched_equal_per_query():
     assert query_masks([], threads=4) == []
 
 
+def test_mask_arrays_merge_where_needed(monkeypatch):
+    """query_mask_arrays merges a query's DUST intervals when they are out of order, overlap or
+    abut (never seen from DUST: its linker joins them), as merge_intervals does."""
+    from clalign.blast import nucl_dust_nb
+    from clalign.blast.nucl_dust import lowercase_intervals, merge_intervals, query_mask_arrays
+
+    given = [[(5, 9), (1, 3)], [], [(0, 2), (3, 7)], [(4, 6), (5, 20), (30, 31)], [(2, 4)], [(9, 9), (2, 1)]]
+    ivs = np.array([iv for g in given for iv in g], dtype=np.int64)
+    counts = np.array([len(g) for g in given], dtype=np.int64)
+    monkeypatch.setattr(nucl_dust_nb, "dust_arrays", lambda text, starts, threads=1: (ivs, counts))
+    starts = np.arange(len(given) + 1, dtype=np.int64) * 40
+    for lcase in (False, True):
+        text = b"ACGTacgt" * (len(given) * 5) if lcase else b"A" * (len(given) * 40)
+        got = query_mask_arrays(text, starts, lcase=lcase)
+        low = [lowercase_intervals(text[s:e]) if lcase else [] for s, e in zip(starts[:-1], starts[1:])]
+        assert [got[k] for k in range(len(given))] == [merge_intervals(l + g) for l, g in zip(low, given)]
+
+
 def test_dust_many_from_letters_equals_from_codes():
     """_dust_many_text (letters, codes made in the compiled call) = _dust_many (codes)."""
     from clalign.blast.nucl_dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW, dust_codes

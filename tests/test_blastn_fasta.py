@@ -71,6 +71,35 @@ def test_split_random_files(tmp_path):
         assert fast[0][4] is True          # writable codes, as numpy made them before
 
 
+@pytest.mark.parametrize("data", [CASES[0], CASES[1], CASES[3], CASES[5], CASES[8]])
+def test_flat_form(tmp_path, data):
+    """Both readings keep every query's letters and codes contiguous (``Queries.flat``), each
+    query's text and codes the slices of them; a changed list has none."""
+    from clalign.blast.nucl_setup import flat_queries
+
+    p = tmp_path / "q.fa"
+    p.write_bytes(data)
+    for split in (nucl_fasta.split_records, lambda d: None):
+        orig = nucl_fasta.split_records
+        nucl_fasta.split_records = split
+        try:
+            qs = read_queries(str(p))
+        finally:
+            nucl_fasta.split_records = orig
+        letters, codes, starts = flat_queries(qs)
+        assert starts.dtype == np.int64 and len(starts) == len(qs) + 1 and starts[0] == 0
+        for k, q in enumerate(qs):
+            assert letters[starts[k]:starts[k + 1]] == q.text
+            assert np.shares_memory(codes, q.codes)
+            assert np.array_equal(codes[starts[k]:starts[k + 1]], q.codes)
+        assert flat_queries(list(qs)) is None and flat_queries(qs[:]) is None
+        for change in (lambda x: x.append(x[0]), lambda x: x.reverse(), lambda x: x.__setitem__(0, x[-1]),
+                       lambda x: x.pop(), lambda x: x.__iadd__([x[0]])):
+            qs2 = read_queries(str(p))
+            change(qs2)
+            assert flat_queries(qs2) is None
+
+
 def test_split_records_layout():
     heads, letters, starts = nucl_fasta.split_records(b">a x\nAC\nGT\n\n>b\nT\n")
     assert heads == [b"a x", b"b"] and letters == b"ACGTT" and starts == [0, 4, 5]

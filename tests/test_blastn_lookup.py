@@ -122,3 +122,39 @@ def test_build_batch_equals_query_batch_build(strand, monkeypatch):
     empty = build_batch([], None)
     assert empty.seq.size == 0 and empty.seg_array.shape == (0, 2)
     assert empty.estimate_entries() == QueryBatch.build([], None).estimate_entries() == (0, 0)
+
+
+@pytest.mark.parametrize("strand", ["both", "plus", "minus"])
+def test_segments_from_mask_arrays(strand):
+    """set_segments from MaskArrays (``_masked_segments``, all contexts at once) gives the
+    segments of the same masks as lists (``context_segments`` per context): masks at a query's
+    start or end, covering it whole, one base, several; intervals it cannot take (outside the
+    query, abutting) go the per-context way."""
+    from clalign.blast.nucl_dust import MaskArrays
+    from clalign.blast.nucl_setup import batch_layout, set_segments
+
+    rng = np.random.default_rng(4)
+    lens = [1, 5, 40, 300, 2, 77, 9, 9, 30]
+    queries = [rng.integers(0, 15, n).astype(np.uint8) for n in lens]
+    fixed = [[(0, 0)], [(0, 4)], [(0, 2), (10, 39)], [(0, 0), (2, 2), (299, 299)], [],
+             [(70, 76)], [(1, 7)], [(0, 3), (5, 8)], [(3, 3)]]
+    cases = [fixed]
+    for _ in range(30):
+        ms = []
+        for n in lens:
+            cuts = sorted(set(rng.integers(0, n + 1, int(rng.integers(0, 7))).tolist()))
+            ivs = [(a, b - 1) for a, b in zip(cuts[0::2], cuts[1::2]) if b > a]
+            ms.append([iv for i, iv in enumerate(ivs) if i == 0 or iv[0] > ivs[i - 1][1] + 1])
+        cases.append(ms)
+    cases.append([[(0, 0), (1, 1)]] + fixed[1:])       # abutting: the per-context way
+    cases.append([[(0, 5)]] + fixed[1:])               # past the query's end: the same
+    for masks in cases:
+        counts = np.array([len(m) for m in masks], dtype=np.int64)
+        arrays = MaskArrays(np.array([iv for m in masks for iv in m], dtype=np.int64).reshape(-1, 2), counts)
+        assert [arrays[k] for k in range(len(masks))] == masks
+        want = batch_layout(queries, strand)
+        set_segments(want, masks)
+        got = batch_layout(queries, strand)
+        set_segments(got, arrays)
+        assert got.segments == want.segments
+        assert np.array_equal(got.seg_array, want.seg_array)

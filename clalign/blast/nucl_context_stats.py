@@ -125,9 +125,10 @@ def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_search
             v = (gp, sp, gcut, cut, ungapped_xdrop(TASK_UNGAPPED_XDROP_BITS[opts.task], lam, cut))
             vals.append(v + (stat_ids.setdefault(v[:2], len(stat_ids)),))
         idx = rank[inv]                                   # per live context: its key's entry
-        ugp = [v[0] for v in vals]
-        for c, k in zip(live.tolist(), idx.tolist()):
-            gps[c] = ugp[k]
+        ugp = [v[0] for v in vals] + [None]              # the last: contexts without a block
+        at = np.full(nctx, len(vals), dtype=np.int64)
+        at[live] = idx
+        gps = list(map(ugp.__getitem__, at.tolist()))   # no Python per context
         ssp[live] = np.array([v[1] for v in vals], dtype=np.float64)[idx]
         cg[live] = np.array([v[2] for v in vals], dtype=np.int64)[idx]
         cu[live] = np.array([v[3] for v in vals], dtype=np.int64)[idx]

@@ -308,11 +308,76 @@ def query_mask_intervals(seq, dust: bool = True, lcase: bool = False, level: int
 
 
 def query_masks(texts, dust: bool = True, lcase: bool = False, threads: int = 1):
-    """:func:`query_mask_intervals` of every query text, the DUST of all in one compiled call
-    (one per group of queries on ``threads`` threads)."""
-    from .nucl_dust_nb import dust_intervals_many
+    """:func:`query_mask_intervals` of every query text (lists): :func:`query_mask_arrays` of
+    the texts joined."""
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=starts[1:])
+    joined = b"".join(t.encode("ascii") if isinstance(t, str) else bytes(t) for t in texts)
+    return list(query_mask_arrays(joined, starts, dust, lcase, threads))
 
-    dusts = dust_intervals_many(texts, threads=threads) if dust else [[] for _ in texts]
-    if not lcase:
-        return [merge_intervals(d) if d else [] for d in dusts]
-    return [merge_intervals(lowercase_intervals(t) + d) for t, d in zip(texts, dusts)]
+
+class MaskArrays:
+    """Every query's mask as arrays: ``intervals`` ``(n, 2)`` int64 (0-based, inclusive), query
+    by query, ``counts`` per query and ``first`` (its cumulative sum, one longer).
+    ``masks[k]`` is query ``k``'s ``[(first, last)]`` list, as :func:`query_mask_intervals`
+    gives it."""
+
+    def __init__(self, intervals, counts):
+        self.intervals, self.counts = intervals, counts
+        self.first = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.first[1:])
+
+    def __len__(self):
+        return self.counts.size
+
+    def __getitem__(self, k):
+        if not -len(self) <= k < len(self):
+            raise IndexError("query index out of range")
+        k %= len(self)
+        return [(a, b) for a, b in self.intervals[self.first[k]:self.first[k + 1]].tolist()]
+
+
+def query_mask_arrays(text, starts, dust: bool = True, lcase: bool = False,
+                      threads: int = 1) -> MaskArrays:
+    """:func:`query_mask_intervals` of the sequences ``text[starts[k]:starts[k + 1]]`` (letters:
+    bytes or uint8) as :class:`MaskArrays`: DUST of all in one compiled call per group of
+    queries on ``threads`` threads (:func:`~clalign.blast.nucl_dust_nb.dust_arrays`). Python
+    runs only for the queries whose intervals need :func:`merge_intervals`: those with a
+    lower-case letter under ``lcase``, or with DUST intervals out of order, overlapping or
+    abutting (DUST's linker already joins those; a merge of the others changes nothing)."""
+    from .nucl_dust_nb import dust_arrays
+
+    text = (np.frombuffer(text, dtype=np.uint8) if isinstance(text, (bytes, bytearray))
+            else np.asarray(text, dtype=np.uint8))
+    starts = np.asarray(starts, dtype=np.int64)
+    n = max(starts.size - 1, 0)
+    if dust:
+        ivs, counts = dust_arrays(text, starts, threads=threads)
+    else:
+        ivs, counts = np.zeros((0, 2), dtype=np.int64), np.zeros(n, dtype=np.int64)
+    owner = np.repeat(np.arange(n), counts)
+    redo = np.zeros(n, dtype=bool)
+    if len(ivs):
+        redo[owner[ivs[:, 0] > ivs[:, 1]]] = True
+        joins = (owner[1:] == owner[:-1]) & (ivs[1:, 0] <= ivs[:-1, 1] + 1)
+        redo[owner[1:][joins]] = True
+    if lcase and n:
+        low = np.zeros(text.size + 1, dtype=np.int64)
+        np.cumsum((text >= 97) & (text <= 122), out=low[1:])
+        redo |= low[starts[1:]] > low[starts[:-1]]
+    todo = np.flatnonzero(redo).tolist()
+    if not todo:
+        return MaskArrays(ivs, counts)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    rows, row_of = [ivs[~redo[owner]]], [owner[~redo[owner]]]
+    counts = counts.copy()
+    for k in todo:
+        d = [(a, b) for a, b in ivs[first[k]:first[k + 1]].tolist()]
+        low_runs = lowercase_intervals(text[starts[k]:starts[k + 1]]) if lcase else []
+        m = merge_intervals(low_runs + d)
+        counts[k] = len(m)
+        rows.append(np.array(m, dtype=np.int64).reshape(-1, 2))
+        row_of.append(np.full(len(m), k, dtype=np.int64))
+    order = np.argsort(np.concatenate(row_of), kind="stable")
+    return MaskArrays(np.concatenate(rows)[order], counts)

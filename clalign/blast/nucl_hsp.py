@@ -57,7 +57,8 @@ def strand_offsets(ctx_off, minus):
     """``s_GetQueryStrandOffset`` of every context. BLAST+ keeps two contexts per blastn query
     (frames +1, -1; the strand not searched has length 0), so walking back over contexts of the
     same frame sign never moves: each context is its own strand, with its own offset."""
-    return [int(x) for x in ctx_off]
+    tolist = getattr(ctx_off, "tolist", None)   # an array's ints at once
+    return tolist() if tolist is not None else [int(x) for x in ctx_off]
 
 
 class NuclTree(IntervalTree):

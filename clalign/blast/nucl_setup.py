@@ -31,11 +31,12 @@ from ..runtime.jit import njit
 import numpy as np
 
 from ..data.nucleotide import BLASTNA_SENTINEL, blastna_matrix
-from ..errors import InputError, ParameterError
+from ..errors import ParameterError
 from ..stats.evalue import LN2 as BIT_LN2
 from ..stats.karlin import KarlinParams, ungapped_params
 from ..stats.nucl import nucl_evalue_bits, nucl_gapped_params
-from .nucl_dust import query_masks
+from .nucl_dust import query_mask_arrays
+from .nucl_fasta import Queries, Query, flat_queries, read_queries  # noqa: F401 (imported from here)
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
 
@@ -51,18 +52,6 @@ TASK_DEFAULTS = {"megablast": (28, 1, -2, 0, 0, 25.0, True, 6),
 TASK_UNGAPPED_XDROP_BITS = {"megablast": 0.0, "blastn": 20.0, "blastn-short": 20.0}
 GAP_XDROP_FINAL_BITS = 100.0
 GAP_TRIGGER_BITS = 27.0
-#: Letters to BLASTNA codes (A C G T R Y M K W S B D H V N); U reads as T. A '-' in a query
-#: is refused (BLAST+ drops it with a warning; code 15 would be the context sentinel here).
-_LETTERS = "ACGTRYMKWSBDHVN"
-BLASTNA_OF = np.full(256, 255, dtype=np.uint8)
-for _i, _c in enumerate(_LETTERS):
-    BLASTNA_OF[ord(_c)] = BLASTNA_OF[ord(_c.lower())] = _i
-BLASTNA_OF[ord("U")] = BLASTNA_OF[ord("u")] = 3
-#: BLASTNA_OF as a ``bytes.translate`` table, whitespace (which a sequence line's own reading
-#: drops or refuses) as _SPACE_CODE
-_SPACE_CODE = b"\xfe"
-_CODE_BYTES = bytes(np.where(np.isin(np.arange(256), list(b" \t\r\x0b\x0c")), 254, BLASTNA_OF)
-                    .astype(np.uint8))
 
 
 @dataclass
@@ -119,83 +108,6 @@ class BlastnOptions:
             raise ParameterError(str(exc)) from None
 
 
-@dataclass
-class Query:
-    qid: str
-    title: str
-    text: bytes          # the sequence as read (case kept)
-    codes: np.ndarray    # BLASTNA
-
-
-def read_queries(path):
-    """[(id, title, letters)] of a nucleotide FASTA file; one-line error naming file and line."""
-    try:
-        data = open(path, "rb").read()
-    except OSError as exc:
-        raise InputError(f"cannot read query file ({exc.strerror})", path) from None
-    from .nucl_fasta import split_records
-
-    got = split_records(data)   # the common layout at once; anything else line by line below
-    if got is not None:
-        heads, letters, bounds = got
-        text = letters.translate(_CODE_BYTES)
-        if _SPACE_CODE not in text:   # whitespace in a sequence line: line by line
-            if b"\xff" in text:
-                _bad_letter(data, path)
-            codes = np.frombuffer(text, dtype=np.uint8).copy()   # writable, as numpy makes it
-            # field by field in comprehensions, then one map: no per-record loop body
-            titles = [h.decode("utf-8", "replace") for h in heads]
-            qids = [t.split(None, 1)[0] if t.strip() else f"Query_{k}"
-                    for k, t in enumerate(titles, 1)]
-            lo, hi = bounds[:-1], bounds[1:]
-            return list(map(Query, qids, titles, [letters[a:b] for a, b in zip(lo, hi)],
-                            [codes[a:b] for a, b in zip(lo, hi)]))
-    out, head, seq, head_line = [], None, [], 0
-    for n, line in enumerate(data.split(b"\n"), 1):
-        line = line.rstrip(b"\r")
-        if line.startswith(b">"):
-            if head is not None:
-                out.append((head, b"".join(seq), head_line))
-            head, seq, head_line = line[1:].strip(), [], n
-        elif line.strip():
-            if head is None:
-                raise InputError("sequence data before the first '>' header", path, n)
-            seq.append(line.strip().replace(b" ", b""))
-    if head is not None:
-        out.append((head, b"".join(seq), head_line))
-    # every letter checked at once (a numpy check per line cost ~10 us a line: ~2 s for
-    # 100,000 reads); the line of a bad one is looked for only when there is one
-    # and converted at once, each query's codes a view of its slice (a lookup per query cost
-    # ~4 us: 0.2 s for 50,000 reads; a copy per query 2.4 us; nothing writes a query's codes)
-    codes = BLASTNA_OF[np.frombuffer(b"".join(s for _, s, _ in out), dtype=np.uint8)]
-    if (codes == 255).any():
-        _bad_letter(data, path)
-    queries, at = [], 0
-    for head, s, line in out:
-        if not s:
-            raise InputError("empty query sequence", path, line)
-        title = head.decode("utf-8", "replace")
-        qid = title.split(None, 1)[0] if title.strip() else f"Query_{len(queries) + 1}"
-        queries.append(Query(qid, title, s, codes[at:at + len(s)]))
-        at += len(s)
-    if not queries:
-        raise InputError("no query sequences", path)
-    return queries
-
-
-def _bad_letter(data: bytes, path):
-    """Raise the one-line error of the first sequence line of ``data`` with a letter that is
-    not a nucleotide code (file and line)."""
-    for n, line in enumerate(data.split(b"\n"), 1):
-        line = line.rstrip(b"\r")
-        if line.startswith(b">") or not line.strip():
-            continue
-        s = line.strip().replace(b" ", b"")
-        bad = np.flatnonzero(BLASTNA_OF[np.frombuffer(s, dtype=np.uint8)] == 255)
-        if bad.size:
-            raise InputError(f"not a nucleotide letter: {chr(s[int(bad[0])])!r}", path, n)
-
-
 @njit(cache=True, nogil=True)
 def _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus, complement, c0, c1):
     """Contexts ``c0:c1``'s codes into ``seq`` (sentinels already there): the query, or its
@@ -232,18 +144,24 @@ def build_batch(queries, masks=None, strand="both", threads: int = 1):
     return batch
 
 
-def batch_layout(queries, strand="both", threads: int = 1):
-    """A :class:`QueryBatch` of ``queries`` without its segments (they need the masks:
-    :func:`set_segments`): the contexts' codes filled in one compiled pass, the per-context
-    arrays made at once."""
+def batch_layout(queries, strand="both", threads: int = 1, flat=None):
+    """A :class:`QueryBatch` of ``queries`` (code arrays) without its segments (they need the
+    masks: :func:`set_segments`): the contexts' codes filled in one compiled pass, the
+    per-context arrays made at once. ``flat``: (codes, starts) of all queries contiguous
+    (:func:`flat_queries`), used instead of ``queries``."""
     from .nucl_lookup import _COMPLEMENT
 
     if strand not in ("both", "plus", "minus"):
         raise ValueError(f"strand must be both, plus or minus, got {strand!r}")
-    qs = [np.asarray(q, dtype=np.uint8) for q in queries]
     sides = {"both": [False, True], "plus": [False], "minus": [True]}[strand]
-    ns, nq = len(sides), len(qs)
-    qlen = np.array([q.size for q in qs], dtype=np.int64)
+    if flat is not None:
+        allq, starts = np.asarray(flat[0], dtype=np.uint8), np.asarray(flat[1], dtype=np.int64)
+        allq, qlen = allq[starts[0]:starts[-1]], np.diff(starts)
+    else:
+        qs = [np.asarray(q, dtype=np.uint8) for q in queries]
+        qlen = np.array([q.size for q in qs], dtype=np.int64)
+        allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
+    ns, nq = len(sides), qlen.size
     lengths = np.repeat(qlen, ns)
     query_of = np.repeat(np.arange(nq, dtype=np.int64), ns)
     minus = np.tile(np.array(sides, dtype=bool), nq)
@@ -254,40 +172,90 @@ def batch_layout(queries, strand="both", threads: int = 1):
     seq = np.full(total, BLASTNA_SENTINEL, dtype=np.uint8)
     qstart = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(qlen, out=qstart[1:])
-    allq = np.concatenate(qs) if qs else np.zeros(0, dtype=np.uint8)
     on_threads(lambda c0, c1: _fill_contexts(seq, allq, qstart, offsets, lengths, query_of, minus,
                                              _COMPLEMENT, c0, c1), lengths + 1, threads)
     return QueryBatch(seq, offsets, lengths, query_of, minus, None)
 
 
 def set_segments(batch, masks=None):
-    """``batch``'s segments from the queries' ``masks``: one per context without masks (made at
+    """``batch``'s segments from the queries' ``masks`` (per query [(first, last)], or
+    :class:`~clalign.blast.nucl_dust.MaskArrays`): one per context without masks (made at
     once; ~2 s for 100,000 reads in a per-query loop before), ``context_segments`` for the
-    others; also as an ``(n, 2)`` int64 array (``seg_array``)."""
+    others (:func:`_masked_segments` at once for mask arrays that it takes); also as an
+    ``(n, 2)`` int64 array (``seg_array``)."""
+    from .nucl_dust import MaskArrays
     from .nucl_lookup import context_segments
 
     offsets, lengths, query_of, minus = batch.offsets, batch.lengths, batch.query_of, batch.minus
     nctx = lengths.size
     masked = np.zeros(nctx, dtype=bool)
-    if masks is not None and nctx:
+    arrays = isinstance(masks, MaskArrays)
+    if arrays and nctx:
+        masked = (masks.counts > 0)[query_of]
+    elif masks is not None and nctx:
         masked = np.fromiter((bool(m) for m in masks), dtype=bool, count=len(masks))[query_of]
     nseg = (~masked & (lengths > 0)).astype(np.int64)
-    special = {}
-    for c in np.flatnonzero(masked).tolist():
-        special[c] = context_segments(int(offsets[c]), int(lengths[c]), sorted(masks[int(query_of[c])]),
-                                      bool(minus[c]))
-        nseg[c] = len(special[c])
+    special, ctx, rows = {}, np.flatnonzero(masked), None
+    if arrays and ctx.size and _masks_inside(masks, query_of, lengths):
+        rows, nseg[ctx] = _masked_segments(ctx, offsets, lengths, query_of, minus, masks)
+    else:
+        for c in ctx.tolist():
+            special[c] = context_segments(int(offsets[c]), int(lengths[c]), sorted(masks[int(query_of[c])]),
+                                          bool(minus[c]))
+            nseg[c] = len(special[c])
     first = np.zeros(nctx + 1, dtype=np.int64)
     np.cumsum(nseg, out=first[1:])
     seg = np.empty((int(first[-1]), 2), dtype=np.int64)
     plain = np.flatnonzero(~masked & (lengths > 0))
     seg[first[plain], 0] = offsets[plain]
     seg[first[plain], 1] = offsets[plain] + lengths[plain] - 1
+    if rows is not None:
+        n = nseg[ctx]
+        seg[np.repeat(first[ctx] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))] = rows
     for c, ss in special.items():
         if ss:
             seg[first[c]:first[c + 1]] = ss
     batch.segments = list(zip(seg[:, 0].tolist(), seg[:, 1].tolist()))
     batch.seg_array = seg
+
+
+def _masks_inside(masks, query_of, lengths) -> bool:
+    """Whether every query's intervals in ``masks`` (MaskArrays) lie inside the query and in
+    order, a base apart at least (what :func:`_masked_segments` assumes)."""
+    qlen = np.zeros(len(masks), dtype=np.int64)
+    qlen[query_of] = lengths
+    a, b = masks.intervals[:, 0], masks.intervals[:, 1]
+    owner = np.repeat(np.arange(len(masks)), masks.counts)
+    if len(owner) != len(a) or not ((a >= 0) & (a <= b) & (b < qlen[owner])).all():
+        return False
+    return bool(((owner[1:] != owner[:-1]) | (a[1:] > b[:-1] + 1)).all())
+
+
+def _masked_segments(ctx, offsets, lengths, query_of, minus, masks):
+    """``context_segments`` of the contexts ``ctx`` (ascending, each with an interval) at once:
+    (segments ``(n, 2)`` in context order, count per context), for intervals as
+    :func:`_masks_inside` checks them. Its walk then gives a segment before the first interval
+    when that starts after the context's start, one between consecutive intervals, one after
+    the last unless the last reaches the context's end, except that a first interval at the
+    context's start is not checked against the end (one interval covering the whole context
+    leaves ``(end + 1, end)``, as ``BLAST_ComplementMaskLocations``)."""
+    q = query_of[ctx]
+    m = masks.counts[q]
+    k = np.repeat(np.arange(ctx.size), m)                  # each row's context (index in ctx)
+    j = np.arange(k.size) - np.repeat(np.cumsum(m) - m, m)   # the row's place in its context
+    mn = minus[ctx][k]
+    src = masks.first[q][k] + np.where(mn, m[k] - 1 - j, j)   # the minus strand: reflected
+    a, b = masks.intervals[src, 0], masks.intervals[src, 1]
+    start = offsets[ctx][k]
+    end = start + lengths[ctx][k] - 1
+    fs, fe = np.where(mn, end - b, start + a), np.where(mn, end - a, start + b)
+    head, last = j == 0, j == m[k] - 1
+    after_end = np.where(last, end, np.r_[fs[1:], 0] - 1)  # to the next interval, or the end
+    keep = np.stack([head & (fs > start), ~last | (fe < end) | (head & (fs <= start))], axis=1)
+    rows = np.stack([np.stack([start, fs - 1], axis=1), np.stack([fe + 1, after_end], axis=1)],
+                    axis=1)   # per row: the segment before it (first rows), the one after it
+    keep = keep.reshape(-1)
+    return rows.reshape(-1, 2)[keep], np.bincount(np.repeat(k, 2)[keep], minlength=ctx.size)
 
 
 def ungapped_block(codes, matrix):
@@ -381,7 +349,7 @@ class Setup:
     reduced_cutoff: np.ndarray
     xdrop_gap: int
     xdrop_final: int
-    masks: list
+    masks: object                    # MaskArrays: per query [(first, last)] (masks[k])
     compressed_query: np.ndarray = None
     strand_off: list = None
     stat_key: list = None            # per context: contexts with equal keys share gapped block and search space
@@ -485,11 +453,18 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
 
     # DUST on its own thread while this one lays out the contexts and computes what does not
     # depend on the masks (statistics, compressed query); the lookup table waits for both
+    flat = flat_queries(queries)
+    if flat is None:   # queries made elsewhere: their pieces joined once, here
+        starts = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum([len(q.text) for q in queries], out=starts[1:])
+        flat = (b"".join(q.text for q in queries), None, starts)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        dust = pool.submit(query_masks, [q.text for q in queries], dust=opts.dust,
+        dust = pool.submit(query_mask_arrays, flat[0], flat[2], dust=opts.dust,
                            lcase=opts.lcase_masking, threads=threads)
         try:
-            batch = batch_layout([q.codes for q in queries], strand=opts.strand, threads=threads)
+            batch = batch_layout([q.codes for q in queries] if flat[1] is None else None,
+                                 strand=opts.strand, threads=threads,
+                                 flat=None if flat[1] is None else flat[1:])
             matrix = blastna_matrix(opts.reward, opts.penalty).astype(np.int32)   # one compiled variant with BLASTP's DP
             dbl = opts.dbsize or db_length
             blocks, group = ungapped_groups(batch, matrix, threads)
@@ -503,7 +478,8 @@ def setup_search(queries, opts: BlastnOptions, db_length: int, db_num_seqs: int,
     kind, width = choose_na_lookup(opts.word_size, entries, max_off)
     flat = build_flat(batch, kind, width, opts.word_size, threads) if batch.segments else None
     ext = choose_extend(flat.kind if flat else kind, width, opts.word_size, opts.word_size - width + 1)
-    lam = min((g.karlin.lam for g in gps if g is not None), default=1.0)
+    distinct = dict(zip(map(id, gps), gps)).values()   # a few blocks, shared by 100,000s of contexts
+    lam = min((g.karlin.lam for g in distinct if g is not None), default=1.0)
     xg = int(opts.xdrop_gap_bits * LN2 / lam)
     xf = int(max(GAP_XDROP_FINAL_BITS * LN2 / lam, xg))
     return Setup(opts, queries, batch, flat, ext, matrix,
