@@ -15,6 +15,7 @@ import numpy as np
 
 from ..stats.evalue import karlin_cutoff
 from ..stats.nucl import nucl_gapped_params, nucl_search_space
+from .groups import row_groups
 from .nucl_setup import GAP_TRIGGER_BITS, LN2, TASK_UNGAPPED_XDROP_BITS
 
 
@@ -95,10 +96,7 @@ def context_stats(opts, blocks, group, lengths, dbl, db_num_seqs, context_search
         cols = [group[live], np.asarray(lengths, dtype=np.int64)[live]]
         if context_searchsp is not None:
             cols.append(np.asarray(context_searchsp, dtype=np.float64)[live].view(np.int64))
-        keys = np.ascontiguousarray(np.stack(cols, axis=1))
-        _, first, inv = np.unique(keys.view(np.dtype((np.void, keys.shape[1] * 8))).reshape(-1),
-                                  return_index=True, return_inverse=True)
-        inv = np.asarray(inv).reshape(-1)
+        first, inv = row_groups(cols)
         order = np.argsort(first, kind="stable")          # keys in order of first context
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)

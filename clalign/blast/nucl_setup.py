@@ -39,6 +39,7 @@ from .nucl_dust import query_mask_arrays
 from .nucl_fasta import Queries, Query, flat_queries, read_queries  # noqa: F401 (imported from here)
 from .nucl_lookup import QueryBatch, choose_na_lookup
 from .nucl_scan import build_flat
+from .groups import row_groups
 
 LN2 = math.log(2.0)
 TASKS = ("megablast", "blastn", "blastn-short")
@@ -311,17 +312,16 @@ def ungapped_groups(batch, matrix, threads: int = 1):
     live = np.flatnonzero(sums != 0)
     if not live.size:
         return [], group
-    freq = comp[live] / sums[live, None]
+    freq = np.ascontiguousarray((comp[live] / sums[live, None]).T)   # a letter's row: contiguous
     lo = int(M.min())
-    probs = np.zeros((live.size, int(M.max()) - lo + 1))
+    probs = np.zeros((int(M.max()) - lo + 1, live.size))            # a score's row
     p_std = 0.25
     for i in range(15):          # np.add.at order: i major, j minor; p_std is 0 past A/C/G/T
         for j in range(4):
-            probs[:, M[i, j] - lo] += freq[:, i] * p_std
-    # rows compared by their bytes (sums of non-negative terms: no -0.0, no NaN, so equal bytes
-    # = equal values); unique's stable sort gives each group's first context
-    rows = np.ascontiguousarray(probs).view(np.dtype((np.void, probs.shape[1] * 8))).reshape(-1)
-    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+            probs[M[i, j] - lo] += freq[i] * p_std
+    # contexts compared by their probabilities' bytes (sums of non-negative terms: no -0.0, no
+    # NaN, so equal bytes = equal values), grouped as np.unique groups them, first context each
+    first, inv = row_groups(list(probs))
     blocks = []
     for k in first.tolist():
         c = int(live[k])
