@@ -29,8 +29,7 @@ import types
 
 _LOCK = threading.RLock()
 _PROBE_LOCK = threading.Lock()
-_BOOK_LOCK = threading.Lock()       # guards _PRELOADS, _QUEUED and _AWAY (never held long)
-_PRELOADS = [0]                     # preloads running
+_PRELOADS = [0]                     # preloads running (guarded by _LOCK)
 _BY_FUNC = {}                       # plain function -> its Deferred
 _QUEUED = set()                     # specs given to a preload of this process
 _DISPATCHER_ATTRS = frozenset((
@@ -120,19 +119,19 @@ def preloading() -> bool:
     return _PRELOADS[0] > 0
 
 
-_AWAY = [0]                         # searches keeping numba out of this process
+_AWAY = [0]                         # searches keeping numba out of this process (under _LOCK)
 
 
 @contextlib.contextmanager
 def away():
     """While active, ``numpy_forms`` answers True for functions not loaded here: a search whose
     compiled stages run in the stage process (``runtime.stageproc``) keeps numba out of this one."""
-    with _BOOK_LOCK:
+    with _LOCK:
         _AWAY[0] += 1
     try:
         yield
     finally:
-        with _BOOK_LOCK:
+        with _LOCK:
             _AWAY[0] -= 1
 
 
@@ -216,10 +215,8 @@ def preload(specs) -> threading.Thread:
     """Load the cached code of ``specs`` ("module:function" or "module:maker()", in the order
     they will be called) on a daemon thread; returns the thread. Specs an earlier preload of
     this process was given are left out (a process running several searches reads each stage's
-    cache index once). Errors are left to the real calls to raise. The bookkeeping has its own
-    lock: ``_LOCK`` is held by an earlier preload for the whole of numba's import (~0.25 s),
-    which a second preload's caller (the command's, then ``run_blastn``'s) must not wait for."""
-    with _BOOK_LOCK:
+    cache index once). Errors are left to the real calls to raise."""
+    with _LOCK:
         specs = [s for s in specs if s not in _QUEUED]
         _QUEUED.update(specs)
 
@@ -237,10 +234,10 @@ def preload(specs) -> threading.Thread:
                 except Exception:    # noqa: BLE001 - an optimisation only: the call reports
                     pass
         finally:
-            with _BOOK_LOCK:
+            with _LOCK:
                 _PRELOADS[0] -= 1
 
-    with _BOOK_LOCK:
+    with _LOCK:
         _PRELOADS[0] += 1
     t = threading.Thread(target=run, name="clalign-jit-preload", daemon=True)
     t.start()
