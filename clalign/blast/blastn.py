@@ -34,7 +34,6 @@ from .nucl_pairs import FinalHits, PrelimHits
 from .nucl_preload import stages
 from .nucl_search import (hsps_of_rows, prelim_combine_rows, prelim_piece_rows, prelim_subject_rows,
                           rows_of_hsps, subject_array, subject_chunks)
-from .nucl_fasta import flat_queries
 from .nucl_setup import BlastnOptions, invalid_queries, read_queries, setup_search
 from .nucl_words import DiagState
 
@@ -306,9 +305,8 @@ def _search(st, queries, nt, opts, progress, times, pool, threads, device=None, 
     times["traceback"] = times.get("traceback", 0.0) + clock() - t0   # wall, records included
     table, rows, bounds = final.hit_spans(len(queries), opts.max_target_seqs, opts.max_hsps)
     # the results as arrays (each query's rows a span of one array), QueryHits made when asked for
-    flat = flat_queries(queries)
-    qlens = np.diff(flat[2]) if flat is not None else [len(q.codes) for q in queries]
-    return QueryTable([q.qid for q in queries], qlens, [q.title for q in queries], table, rows, bounds)
+    return QueryTable([q.qid for q in queries], names.qlen, [q.title for q in queries], table, rows,
+                      bounds)
 
 
 class _SubjectCodes:

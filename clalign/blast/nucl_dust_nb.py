@@ -321,7 +321,7 @@ def _dust_many_text(text, starts, lut, level, window, linker, state0):
 
 
 _LUT64 = _BASE2.astype(np.int64)
-#: groups of sequences per thread in :func:`dust_intervals_many`
+#: groups of sequences per thread in :func:`dust_arrays`
 GROUPS_PER_THREAD = 8
 
 
