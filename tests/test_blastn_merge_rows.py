@@ -60,6 +60,9 @@ def test_rows_merge_merges():
     b = np.array([[40, 150, 200, 1000, 1050, 0, 170, 1020]], dtype=np.int64)
     got = _rows_way([(0, a), (SPLIT, b)])
     assert got.shape == (1, 8) and (got == _spec([(0, a), (SPLIT, b)])).all()
+    # s_BlastMergeTwoHSPs by hand: the union's box, the better score's gapped start, and the
+    # score max(int(density * query span), best) = max(int(90 / 110 * 100), 50) = 81
+    assert got[0].tolist() == [81, 100, 200, 950, 1050, 0, 120, 970]
 
 
 def test_rows_merge_order_ties():

@@ -195,30 +195,25 @@ def purge_common_endpoints(hsps, purge: bool):
 OVERLAP_DIAG_CLOSE = 10
 
 
-def _merge_two(h1: NHSP, h2: NHSP) -> bool:
-    """``s_BlastMergeTwoHSPs`` (gapped search): h1 grows to cover h2 when h2's start or end lies
-    in h1's box; the score becomes the better one or the pair's score density over the union."""
-    def inside(q, s):
-        return h1.q_start <= q <= h1.q_end and h1.s_start <= s <= h1.s_end
+_ROW_FIELDS = ("score", "q_start", "q_end", "s_start", "s_end", "context", "q_gstart", "s_gstart")
 
-    if not (inside(h2.q_start, h2.s_start) or inside(h2.q_end, h2.s_end)):
+
+def _merge_two(h1: NHSP, h2: NHSP) -> bool:
+    """``s_BlastMergeTwoHSPs`` (gapped search) on HSP objects: :func:`_merge_two_row` (the rule)
+    on their rows, ``h1`` updated from its row."""
+    r1 = [getattr(h1, f) for f in _ROW_FIELDS]
+    if not _merge_two_row(r1, [getattr(h2, f) for f in _ROW_FIELDS]):
         return False
-    density = (h1.score + h2.score) * 1.0 / ((h1.q_end - h1.q_start) + (h2.q_end - h2.q_start))
-    h1.q_start, h1.s_start = min(h1.q_start, h2.q_start), min(h1.s_start, h2.s_start)
-    h1.q_end, h1.s_end = max(h1.q_end, h2.q_end), max(h1.s_end, h2.s_end)
-    if h2.score > h1.score:
-        h1.q_gstart, h1.s_gstart, h1.score = h2.q_gstart, h2.s_gstart, h2.score
-    h1.score = max(int(density * (h1.q_end - h1.q_start)), h1.score)
+    for f, v in zip(_ROW_FIELDS, r1):
+        setattr(h1, f, v)
     return True
 
 
 def _to_front(arr, pred):
-    """BLAST+'s in-place swap of the elements satisfying ``pred`` to the front; returns their count."""
-    n = 0
-    for i in range(len(arr)):
-        if pred(arr[i]):
-            arr[n], arr[i] = arr[i], arr[n]
-            n += 1
+    """BLAST+'s in-place swap of the elements satisfying ``pred`` to the front
+    (:func:`_to_front_order`'s swaps); returns their count."""
+    order, n = _to_front_order([bool(pred(h)) for h in arr])
+    arr[:] = [arr[i] for i in order.tolist()]
     return n
 
 
@@ -297,7 +292,9 @@ def merge_subject_chunk_rows(combined, new, split: int, overlap: int):
 
 
 def _merge_two_row(h1, h2) -> bool:
-    """:func:`_merge_two` on row lists (``h1`` changed in place)."""
+    """``s_BlastMergeTwoHSPs`` (gapped search) on row lists (``h1`` changed in place): h1 grows
+    to cover h2 when h2's start or end lies in h1's box; the score becomes the better one or the
+    pair's score density over the union."""
     sc1, qs1, qe1, ss1, se1 = h1[:5]
     sc2, qs2, qe2, ss2, se2 = h2[:5]
 
