@@ -190,6 +190,22 @@ def test_bulk_columns_equal_the_getters(golden_results):
             assert fh.getvalue() == reference_tabular(results, cols, comments, database="d")
 
 
+def _random_hits(rnd, qi, max_hits, subjects, qstart_hi, qend_hi):
+    """Up to ``max_hits - 1`` random records of query ``qi`` with ties of every ordering key:
+    ``subjects`` subjects (some sharing an index under another id), both strands, few scores,
+    E-values around BLAST's 1e-180 tie, query starts below ``qstart_hi``, ends below ``qend_hi``."""
+    hits = []
+    for _ in range(rnd.randrange(0, max_hits)):
+        sidx = rnd.randrange(subjects)
+        a, b = sorted(rnd.sample(range(1, 30), 2))
+        ss, se = (a, b) if rnd.random() < 0.5 else (b, a)
+        hits.append(Alignment(f"q{qi}", f"s{sidx}" + ("x" if rnd.random() < 0.1 else ""), 30, 50,
+                              rnd.choice((10, 12)), 1.0, rnd.choice((0.0, 1e-200, 1e-185, 0.5, 2.0)),
+                              rnd.randrange(1, qstart_hi), rnd.randrange(4, qend_hi), ss, se, "A", "A", 1, 1,
+                              0, 0, subject_index=sidx))
+    return hits
+
+
 def test_order_rows_equal_order_hits():
     """The arrays' BLAST order (tabular.order_rows) = order_hits per query, with ties of every
     key (E-values below 1e-180, equal scores, equal coordinates, minus strands, one subject
@@ -205,15 +221,7 @@ def test_order_rows_equal_order_hits():
     for _ in range(30):
         results = []
         for qi in range(rnd.randrange(1, 6)):
-            hits = []
-            for _ in range(rnd.randrange(0, 12)):
-                sidx = rnd.randrange(4)
-                a, b = sorted(rnd.sample(range(1, 30), 2))
-                ss, se = (a, b) if rnd.random() < 0.5 else (b, a)
-                hits.append(Alignment(f"q{qi}", f"s{sidx}" + ("x" if rnd.random() < 0.1 else ""), 30, 50,
-                                      rnd.choice((10, 12)), 1.0, rnd.choice((0.0, 1e-200, 1e-185, 0.5, 2.0)),
-                                      rnd.randrange(1, 4), rnd.randrange(4, 8), ss, se, "A", "A", 1, 1, 0, 0,
-                                      subject_index=sidx))
+            hits = _random_hits(rnd, qi, 12, 4, 4, 8)
             results.append(QueryHits(f"q{qi}", 30, hits))
         rows = RecordRows(a for r in results for a in r.hits)
         qpos = np.repeat(np.arange(len(results)), [len(r.hits) for r in results])
@@ -238,16 +246,7 @@ def test_order_rows_in_order_check(monkeypatch):
     for _ in range(300):
         results = []
         for qi in range(rnd.randrange(1, 5)):
-            hits = []
-            for _ in range(rnd.randrange(0, 8)):
-                sidx = rnd.randrange(3)
-                a, b = sorted(rnd.sample(range(1, 30), 2))
-                ss, se = (a, b) if rnd.random() < 0.5 else (b, a)
-                hits.append(Alignment(f"q{qi}", f"s{sidx}" + ("x" if rnd.random() < 0.1 else ""), 30, 50,
-                                      rnd.choice((10, 12)), 1.0, rnd.choice((0.0, 1e-200, 1e-185, 0.5, 2.0)),
-                                      rnd.randrange(1, 3), rnd.randrange(4, 6), ss, se, "A", "A", 1, 1, 0, 0,
-                                      subject_index=sidx))
-            hits = order_hits(hits)
+            hits = order_hits(_random_hits(rnd, qi, 8, 3, 3, 6))
             if len(hits) > 1 and rnd.random() < 0.5:
                 i = rnd.randrange(len(hits) - 1)
                 hits[i], hits[i + 1] = hits[i + 1], hits[i]
