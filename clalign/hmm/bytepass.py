@@ -109,12 +109,18 @@ def msv_pass_bytes(profile, hmm, raw, lengths, F1=0.02, slack_bits=0.0) -> np.nd
 
 def msv_survivors(profile, hmm, raw, lengths, F1=0.02, slack_bits=0.0) -> tuple:
     """(indices, float32 nats) of the targets :func:`msv_pass_bytes` keeps: the indices of its
-    mask and ``msv_from_bytes`` of their bytes, in one compiled pass (numba)."""
-    from . import bytepass_nb as nb
-
+    mask and ``msv_from_bytes`` of their bytes, in one compiled pass where numba is loaded
+    already, else in numpy (a GPU search need not load numba for it)."""
     uniq, inv = reference.length_classes(lengths)
     if not inv.size:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    if "numba" not in sys.modules:
+        idx = np.flatnonzero(msv_pass_bytes(profile, hmm, raw, lengths, F1, slack_bits))
+        r = np.asarray(raw)[idx]
+        nats = reference.msv_from_bytes(profile, r & 0xFF, (r >> 8) & 1, np.asarray(lengths)[idx])
+        return idx.astype(np.int64), np.asarray(nats, dtype=np.float32)
+    from . import bytepass_nb as nb
+
     uniq = np.ascontiguousarray(uniq, dtype=np.int64)
     terms = _terms(profile, uniq)
     t = _thresholds_nb(profile, hmm, uniq, F1, slack_bits, terms)

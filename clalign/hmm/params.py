@@ -163,3 +163,10 @@ HMM_VITERBI = ParamSet("hmm_viterbi", params=(
     Param.int("BASE_W", "HMMER's 16-bit score origin (om->base_w)", lo=0, hi=32767),
     Param.int("STAR", "residue code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
 ), with_simd=False)
+
+#: Template parameters of the bias filter kernel (``kernels/hmm_bias.mako``): one work-item per
+#: target, float32 arithmetic taken in double (needs cl_khr_fp64).
+HMM_BIAS = ParamSet("hmm_bias", params=(
+    Param.int("WG", "work-items per work-group (one target each)", values=(32, 64, 128, 256), default=64),
+    Param.int("STAR", "easel code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
+), with_simd=False)

@@ -457,7 +457,7 @@ class _Search:
             on = use_device_viterbi(Runtime.get(self.device).caps, work=float(self.stats.nodes) * self.stats.residues)
             self._vit = DeviceViterbi(self.db, np.asarray(self.db.residues), self.stops, self.options.F1,
                                       self.device, [h.M for h in self.hmms], threads=self.cpus,
-                                      cmap=EASEL_OF_CODE) if on else False
+                                      cmap=EASEL_OF_CODE, layouts=self.layouts if self._slane else None) if on else False
         return bool(self._vit)
 
     def _viterbi_plan(self, hmm, nats, passing):

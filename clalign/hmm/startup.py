@@ -60,8 +60,11 @@ def early_prebuild(hmmfile, seqdb, device, threads):
             from .vit_engine import viterbi_items
 
             msv = prebuild_items(Ms, "msv", device, plan)
+            from .bias_engine import bias_item, usable
+
             items = [it for pair in zip(msv, viterbi_items(Ms, device)) for it in pair if it is not None]
-            rt.prebuild([*layout_fill_items(msv), *items], threads)
+            bias = [bias_item()] if usable(rt.caps) else []
+            rt.prebuild([*layout_fill_items(msv), *bias, *items], threads)
         return Ms, plan
     except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
         return None

@@ -22,9 +22,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
+from ..runtime.jit import njit
 from .profile import BACKGROUND, DEGENERATE, EASEL_AMINO, KP
 
 K = 20
@@ -62,7 +62,7 @@ def filter_hmm(M: int, compo) -> tuple:
     return t, pi, eo
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")      # x/0 as C: inf or NaN
+@njit(cache=True, nogil=True, error_model="numpy")      # x/0 as C: inf or NaN
 def _forward(codes, a, b, t00, t01, t, pi, eo, cmap):
     """esl_hmm_Forward of the two-state filter HMM on cmap[codes[a:b]] (float32, scaled rows);
     state 0's transitions t00, t01 are the target's (p7_bg_SetLength), the rest ``t``."""
@@ -94,7 +94,7 @@ def _forward(codes, a, b, t00, t01, t, pi, eo, cmap):
     return logsc * f1
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _filter_scores(codes, starts, ends, stops, t1, pi, eo, star, cmap, out, lo, hi):
     """Scores of sequences lo..hi-1 (serial, no GIL: callers run ranges in threads)."""
     ident = np.arange(256).astype(np.uint8)

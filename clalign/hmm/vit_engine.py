@@ -50,8 +50,11 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     background threads; returns the futures (a later launch waits for its build)."""
     from ..runtime import Runtime
 
+    from .bias_engine import bias_item, usable
+
     rt = Runtime.get(device)
-    return rt.prebuild([it for it in viterbi_items(Ms, device) if it is not None], threads)
+    items = [it for it in viterbi_items(Ms, device) if it is not None]
+    return rt.prebuild(([bias_item()] if items and usable(rt.caps) else []) + items, threads)
 
 
 def viterbi_items(Ms, device=None) -> list:
@@ -106,14 +109,17 @@ def resident_key(rt) -> tuple:
 
 
 class _Resident:
-    """A database's residues and offsets on the device, uploaded once per search."""
+    """A database's residues and offsets on the device, uploaded once per search; ``res``: the
+    residues' buffer where the search has it already (:mod:`clalign.hmm.layout_dev`)."""
 
-    def __init__(self, ctx, residues, offsets):
+    def __init__(self, ctx, residues, offsets, res=None):
         import pyopencl as cl
 
         mf = cl.mem_flags
-        res = np.ascontiguousarray(residues, dtype=np.uint8)
-        self.res = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=res if res.nbytes else np.zeros(4, np.uint8))
+        if res is None:
+            res = np.ascontiguousarray(residues, dtype=np.uint8)
+            res = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=res if res.nbytes else np.zeros(4, np.uint8))
+        self.res = res
         self.offs = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                               hostbuf=np.ascontiguousarray(offsets, dtype=np.uint64))
 

@@ -26,6 +26,7 @@ that closed form (a prefix maximum) and stay equal to this reference.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from ..runtime.jit import njit
@@ -63,7 +64,10 @@ def _log32(x) -> np.ndarray:
 
 
 def local_entry(hmm: HMM) -> np.ndarray:
-    """float32 local entry scores B->M_k, k = 1..M (p7_hmm_CalculateOccupancy, p7_ProfileConfig)."""
+    """float32 local entry scores B->M_k, k = 1..M (p7_hmm_CalculateOccupancy, p7_ProfileConfig);
+    compiled where numba is loaded already, else the loop (a GPU search need not load numba)."""
+    if "numba" not in sys.modules:
+        return local_entry_loop(hmm)
     occ, Z = _occupancy(np.ascontiguousarray(hmm.t, dtype=np.float32), int(hmm.M))
     return _log32((occ[1:] / Z).astype(np.float32))
 

@@ -23,6 +23,7 @@ always first (an empty one if no target was near a threshold).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -119,7 +120,11 @@ def _decide_nb(score, null, bounds, margin):
 
 
 def _decided(score, null, stats, *Fs) -> list:
-    """[(surely P <= F, surely P > F)] per F: :func:`_decide` of :func:`_bits`, compiled."""
+    """[(surely P <= F, surely P > F)] per F: :func:`_decide` of :func:`_bits`, compiled where
+    numba is loaded already (else numpy: a GPU search need not load numba for it)."""
+    if "numba" not in sys.modules:
+        bits = _bits(score, null)
+        return [_decide(bits, stats, F) for F in Fs]
     code = _decide_nb(np.ascontiguousarray(score, dtype=np.float32), np.ascontiguousarray(null, dtype=np.float32),
                       _thresholds(stats, *Fs), MARGIN_BITS)
     return [((code >> (2 * j)) & 1 == 1, (code >> (2 * j + 1)) & 1 == 1) for j in range(len(Fs))]
@@ -153,15 +158,23 @@ class DeviceViterbi:
 
     overrides: dict | None = None
 
-    def __init__(self, db, codes, stops, F1: float, device=None, Ms=(), threads: int = 4, cmap=None):
+    def __init__(self, db, codes, stops, F1: float, device=None, Ms=(), threads: int = 4, cmap=None,
+                 layouts: dict | None = None):
         """``codes``: the database's residues, in Easel's codes or turned into them by
-        ``cmap`` (the bias filter reads them through it: no translated copy of the database)."""
+        ``cmap`` (the host bias filter reads them through it: no translated copy of the
+        database). ``layouts``: the search's layout cache, whose device copy of the residues
+        (:func:`clalign.hmm.layout_dev.residues_on_device`) the kernels read: none of their own."""
+        from ..runtime import Runtime
+        from .bias_engine import usable
         from .vit_engine import prebuild_viterbi
 
         self.db, self.codes, self.cmap, self.stops = db, codes, cmap, np.asarray(stops, dtype=np.int64)
         self.off = np.asarray(db.offsets, dtype=np.int64)
         self.F1, self.device, self.threads = float(F1), device, max(1, int(threads))
         self.cache: dict = {}                        # the database's device copy
+        self.layouts = layouts
+        #: the bias filter on the device (else the host's compiled loop, :mod:`clalign.hmm.vit_bias`)
+        self.device_bias = usable(Runtime.get(device).caps)
         self._local = threading.local()              # per thread: its own command queue
         self._lock = threading.Lock()
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
@@ -180,8 +193,28 @@ class DeviceViterbi:
         with self._lock:
             key = resident_key(rt)
             if key not in self.cache:
-                self.cache[key] = _Resident(rt.ctx, self.db.residues, self.off)
+                res = None
+                if self.layouts is not None:
+                    from .layout_dev import residues_on_device
+
+                    res = residues_on_device(self.layouts, rt, q, self.db.residues)
+                self.cache[key] = _Resident(rt.ctx, self.db.residues, self.off, res)
         return q
+
+    def _bias(self, hmm, idx, L) -> np.ndarray:
+        """Bias-filter scores of database targets ``idx`` (HMMER's lengths ``L``)."""
+        if self.device_bias:
+            from ..runtime import Runtime
+            from .bias_engine import bias_scores_device
+            from .vit_engine import resident_key
+
+            q = self._queue()
+            res = self.cache[resident_key(Runtime.get(self.device))]
+            return bias_scores_device(hmm.M, hmm.compo, res.res, res.offs, idx, L, self.device, q)
+        from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
+
+        return filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx], self.off[idx + 1], self.stops[idx],
+                             self.cmap, self.threads)   # parallel inside
 
     def plan(self, hmm, msv_nats, passing, lengths) -> VitPlan | None:
         """:meth:`split` of a model, or None for a model longer than the kernel takes."""
@@ -192,7 +225,6 @@ class DeviceViterbi:
     def split(self, hmm, msv_nats, passing, lengths) -> VitPlan:
         """Split ``passing`` (a superset of the MSV survivors, database indices; ``msv_nats``
         their MSV scores, in the same order) as above."""
-        from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
         from .vit_engine import vit_words_device
         from .vit_reference import build_vit_profile, vit_nats
 
@@ -203,8 +235,7 @@ class DeviceViterbi:
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
-        fs[sel] = filter_scores(hmm.M, hmm.compo, self.codes, self.off[idx[sel]], self.off[idx[sel] + 1],
-                                self.stops[idx[sel]], self.cmap, self.threads)   # parallel inside
+        fs[sel] = self._bias(hmm, idx[sel], L[sel])
         (b_ok, b_no), (s_ok, s_no) = _decided(usc, fs, hmm.msv, self.F1, F2_DEFAULT)   # P <= F2 skips Viterbi
         exact |= m_ok & ~(b_ok | b_no)
         exact |= m_ok & b_ok & ~(s_ok | s_no)

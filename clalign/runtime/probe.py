@@ -73,6 +73,7 @@ class Capabilities:
     max_alloc: int
     global_cache: int              # bytes of global memory cache (L2 on GPUs)
     warp: int                      # NVIDIA warp size / preferred work-group multiple guess
+    fp64: bool = False             # cl_khr_fp64 (double precision in kernels)
 
     @property
     def simd_variant(self) -> str:
@@ -151,7 +152,7 @@ def probe(device, ctx=None) -> Capabilities:
         compute_units=int(device.max_compute_units), max_work_group=int(device.max_work_group_size),
         local_mem=int(device.local_mem_size), global_mem=int(device.global_mem_size),
         max_alloc=int(device.max_mem_alloc_size), global_cache=int(device.global_mem_cache_size),
-        warp=warp,
+        warp=warp, fp64="cl_khr_fp64" in exts,
     )
     _CACHE[key] = caps
     return caps
