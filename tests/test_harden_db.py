@@ -555,3 +555,15 @@ def test_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):
             fh.write(b"A" * (1 << 20))
     with pytest.raises(InputError, match="bomb.fa.gz: larger than"):
         Database.from_fasta(path)
+
+
+def test_largest_in_threads_equals_max(monkeypatch):
+    """The open-time check's maximum over a large residue array, taken in threads."""
+    from clalign.data import dbfolder
+
+    monkeypatch.setattr(dbfolder, "PARALLEL_MAX_BYTES", 16)
+    rng = np.random.default_rng(5)
+    for n in (17, 1000, 100003):
+        a = rng.integers(0, 20, n).astype(np.uint8)
+        a[rng.integers(0, n)] = 27
+        assert dbfolder._largest(a) == 27 == int(a.max())

@@ -77,6 +77,15 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, 
     _device_search_equals_hmmer(hmmer)
 
 
+def test_long_targets_left_to_pyhmmer_equal_hmmer(hmmer, monkeypatch):
+    """Targets above LONG_TARGET (here most of the proteome) go to pyhmmer's own pipeline
+    without device scores; counts and hits stay HMMER's."""
+    monkeypatch.setenv(vit_search.ENV, "device")
+    monkeypatch.setattr(vit_search, "LONG_TARGET", 300)
+    monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})
+    _device_search_equals_hmmer(hmmer)
+
+
 def test_device_viterbi_after_slane_kernels_equals_hmmer(hmmer, monkeypatch):
     """The GPU path of a many-model search: S-lane MSV kernels, whose survivors and scores come
     from the compiled byte pass (clalign.hmm.bytepass.msv_survivors), the device Viterbi stage,

@@ -309,6 +309,25 @@ def test_filter_engine_choice(tmp_path, monkeypatch):
     assert choice.choose_filter("opencl", None, 2).engine == "opencl"
     with pytest.raises(ValueError):
         choice.choose_filter("gpu", None, 2)
+    assert choice.remembered(None, 2) == got.engine                      # what the CLI reads
+    assert choice.remembered(None, 3) is None                           # another setup: nothing
+
+
+def test_database_loaded_early_is_taken_once(tmp_path):
+    """The CLI's early read (startup.Loading.early) is the one the search takes, once; another
+    path, or a second search, reads anew."""
+    from clalign.errors import InputError
+    from clalign.hmm.startup import Loading
+
+    proteome = os.path.join(DATA, "proteome.faa.gz")
+    Loading.early(proteome)
+    first = Loading.take(proteome)
+    assert first is not Loading.take(proteome)
+    db, _ = first.result()
+    assert len(db) == 2100
+    Loading.early(str(tmp_path / "missing.fa"))       # its error comes when the search asks
+    with pytest.raises(InputError):
+        Loading.take(str(tmp_path / "missing.fa")).result()
 
 
 def _hit_record():

@@ -97,6 +97,13 @@ def _setup_key(device, threads: int) -> str:
     return json.dumps([icds, env, str(device), int(threads)], sort_keys=True)
 
 
+def remembered(device, threads: int) -> str | None:
+    """The engine the automatic choice remembers for this setup, None if none is remembered
+    (read without loading OpenCL: the CLI starts the device's context early when it is "opencl")."""
+    hit = _cached(_setup_key(device, threads))
+    return None if hit is None else hit.engine
+
+
 def _cached(key: str):
     try:
         with open(_cache_file()) as fh:

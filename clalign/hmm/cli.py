@@ -56,19 +56,26 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     through HMMER's remaining stages (pyhmmer), so hits, scores and E-values are hmmsearch's.
     """
     from .. import cl_early
+    from .choice import remembered
 
-    if engine == "opencl" or (device is not None and engine != "pyhmmer"):
-        # the device's context while the engine is imported (not for 'auto' without a device,
-        # which may well choose pyhmmer's filter: no OpenCL work for it on a CPU-only machine)
+    opts = SearchOptions(E=evalue, domE=dom_evalue, incE=inc_evalue, incdomE=incdom_evalue, F1=f1, Z=z, cpus=cpu)
+    on_device = engine == "opencl" or (engine == "auto" and remembered(device, opts.threads) == "opencl") or (
+        device is not None and engine != "pyhmmer")
+    if on_device:
+        # the device's context while the engine is imported ('auto' only where this machine's
+        # choice is remembered as OpenCL: a CPU-only machine, which chooses pyhmmer, makes none)
         cl_early.start(device)
+    plan_outputs({"-o": output or "-", "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
+    if on_device:        # the database read begins before the runtime and the search are imported
+        from .startup import Loading
+
+        Loading.early(seqdb)
     import time
 
     from .hmmtext import RAW
     from .search import hmmsearch as run_search, write_report
     from .tables import write_table
 
-    opts = SearchOptions(E=evalue, domE=dom_evalue, incE=inc_evalue, incdomE=incdom_evalue, F1=f1, Z=z, cpus=cpu)
-    plan_outputs({"-o": output or "-", "--tblout": tblout, "--domtblout": domtblout}, inputs=[hmmfile, seqdb], force=force)
     t0 = time.perf_counter()
     search = run_search(hmmfile, seqdb, options=opts, device=device, progress=True, engine=engine)
     wanted = [output] + [p for p in (tblout, domtblout) if p]

@@ -172,7 +172,7 @@ class _Search:
 
     def _start(self, hmmfile, seqdb, options, device, msv_scores):
         """The database read in a thread while the models are read and their kernels built."""
-        loading = _Loading(seqdb)
+        loading = _Loading.take(seqdb)
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         self.hmms = read_all(hmmfile)        # in processes for a large file (clalign.hmm.hmmpool)
         for h in self.hmms:

@@ -39,25 +39,29 @@ _T_EPS = 1e-6
 F2_DEFAULT = 1e-3
 #: Environment override of the engine choice: "device" or "pyhmmer".
 ENV = "CLALIGN_HMM_VITERBI"
+#: Targets longer than this (HMMER's L) are left to pyhmmer's own pipeline: the kernels take one
+#: row per residue in sequence, so a launch lasts as long as its longest target (a 35,000-residue
+#: protein, ~0.1 s of a model's Viterbi stage on the H200), for a handful of MSV survivors.
+LONG_TARGET = 8192
 
 
 #: Device kinds where hmmsearch with the device Viterbi filter was *measured* faster end to end
 #: than with pyhmmer's (``tools/bench_viterbi.py --e2e``, tables identical). PoCL, 2 cores: no
-#: (docs/perf/hmmsearch.md, 0.26-0.40x). No GPU has been measured yet: until a run on one
-#: records ``"gpu": True`` here, the device path runs only when asked for.
+#: (docs/perf/hmmsearch.md, 0.26-0.40x). GPUs: by the size of the search (:data:`GPU_MIN_WORK`).
 MEASURED_FASTER = {"cpu": False}
 
 
 #: On a GPU the device path runs when a search's filter work (model states x residues, summed
-#: over models) reaches this. What it saves: pyhmmer's Viterbi filter (~1-2 GCUPS per thread on
-#: the H100 host, docs/perf/hmmsearch.md) on the ~2 % of targets that pass MSV, and the
-#: pyhmmer sequences of those targets built on the main thread; what it costs: the bias
-#: filter's compiled loop, the Viterbi programs, the residues uploaded, the device stage's
-#: threads shared with MSV. Measured on the H100 (2026-11-23, 3e70957, one round each, same
-#: call): the 14 bundled models x 572,100 proteins (~1.6e12 cells) took 7.68 s with it and
-#: 4.90 s with pyhmmer's Viterbi, so it stays off there; 1,000 Pfam-like models x the same
-#: proteins (~4.1e13 cells) ran with it at 2.38x pyhmmer, the other way not measured.
-GPU_MIN_WORK = 1e13
+#: over models) reaches this. What it saves: pyhmmer's Viterbi filter (~1-2 GCUPS per thread)
+#: on the ~2 % of targets that pass MSV, and the pyhmmer sequences of those targets built on the
+#: main thread; what it costs: the bias and Viterbi programs (from the cache), two launches per
+#: model, the stage's threads shared with MSV. Measured on the H200 (run y61, 2026-11-29, with
+#: the bias filter on the device and no numba): the 14 bundled models x 572,100 proteins
+#: (4.2e11 cells) took 2.29-2.48 s with it against 2.85-3.02 s with pyhmmer's Viterbi (tables
+#: identical); the 1,000 Pfam-like models (4.1e13) ran with it at 3.86-3.97x pyhmmer (y19).
+#: Smaller searches (14 models x the 2,100-protein proteome: 1.4e9) were not measured and keep
+#: pyhmmer's.
+GPU_MIN_WORK = 1e11
 
 
 def use_device_viterbi(caps, work: float | None = None) -> bool:
@@ -233,6 +237,10 @@ class DeviceViterbi:
         usc = np.asarray(msv_nats, dtype=np.float32)
         [(m_ok, m_no)] = _decided(usc, null_nats(L), hmm.msv, self.F1)
         exact = ~(m_ok | m_no)                       # near the MSV threshold: pyhmmer decides
+        if LONG_TARGET is not None:                  # and for the long targets (LONG_TARGET)
+            long_ = L > LONG_TARGET
+            exact |= m_ok & long_
+            m_ok = m_ok & ~long_
         fs = np.zeros(idx.size, dtype=np.float32)
         sel = np.flatnonzero(m_ok)
         fs[sel] = self._bias(hmm, idx[sel], L[sel])
