@@ -81,3 +81,32 @@ def _model():
 
     rng = pyhmmer.easel.Randomness(11)
     return pyhmmer.plan7.HMM.sample(pyhmmer.easel.Alphabet.amino(), 40, rng)
+
+
+def _slot_order_by_sorting(lengths, order, C, spc, cap):
+    """The slot order as np.lexsort((round, column, block)) gives it (plan_blocks computes it)."""
+    n = order.size
+    desc = lengths[order[::-1]] + 1
+    starts = [0]
+    while starts[-1] < n:
+        k = spc if cap is None else max(1, min(spc, int(cap) // int(desc[starts[-1]])))
+        starts.append(min(n, starts[-1] + C * k))
+    starts = np.asarray(starts)
+    q = n - 1 - np.arange(n)
+    blk = np.searchsorted(starts, q, side="right") - 1
+    rank = q - starts[blk]
+    rnd, p = rank // C, rank % C
+    col = np.where(rnd % 2 == 0, p, C - 1 - p)
+    return order[np.lexsort((rnd, col, blk))]
+
+
+@pytest.mark.parametrize("n,C,spc,cap", [(1, 4, 2, None), (7, 4, 2, None), (8, 4, 2, None), (9, 4, 2, None),
+                                         (33, 4, 3, None), (500, 8, 5, 600), (1000, 32, 4, None), (999, 16, 7, 900)])
+def test_plan_slot_order_is_the_sorted_deal(n, C, spc, cap):
+    """Blocks whose last round is full or partial, with an even and an odd number of full rounds."""
+    rng = np.random.default_rng(n)
+    lens = rng.integers(0, 1200, n)
+    order = np.argsort(lens, kind="stable")
+    off = np.concatenate([[0], np.cumsum(lens)])
+    plan = plan_blocks(off, lens, order, C, spc, 4, cap)
+    assert np.array_equal(plan.ids.astype(np.int64), _slot_order_by_sorting(lens, order, C, spc, cap))

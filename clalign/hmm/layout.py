@@ -111,17 +111,23 @@ def plan_blocks(offsets, lengths, order, C: int, spc: int, rg: int = 1, cap: int
         starts.append(min(n, q0 + C * k_spc))
     starts = np.asarray(starts, dtype=np.int64)
     nb = starts.size - 1
-    pos = np.arange(n, dtype=np.int64)
-    q = n - 1 - pos
-    blk = np.searchsorted(starts, q, side="right") - 1
+    sizes_k = np.diff(starts)
+    blk = np.repeat(np.arange(nb, dtype=np.int64), sizes_k)[::-1]     # by ascending position
+    q = np.arange(n - 1, -1, -1, dtype=np.int64)                       # descending position
     # deal in descending length inside the chunk, snake order over the columns
     rank = q - starts[blk]
     rnd, p = rank // C, rank % C
     col = np.where(rnd % 2 == 0, p, C - 1 - p)
     seq = order
     L1 = lengths[seq] + 1
-    # order sequences by (block, column, round): their slot order in ids
-    key = np.lexsort((rnd, col, blk))
+    # slot order in ids: by (block, column, round). A column holds R = size // C rounds, plus
+    # one in the last, partial round of m = size % C sequences (round R: columns 0..m-1 when R
+    # is even, C-m..C-1 when odd), so a sequence's slot is its block's start, the sequences of
+    # the columns before its own, and its round (what np.lexsort((rnd, col, blk)) orders)
+    R, m = sizes_k[blk] // C, sizes_k[blk] % C
+    extra = np.where(R % 2 == 0, np.minimum(col, m), np.maximum(0, col - (C - m)))
+    key = np.empty(n, dtype=np.int64)
+    key[starts[blk] + col * R + extra + rnd] = np.arange(n, dtype=np.int64)
     seq_k, blk_k, col_k, L1_k = seq[key], blk[key], col[key], L1[key]
     gcol = blk_k * C + col_k
     counts = np.bincount(gcol, minlength=nb * C)
