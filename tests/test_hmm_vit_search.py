@@ -77,6 +77,17 @@ def test_device_viterbi_counts_and_hits_equal_hmmer(hmmer, monkeypatch, margin, 
     _device_search_equals_hmmer(hmmer)
 
 
+@pytest.mark.parametrize("fwd_margin,forward", [(1e9, True), (vit_search.FWD_MARGIN_BITS, False)])
+def test_forward_left_to_pyhmmer_equals_hmmer(hmmer, monkeypatch, fwd_margin, forward):
+    """Every Forward decision left to pyhmmer (margin 1e9 bits), or the device Forward stage
+    off: the targets past Viterbi go to pyhmmer with F2 = 1 and HMMER's F3."""
+    monkeypatch.setenv(vit_search.ENV, "device")
+    monkeypatch.setattr(vit_search, "FWD_MARGIN_BITS", fwd_margin)
+    monkeypatch.setattr(vit_search, "FORWARD", forward)
+    monkeypatch.setattr(vit_search.DeviceViterbi, "overrides", {"WG": 32, "P": 17})
+    _device_search_equals_hmmer(hmmer)
+
+
 def test_long_targets_left_to_pyhmmer_equal_hmmer(hmmer, monkeypatch):
     """Targets above LONG_TARGET (here most of the proteome) go to pyhmmer's own pipeline
     without device scores; counts and hits stay HMMER's."""

@@ -170,3 +170,12 @@ HMM_BIAS = ParamSet("hmm_bias", params=(
     Param.int("WG", "work-items per work-group (one target each)", values=(32, 64, 128, 256), default=64),
     Param.int("STAR", "easel code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
 ), with_simd=False)
+
+#: Template parameters of the Forward filter kernel (``kernels/hmm_forward.mako``): the Viterbi
+#: kernel's geometry (one work-group per target, P states per work-item), float32 rows.
+HMM_FORWARD = ParamSet("hmm_forward", params=(
+    Param.int("WG", "work-items per work-group (= per target sequence)", values=VIT_WG_VALUES, default=32),
+    Param.int("P", "model states per work-item (WG * P >= M; rows kept in registers)", lo=1, hi=VIT_P_MAX),
+    Param.int("NROWS", "rows of the emission table (residue codes; clalign PROTEIN: 28)", lo=1, hi=64),
+    Param.int("STAR", "residue code of '*' (a target's trailing stops, which HMMER counts in L)", lo=0, hi=63),
+), with_simd=False)

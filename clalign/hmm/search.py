@@ -196,20 +196,21 @@ class _Search:
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         _check_targets(self.db, seqdb)
 
-    def _pyhmmer_part(self, phmm, block, E=None, F2=None, counts=False):
+    def _pyhmmer_part(self, phmm, block, E=None, F2=None, counts=False, F3=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one
         model's targets; returns (TopHits, thread seconds, its pipeline counts if ``counts``
         else None). pyhmmer releases the GIL here; the counts are read here too, not on the
         main loop (:func:`pipeline_counts` copies out the whole hit list).
         ``E``: another reporting threshold (the hit-list pass of :mod:`clalign.hmm.tables`);
-        ``F2``: 1.0 for targets whose Viterbi filter passed on the device (:mod:`clalign.hmm.vit_search`)."""
+        ``F2``/``F3``: 1.0 for targets whose Viterbi / Forward filter passed on the device
+        (:mod:`clalign.hmm.vit_search`)."""
         import pyhmmer
 
         t0 = time.perf_counter()
         o = self.options
         pipeline = pyhmmer.plan7.Pipeline(phmm.alphabet, Z=self.Z, F1=o.F1, E=o.E if E is None else E,
                                           domE=o.domE, incE=o.incE, incdomE=o.incdomE,
-                                          **({} if F2 is None else {"F2": F2}))
+                                          **({} if F2 is None else {"F2": F2}), **({} if F3 is None else {"F3": F3}))
         hits = pipeline.search_hmm(phmm, block)
         return hits, time.perf_counter() - t0, pipeline_counts(hits) if counts else None
 
@@ -242,13 +243,13 @@ class _Search:
         item.final = [pool.submit(self._final_part, phmm, part)
                       for part in np.array_split(final, max(1, min(self.cpus, final.size // 8)))]
 
-    def _first_part(self, phmm, indices, E, F2):
+    def _first_part(self, phmm, indices, E, F2, F3=None):
         """:meth:`_pyhmmer_part` (with counts) of a block the worker assembles from sequences
         built up front (:meth:`_prepare`): no sequence is made here, and the main loop does not
         wait on pyhmmer's block constructor (which releases the GIL: 3-6 s of the main loop in
         y16's 1,000-model profile)."""
         return self._pyhmmer_part(phmm, _block(self._targets, indices, phmm.alphabet, described=self.z_fixed),
-                                  E, F2, True)
+                                  E, F2, True, F3)
 
     def _final_part(self, phmm, indices):
         """:meth:`_pyhmmer_part` of reported targets, their sequences (with descriptions) built
@@ -429,14 +430,14 @@ class _Search:
                 E = None if self.z_fixed or not passing.size else wide_threshold(
                     self.options.E, self.Z, int(passing[0]) + 1)
                 jobs = []
-                for members, F2 in groups or [(passing, None)]:
+                for members, F2, F3 in groups or [(passing, None, None)]:
                     k = max(1, min(self.cpus, members.size // self.min_part))
                     for part in np.array_split(members, k):
                         if self._build_all:        # every sequence built: the worker makes its block
-                            jobs.append(pool.submit(self._first_part, phmm, part, E, F2))
+                            jobs.append(pool.submit(self._first_part, phmm, part, E, F2, F3))
                             continue
                         block = _block(self._targets, part, phmm.alphabet, described=self.z_fixed)  # see _second_pass
-                        jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2, True))
+                        jobs.append(pool.submit(self._pyhmmer_part, phmm, block, E, F2, True, F3))
                 item = _Pending((hmm, phmm, passing, jobs))
                 item.plan = plan
                 pending.append(item)

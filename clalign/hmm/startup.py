@@ -62,7 +62,10 @@ def early_prebuild(hmmfile, seqdb, device, threads):
             msv = prebuild_items(Ms, "msv", device, plan)
             from .bias_engine import bias_item, usable
 
-            items = [it for pair in zip(msv, viterbi_items(Ms, device)) for it in pair if it is not None]
+            from .fwd_engine import forward_items
+
+            items = [it for trio in zip(msv, viterbi_items(Ms, device), forward_items(Ms, device))
+                     for it in trio if it is not None]
             bias = [bias_item()] if usable(rt.caps) else []
             rt.prebuild([*layout_fill_items(msv), *bias, *items], threads)
         return Ms, plan

@@ -51,9 +51,10 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     from ..runtime import Runtime
 
     from .bias_engine import bias_item, usable
+    from .fwd_engine import forward_items
 
     rt = Runtime.get(device)
-    items = [it for it in viterbi_items(Ms, device) if it is not None]
+    items = [it for pair in zip(viterbi_items(Ms, device), forward_items(Ms, device)) for it in pair if it is not None]
     return rt.prebuild(([bias_item()] if items and usable(rt.caps) else []) + items, threads)
 
 

@@ -37,6 +37,15 @@ MARGIN_BITS = 1e-3
 _T_EPS = 1e-6
 #: HMMER's Viterbi filter threshold (hmmsearch --F2 default; clalign has no --F2 option).
 F2_DEFAULT = 1e-3
+#: HMMER's Forward filter threshold (hmmsearch --F3 default; clalign has no --F3 option).
+F3_DEFAULT = 1e-5
+#: Whether the targets past the device Viterbi filter get their Forward filter decided on the
+#: device too (:meth:`DeviceViterbi._forward`): pyhmmer then runs only on those that pass it.
+FORWARD = True
+#: Forward decisions closer than this to F3's threshold (bits) are left to pyhmmer: the kernel
+#: sums in float32 in another order than HMMER (1e-5 nats apart on the bundled proteome, scores
+#: up to 117 nats: tests/test_hmm_forward.py), and the bias score it is taken against is exact.
+FWD_MARGIN_BITS = 1e-2
 #: Environment override of the engine choice: "device" or "pyhmmer".
 ENV = "CLALIGN_HMM_VITERBI"
 #: Targets longer than this (HMMER's L) are left to pyhmmer's own pipeline: the kernels take one
@@ -136,24 +145,27 @@ def _decided(score, null, stats, *Fs) -> list:
 
 @dataclass
 class VitPlan:
-    """One model's targets after the device filters: ``groups`` [(database indices, F2)] for
-    pyhmmer (HMMER's F2 first, then F2 = 1), and what the dropped sure targets add to the
-    pipeline counts (see :meth:`counts`)."""
+    """One model's targets after the device filters: ``groups`` [(database indices, F2, F3)]
+    for pyhmmer (HMMER's thresholds first; then past Viterbi, F2 = 1; then past Forward too,
+    F2 = F3 = 1; None: HMMER's), and what the dropped sure targets add to the pipeline counts
+    (see :meth:`counts`)."""
 
     groups: list
     extra_msv: int
     extra_bias: int
+    extra_vit: int = 0
     vit_seconds: float = 0.0
     vit_targets: int = 0
 
     @property
     def passing(self) -> np.ndarray:
-        return np.sort(np.concatenate([g for g, _ in self.groups]))
+        return np.sort(np.concatenate([g for g, _, _ in self.groups]))
 
     def counts(self, st: dict) -> dict:
         """pyhmmer's merged pipeline counts plus the targets dropped here after passing a stage."""
         return {**st, "n_past_msv": st["n_past_msv"] + self.extra_msv,
-                "n_past_bias": st["n_past_bias"] + self.extra_bias}
+                "n_past_bias": st["n_past_bias"] + self.extra_bias,
+                "n_past_vit": st["n_past_vit"] + self.extra_vit}
 
 
 class DeviceViterbi:
@@ -260,7 +272,38 @@ class DeviceViterbi:
             exact[run[~(ok | no)]] = True
         sure = ~exact
         fast = sure & m_ok & b_ok & (s_ok | v_ok)
-        extra_msv = int((sure & m_ok & ~fast).sum())
-        extra_bias = int((sure & m_ok & b_ok & ~fast).sum())
-        return VitPlan(groups=[(idx[exact], None), (idx[fast], 1.0)], extra_msv=extra_msv, extra_bias=extra_bias,
+        fwd_ok, dropped = self._forward(hmm, idx, L, fs, fast)
+        extra_msv = int((sure & m_ok & ~fast).sum()) + int(dropped.sum())
+        extra_bias = int((sure & m_ok & b_ok & ~fast).sum()) + int(dropped.sum())
+        rest = fast & ~fwd_ok & ~dropped             # past Viterbi, Forward left to pyhmmer
+        return VitPlan(groups=[(idx[exact], None, None), (idx[rest], 1.0, None), (idx[fwd_ok], 1.0, 1.0)],
+                       extra_msv=extra_msv, extra_bias=extra_bias, extra_vit=int(dropped.sum()),
                        vit_seconds=seconds, vit_targets=int(run.size))
+
+    def _forward(self, hmm, idx, L, fs, fast) -> tuple:
+        """(surely past the Forward filter, surely not) of the targets ``fast`` marks (past the
+        Viterbi stage): their Forward scores on the device (:mod:`clalign.hmm.fwd_engine`)
+        against HMMER's F3 with :data:`FWD_MARGIN_BITS`; none where :data:`FORWARD` is off or
+        the model has no Forward statistics."""
+        none = np.zeros(idx.size, dtype=bool)
+        sel = np.flatnonzero(fast)
+        if not FORWARD or not sel.size or hmm.forward is None:
+            return none, none
+        from ..runtime import Runtime
+        from .fwd_engine import fwd_scores_device
+        from .fwd_reference import build_fwd_profile, fwd_bit_threshold, fwd_bits
+        from .vit_engine import resident_key
+
+        prof = build_fwd_profile(hmm)
+        q = self._queue()
+        res = self.cache[resident_key(Runtime.get(self.device))]
+        bits = fwd_bits(fwd_scores_device(prof, res.res, res.offs, idx[sel], L[sel], self.device, q, self.overrides),
+                        fs[sel])
+        t = fwd_bit_threshold(prof.tau, prof.lam, F3_DEFAULT)
+        with np.errstate(invalid="ignore"):          # NaN (HMMER's range error): neither, pyhmmer decides
+            ok = bits - FWD_MARGIN_BITS >= t + _T_EPS
+            no = bits + FWD_MARGIN_BITS < t - _T_EPS
+        out_ok, out_no = none.copy(), none.copy()
+        out_ok[sel[ok]] = True
+        out_no[sel[no]] = True
+        return out_ok, out_no
