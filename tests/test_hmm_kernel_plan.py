@@ -106,7 +106,9 @@ def test_targets_named_hash_and_direct_paths_agree(monkeypatch):
     want = {nm: np.array([k for k in among if names[k].encode() == nm], dtype=np.int64) for nm in ask}
     for nm in ask:
         assert np.array_equal(hashed[nm], want[nm]) and np.array_equal(direct[nm], want[nm]), nm
-    assert t._hash is not None and int(t._hash[1]) == T._hash_of(names[1].encode())
+    every = T._name_hashes(t.iblob, t.ioff)
+    assert [int(h) for h in every[:3]] == [T._hash_of(n.encode()) for n in names[:3]]
+    assert np.array_equal(T._name_hashes(t.iblob, t.ioff, among), every[among])
 
 
 def _msv_of(fail_at=None):

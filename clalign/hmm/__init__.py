@@ -1,19 +1,38 @@
 """HMMER3 profile HMMs: model files, HMMER's MSV/SSV byte profiles, MSV statistics and
 ``clalign hmmsearch`` (device MSV filter, then pyhmmer for the exact remaining stages).
 
-``msv_scores``/``ssv_scores`` (the OpenCL filters) live in :mod:`clalign.hmm.engine` and are
-imported on first use, so model reading and profile building work without an OpenCL driver.
+The names below are imported on first use (PEP 562): ``clalign hmmsearch`` imports this
+package before it starts the device's context (:mod:`clalign.cl_early`), and that context is
+made while numpy is imported only if the package itself does not import numpy.
+``msv_scores``/``ssv_scores`` (the OpenCL filters) live in :mod:`clalign.hmm.engine`, so
+model reading and profile building work without an OpenCL driver.
 """
-from .hmmfile import HMM, read_hmm, read_hmms
-from .profile import MSVProfile, build_msv_profile
-from .pvalue import msv_pass, msv_pvalue
+from __future__ import annotations
 
-__all__ = ["HMM", "read_hmm", "read_hmms", "MSVProfile", "build_msv_profile", "msv_pass", "msv_pvalue",
-           "msv_scores", "ssv_scores"]
+import importlib
+from typing import TYPE_CHECKING
+
+_WHERE = {"HMM": "hmmfile", "read_hmm": "hmmfile", "read_hmms": "hmmfile", "MSVProfile": "profile",
+          "build_msv_profile": "profile", "msv_pass": "pvalue", "msv_pvalue": "pvalue",
+          "msv_scores": "engine", "ssv_scores": "engine"}
+
+__all__ = list(_WHERE)
+
+if TYPE_CHECKING:       # pragma: no cover
+    from .engine import msv_scores, ssv_scores
+    from .hmmfile import HMM, read_hmm, read_hmms
+    from .profile import MSVProfile, build_msv_profile
+    from .pvalue import msv_pass, msv_pvalue
 
 
 def __getattr__(name):
-    if name in ("msv_scores", "ssv_scores"):
-        from . import engine
-        return getattr(engine, name)
-    raise AttributeError(f"module 'clalign.hmm' has no attribute {name!r}")
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'clalign.hmm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

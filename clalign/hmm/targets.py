@@ -65,22 +65,26 @@ def _hash_of(name: bytes) -> int:
     return h
 
 
-def _name_hashes(blob: bytes, offsets) -> np.ndarray:
-    """:func:`_hash_of` of every name of a packed name table (uint64, wrapping arithmetic)."""
+def _name_hashes(blob: bytes, offsets, idx=None) -> np.ndarray:
+    """:func:`_hash_of` of the names ``idx`` (default: every name) of a packed name table
+    (uint64, wrapping arithmetic)."""
     off = np.asarray(offsets, dtype=np.int64)
-    lens = np.diff(off)
+    idx = np.arange(off.size - 1) if idx is None else np.asarray(idx, dtype=np.int64)
+    first = off[idx]
+    lens = off[idx + 1] - first
     out = np.zeros(lens.size, dtype=np.uint64)
     if not lens.size or not int(lens.sum()):
         return out
-    b = np.frombuffer(blob, dtype=np.uint8)[off[0]:off[-1]].astype(np.uint64)
-    pos = np.arange(b.size, dtype=np.int64) - np.repeat(off[:-1] - off[0], lens)
+    starts = np.cumsum(lens) - lens                  # of each name in the gathered bytes
+    pos = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(starts, lens)
+    b = np.frombuffer(blob, dtype=np.uint8)[np.repeat(first, lens) + pos].astype(np.uint64)
     pw = np.ones(int(lens.max()), dtype=np.uint64)
     for j in range(1, pw.size):
         pw[j] = np.uint64((int(pw[j - 1]) * _HASH_MUL) & _MASK64)
     with np.errstate(over="ignore"):
         terms = b * pw[pos]
         nz = lens > 0
-        out[nz] = np.add.reduceat(terms, (off[:-1] - off[0])[nz])
+        out[nz] = np.add.reduceat(terms, starts[nz])
     return out
 
 
@@ -95,7 +99,6 @@ class Targets:
         self.dblob, self.doff = db.descriptions.blob.tobytes(), np.asarray(db.descriptions.offsets)
         self.stops = np.asarray(stops)
         self.name_lengths = np.diff(self.ioff)
-        self._hash = None           # 64-bit hash of every name (Targets.named), made when first needed
         self.seqs = {}              # database index -> DigitalSequence without description
         self.described = {}         # database index -> DigitalSequence with it
 
@@ -121,11 +124,10 @@ class Targets:
                 lst = out.get(self.iblob[a:b])
                 if lst is not None:
                     lst.append(k)
-        else:
-            if self._hash is None:
-                self._hash = _name_hashes(self.iblob, self.ioff)
-            want = np.array(sorted({_hash_of(nm) for nm in out}), dtype=self._hash.dtype)
-            for k in among[np.isin(self._hash[among], want)].tolist():    # one pass for all names
+        else:          # the candidates' names hashed (not the whole database's: one model's
+            # second pass does this while others run; every name at once was ~0.2 s on the H200)
+            want = np.array(sorted({_hash_of(nm) for nm in out}), dtype=np.uint64)
+            for k in among[np.isin(_name_hashes(self.iblob, self.ioff, among), want)].tolist():
                 lst = out.get(self.name(k))
                 if lst is not None:
                     lst.append(k)
