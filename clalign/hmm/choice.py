@@ -79,7 +79,7 @@ class _KindCaps:
 def _cache_file() -> str:
     """Beside the program cache (``CLALIGN_CACHE_DIR`` or the user cache folder), like the
     SW kernels' stored rates: one place for everything clalign remembers per machine."""
-    from ..runtime.cache import default_root
+    from ..cachedir import default_root
 
     return os.path.join(default_root(), "hmm_filter_choice.json")
 

@@ -35,26 +35,14 @@ from pathlib import Path
 
 import pyopencl as cl
 
+from ..cachedir import default_root  # noqa: F401  (the cache's root, found without pyopencl)
+
 FORMAT = 1
 MAGIC = b"CLALIGN-PRG\x01"
 SUFFIX = ".clbin"
 PROBE_FILE = "probe.json"
 DEFAULT_MAX_MB = 1024
 _STALE_TMP_SECONDS = 3600
-
-
-def default_root() -> Path:
-    """``CLALIGN_CACHE_DIR`` or the platform's user cache folder (``.../clalign/kernels``)."""
-    env = os.environ.get("CLALIGN_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    try:
-        from platformdirs import user_cache_dir
-
-        return Path(user_cache_dir("clalign", appauthor=False)) / "kernels"
-    except ImportError:          # platformdirs is a dependency; keep working without it
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return Path(base) / "clalign" / "kernels"
 
 
 def _env_enabled() -> bool:
