@@ -19,10 +19,10 @@ _WHERE = {"HMM": "hmmfile", "read_hmm": "hmmfile", "read_hmms": "hmmfile", "MSVP
 __all__ = list(_WHERE)
 
 if TYPE_CHECKING:       # pragma: no cover
-    from .engine import msv_scores, ssv_scores
-    from .hmmfile import HMM, read_hmm, read_hmms
-    from .profile import MSVProfile, build_msv_profile
-    from .pvalue import msv_pass, msv_pvalue
+    from .engine import msv_scores, ssv_scores  # noqa: F401
+    from .hmmfile import HMM, read_hmm, read_hmms  # noqa: F401
+    from .profile import MSVProfile, build_msv_profile  # noqa: F401
+    from .pvalue import msv_pass, msv_pvalue  # noqa: F401
 
 
 def __getattr__(name):
