@@ -61,7 +61,9 @@ from ..runtime import Runtime
 from ..runtime.scratch import scratch
 from . import reference
 from .kernel_choice import choose_kernel, use_striped
-from .layout import (END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, plan_blocks, split_long,
+from .layouts import _block_buffers, _layout_of
+from .layouts import _layout, _layout_lock, layouts_ahead  # noqa: F401  (the layout cache's, used from here)
+from .layout import (END, PAD, XROWS, Blocks, build_blocks, default_cap, default_spc, split_long,
                      ssv_seg)
 from .params import HMM_SLANE, HMM_SLANE_KERNEL, geometry, kernel_values
 from .pyhmmer_adapter import profile_from_pyhmmer
@@ -144,84 +146,6 @@ def tjbm_per_sequence(profile, lengths) -> np.ndarray:
 
 
 _KERNELS = threading.local()
-_LOCKS_LOCK = threading.Lock()
-
-
-def _layout_lock(cache, key) -> threading.Lock:
-    """The lock one layout is made under, kept in the cache beside it: layouts of other
-    geometries are made at the same time (the 14 bundled models need two on the H100; made
-    one after the other, the second kept 7 of the first 8 models waiting ~0.5 s, run y23)."""
-    if cache is None:
-        return threading.Lock()
-    with _LOCKS_LOCK:
-        return cache.setdefault(("lock", key), threading.Lock())
-
-
-def _layout(cache, key, n, make_buffers, build, pieces):
-    """(blocks, device buffers) of a layout from a search's cache, planned (``build``) and put
-    on the device (``make_buffers``) once under its own lock (:func:`_layout_lock`; the MSV
-    stage runs models in several threads). A layout already made is taken without the lock:
-    its holder may be waiting for the interpreter lock (13 thread-seconds of the 1,000-model
-    run on the H100 host went to that wait)."""
-    hit = cache.get(key) if cache is not None else None
-    if hit is not None and hit[1] is not None:
-        return hit[0], hit[1]
-    dev_bufs = None
-    with _layout_lock(cache, key):
-        hit = cache.get(key) if cache is not None else None
-        if hit is None:
-            blocks = build()
-            blocks.pieces = pieces
-            if cache is not None:
-                cache[key] = hit = [blocks, None]
-        else:
-            blocks, dev_bufs = hit
-        if n and (hit is None or hit[1] is None):
-            dev_bufs = make_buffers(blocks)
-            if hit is not None:
-                hit[1] = dev_bufs
-    return blocks, dev_bufs
-
-
-def _cap(lengths, spc: int, cache) -> int:
-    """:func:`default_cap`, kept in a search's layout cache for its length array (a max and a
-    mean over every target: ~1.5 ms per model at 572,100 targets)."""
-    if cache is None:
-        return default_cap(lengths, spc)
-    key = ("cap", id(lengths), spc)
-    hit = cache.get(key)
-    if hit is None or hit[0] is not lengths:
-        hit = cache[key] = (lengths, default_cap(lengths, spc))
-    return hit[1]
-
-
-def _buffer_maker(ctx):
-    """A read-only device copy of an array (4 bytes for an empty one)."""
-    mf = cl.mem_flags
-
-    def buf(a):
-        a = np.ascontiguousarray(a)
-        if a.nbytes == 0:
-            a = np.zeros(4, dtype=np.uint8)
-        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-
-    return buf
-
-
-def _block_buffers(rt, queue, blocks, residues=None, cache=None) -> list:
-    """Device copies of a block layout's arrays (kept with it in a layout cache). Bytes the
-    host has not written (``blocks.data`` None) are written on the device from the residues
-    (:func:`clalign.hmm.layout_dev.fill_device`)."""
-    buf = _buffer_maker(rt.ctx)
-    if blocks.data is not None:
-        data = buf(blocks.data)
-    else:
-        from .layout_dev import fill_device, residues_on_device
-
-        data = fill_device(rt, queue, blocks, residues_on_device(cache, rt, queue, residues))
-    return [data, buf(blocks.off), buf(blocks.rows), buf(blocks.col_start), buf(blocks.ids)]
-
-
 def kernel_of(prg, name: str):
     """The ``cl.Kernel`` ``name`` of program ``prg``, one per thread and program: a new Kernel
     object costs pyopencl its argument-setting code on first use (~1.3 ms from its disk cache,
@@ -287,13 +211,8 @@ def run_raw(profile, residues, offsets, lengths, order, algo: str, device=None, 
     dev_bufs = None
     have = (blocks.pieces.seg, blocks.pieces.overlap) if (blocks is not None and blocks.pieces) else None
     if blocks is None or blocks.C != C or blocks.rg != values["RG"] or have != want:
-        pieces = split_long(offsets, lengths, *want) if want else None
-        e_off, e_len, e_order = ((pieces.offsets, pieces.lengths, pieces.order) if pieces is not None
-                                 else (offsets, lengths, order))
-        cap = _cap(e_len, spc, cache) if balance else None
-        key = (rt.device.int_ptr, C, spc, values["RG"], cap, want)
-        blocks, dev_bufs = _layout(cache, key, n, lambda b: _block_buffers(rt, q, b, residues, cache),
-                                   lambda: plan_blocks(e_off, e_len, e_order, C, spc, values["RG"], cap), pieces)
+        blocks, dev_bufs = _layout_of(rt, q, C, values["RG"], spc, residues, offsets, lengths, order, balance,
+                                      cache, want)
     n_ext = blocks.pieces.n_ext if blocks.pieces is not None else n
     out = np.zeros(n_ext, dtype=np.uint32)
     if n == 0:

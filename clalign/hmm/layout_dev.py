@@ -48,7 +48,7 @@ def residues_on_device(cache, rt, queue, residues) -> cl.Buffer:
     or the API's per database: :func:`clalign.hmm.engine.layout_cache`) and shared by its
     layouts; made under the cache's lock for them (the stage's threads and
     :func:`clalign.hmm.startup.residues_early` may ask at once)."""
-    from .engine import _layout_lock
+    from .layouts import _layout_lock
 
     key = ("residues", rt.device.int_ptr)
     hit = cache.get(key) if cache is not None else None

@@ -41,8 +41,8 @@ from .pyhmmer_adapter import merged_counts, pipeline_counts, same_name as _same_
 from .tables import _name_bytes, wide_threshold
 from .search_parts import (ModelResult, SearchStats, _check_targets, _hmmer_lengths,  # noqa: F401
                            _pool, _pyhmmer_models)
-from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, residues_early as _residues_early,
-                      residues_guess as _residues_guess)
+from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, layouts_ahead as _layouts_ahead,
+                      residues_early as _residues_early, residues_guess as _residues_guess)
 from ..switch import short_switch as _short_switch
 from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the hand-off; cpusearch)
                       prebuild_all as _prebuild_all)
@@ -147,6 +147,8 @@ class _Search:
     def __init__(self, hmmfile, seqdb, options: SearchOptions, *, device, msv_scores, progress,
                  min_part=MIN_PART):
         self.options = options
+        #: database block layouts (and their device copies) per geometry, for this search's models
+        self.layouts: dict = {}
         with _short_switch():
             self._start(hmmfile, seqdb, options, device, msv_scores)
         self.hmmfile, self.seqdb = hmmfile, seqdb
@@ -154,8 +156,6 @@ class _Search:
         self.Z = float(len(self.db)) if options.Z is None else float(options.Z)
         self.z_fixed = options.Z is not None
         self.msv_scores = msv_scores
-        #: database block layouts (and their device copies) per geometry, for this search's models
-        self.layouts: dict = {}
         self.progress = progress
         self.min_part = max(1, int(min_part))
         self._targets = None
@@ -174,6 +174,8 @@ class _Search:
         """The database read in a thread while the models are read and their kernels built."""
         loading = _Loading.take(seqdb)
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
+        if early is not None:       # the S-lane layouts of that plan, as soon as the database is read
+            loading.then(lambda db: _layouts_ahead(db, early[1], device, self.layouts))
         self.hmms = read_all(hmmfile)        # in processes for a large file (clalign.hmm.hmmpool)
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
@@ -195,6 +197,8 @@ class _Search:
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         _check_targets(self.db, seqdb)
+        if msv_scores is None and len(self.db) and (early is None or early[0] != [h.M for h in self.hmms]):
+            _layouts_ahead(self.db, self.layout, device, self.layouts)    # planned here, not from LENG lines
 
     def _pyhmmer_part(self, phmm, block, E=None, F2=None, counts=False, F3=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one

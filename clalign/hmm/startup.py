@@ -94,6 +94,14 @@ _EARLY: dict = {}                   # path -> the Loading the command started (L
 _EARLY_LOCK = threading.Lock()
 
 
+def layouts_ahead(db, plans, device, cache) -> None:
+    """:func:`clalign.hmm.engine.layouts_ahead` (the S-lane layouts of ``plans``, made in
+    daemon threads); imported here so that a search's start does not wait for that module."""
+    from .layouts import layouts_ahead as make
+
+    make(db, plans, device, cache)
+
+
 class Loading:
     """``as_database(seqdb)`` in a daemon thread, started at once: reading a large FASTA file
     (compiled loops, no GIL) overlaps with reading the HMM file (Python, ~2-5 ms per model).
@@ -138,6 +146,13 @@ class Loading:
 
         self._thread = threading.Thread(target=load, name="clalign-db", daemon=True)
         self._thread.start()
+
+    def then(self, work) -> None:
+        """``work(database)`` on a daemon thread once the database is read (nothing if the read
+        fails: the search reports that when it asks for :meth:`result`)."""
+        from ..cl_early import ahead
+
+        ahead("clalign-db-then", lambda: work(self.result()[0]))
 
     def result(self):
         if self._thread is not None:
