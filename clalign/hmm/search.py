@@ -10,6 +10,10 @@ Pipeline, per model (HMMER's acceleration pipeline, p7_pipeline.c):
    number of sequences in the whole database: pyhmmer re-runs MSV on them (same result), then
    the bias filter, Viterbi, Forward and domain definition. Every later stage depends only on
    the target itself and on Z, so hits, scores, E-values and domZ equal a full hmmsearch.
+   On a GPU, for searches of at least :data:`clalign.hmm.vit_search.GPU_MIN_WORK` cells, the
+   bias, Viterbi and Forward filters of step 3 run on the device too
+   (:mod:`clalign.hmm.vit_search`), and pyhmmer gets only the targets past them all (its
+   filters set to pass them) and those near a threshold (its own).
 
 Why it is exact even at the F1 boundary: step 2 keeps a *superset* of HMMER's passing set
 (a 0.001-bit slack absorbs float rounding), and pyhmmer applies HMMER's own MSV test again.

@@ -1,24 +1,31 @@
-"""hmmsearch's bias and Viterbi filters decided here, so that pyhmmer never runs Viterbi.
+"""hmmsearch's bias, Viterbi and Forward filters decided here, so that pyhmmer runs only on the
+targets that pass them all (or come near a threshold).
 
 HMMER's pipeline (``p7_Pipeline``, p7_pipeline.c) after the MSV filter, per target: the bias
-filter (P of the MSV score against :func:`clalign.hmm.vit_bias.filter_scores` <= F1), then
-``if (P > F2)`` the Viterbi filter (P of its score against the same filter score <= F2; a
-target whose bias-filter P is already <= F2 skips it and passes), then Forward and the
-domains. A pyhmmer ``Pipeline(F2=1.0)`` never runs the Viterbi filter (P > 1 is never
-true) and gives, on exactly the targets HMMER passes through it, the same hits, E-values,
-domZ and Forward counts as HMMER's full pipeline on the whole database (checked on the
-bundled models x proteome; ``tests/test_hmm_vit_search.py``). So per model:
+filter (P of the MSV score against the bias filter score <= F1), then ``if (P > F2)`` the
+Viterbi filter (P of its score against the same filter score <= F2; a target whose bias-filter
+P is already <= F2 skips it and passes), then the Forward filter (P of the Forward score against
+the filter score, exponential tail, <= F3) and the domains. A pyhmmer ``Pipeline(F2=1.0)``
+never runs the Viterbi filter (P > 1 is never true), one with ``F3=1.0`` passes every target's
+Forward filter, and on exactly the targets HMMER passes through those filters they give the
+same hits, E-values, domZ and counts as HMMER's full pipeline on the whole database (checked on
+the bundled models x proteome; ``tests/test_hmm_vit_search.py``). So per model:
 
-* every MSV survivor gets its bias-filter score (host, numba) and, where HMMER would run it,
-  its Viterbi filter score (:mod:`clalign.hmm.vit_engine`, the device);
-* a target whose every decision is clear by more than :data:`MARGIN_BITS` is *sure*: it
-  either goes to pyhmmer with F2 = 1 (it passes the Viterbi stage) or is dropped, and the
-  stages it passed are counted here (HMMER's ``n_past_msv``/``n_past_bias``/``n_past_vit``);
-* the rare target near a threshold goes to pyhmmer's own pipeline with HMMER's F2, which
-  decides and counts it itself.
+* every MSV survivor gets its bias-filter score (:mod:`clalign.hmm.bias_engine` on devices
+  with doubles, else :mod:`clalign.hmm.vit_bias` on the host) and, where HMMER would run it,
+  its Viterbi filter score (:mod:`clalign.hmm.vit_engine`); those past Viterbi get their
+  Forward score (:mod:`clalign.hmm.fwd_engine`), all on the device;
+* a target whose every decision is clear by more than :data:`MARGIN_BITS` (Forward:
+  :data:`FWD_MARGIN_BITS`) is *sure*: it goes to pyhmmer with F2 = F3 = 1 (it passes every
+  filter) or is dropped, and the stages it passed are counted here (HMMER's
+  ``n_past_msv``/``n_past_bias``/``n_past_vit``);
+* the rare target near a threshold goes to pyhmmer's own pipeline: with HMMER's F2 and F3
+  when the MSV, bias or Viterbi decision is near, with F2 = 1 and HMMER's F3 when only the
+  Forward one is; pyhmmer decides and counts it itself. So do targets longer than
+  :data:`LONG_TARGET` and models longer than the kernels take.
 
-The tables list the pipeline's F2 from the first merged ``TopHits``: the HMMER-F2 part is
-always first (an empty one if no target was near a threshold).
+The tables list the pipeline's thresholds from the first merged ``TopHits``: the part with
+HMMER's F2 and F3 is always first (an empty one if no target was near a threshold).
 """
 from __future__ import annotations
 
