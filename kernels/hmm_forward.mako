@@ -14,7 +14,8 @@
   are divided by xE and log(xE) added to the score, as HMMER does.
 
   Targets: database indices (targets[]), HMMER's length L of each (lens[]: its stored residues,
-  then L - n '*' stops, code STAR), N/C/J loop and move probabilities (ncj[2s], ncj[2s+1]).
+  then L - n '*' stops, code STAR), N/C/J loop and move probabilities (ncj[2s], ncj[2s+1]);
+  e_move (E->C and E->J) and the rescaling threshold from clalign.hmm.fwd_reference.
   Tables (host, clalign.hmm.fwd_engine.fwd_tables): e [NROWS][P][WG] and t [8][P][WG] float,
   state t*P+j+1 of work-item t at [j][t]; t rows BM MM IM DM MD DD MI II (the moves into M_k,
   into D_k, and I_k's own); states past M are zero.
@@ -28,7 +29,7 @@
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void hmm_forward(__global const uchar *res, __global const ulong *offs, __global const uint *targets,
                  __global const uint *lens, __global const float *ncj, __global const float *e,
-                 __global const float *tf, __global float *out)
+                 __global const float *tf, const float e_move, const float rescale, __global float *out)
 {
     const int s = get_group_id(0);
     const int lid = get_local_id(0);
@@ -98,10 +99,10 @@ void hmm_forward(__global const uchar *res, __global const ulong *offs, __global
             prev = mc[j];
         }
         xN = xN * loop;
-        xC = xC * loop + xE * 0.5f;
-        xJ = xJ * loop + xE * 0.5f;
+        xC = xC * loop + xE * e_move;
+        xJ = xJ * loop + xE * e_move;
         xB = xJ * move + xN * move;
-        if (xE > 1.0e4f) {                          /* the same xE in every work-item */
+        if (xE > rescale) {                         /* the same xE in every work-item */
             const float r = 1.0f / xE;
             for (int j = 0; j < P; j++) { mc[j] *= r; ic[j] *= r; dc[j] *= r; }
             xN = xN / xE; xC = xC / xE; xJ = xJ / xE; xB = xB / xE;

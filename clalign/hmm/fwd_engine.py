@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fwd_reference import ForwardProfile, ncj_probs
+from .fwd_reference import E_MOVE, RESCALE, ForwardProfile, ncj_probs
 from .params import HMM_FORWARD
 from .vit_engine import NROWS, STAR_CODE, _limits, choose_viterbi
 
@@ -78,7 +78,7 @@ def fwd_scores_device(prof: ForwardProfile, res_buf, offs_buf, targets, lengths,
             (("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32)),
              ("ncj", ncj), ("e", e), ("t", t))]
     d_out = sc.buffer("fwd_out", 4 * n)
-    knl.set_args(res_buf, offs_buf, *bufs, d_out)
+    knl.set_args(res_buf, offs_buf, *bufs, np.float32(E_MOVE), np.float32(RESCALE), d_out)
     wg = values["WG"]
     cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
     out = np.empty(n, dtype=np.float32)

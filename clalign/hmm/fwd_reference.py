@@ -38,8 +38,10 @@ LN2 = 0.69314718055994529                       # eslCONST_LOG2
 #: rows of :attr:`ForwardProfile.t`, each indexed by state k = 0..M: the moves into M_k
 #: (B, and M/I/D of node k-1), into D_k (from M_{k-1}, D_{k-1}), and I_k's own (MI, II)
 F_ROWS = ("BM", "MM", "IM", "DM", "MD", "DD", "MI", "II")
-#: rescaling threshold of a row's xE (HMMER's)
+#: A row whose xE exceeds this is rescaled (HMMER's threshold); the kernel takes it as an argument.
 RESCALE = 1.0e4
+#: E->C and E->J probabilities of the multihit model (nj = 1); the kernel takes it as an argument.
+E_MOVE = 0.5
 
 
 @dataclass
@@ -86,7 +88,7 @@ def ncj_probs(L) -> tuple:
 
 
 @njit(cache=True, nogil=True)
-def _forward(codes, e, t, loop, move):
+def _forward(codes, e, t, loop, move, e_move, rescale):
     M = e.shape[1] - 1
     mp = np.zeros(M + 1)
     ip = np.zeros(M + 1)
@@ -106,10 +108,10 @@ def _forward(codes, e, t, loop, move):
             dc[k] = mc[k - 1] * t[4, k] + dc[k - 1] * t[5, k]
             xE += mc[k] + dc[k]
         xN = xN * loop
-        xC = xC * loop + xE * 0.5
-        xJ = xJ * loop + xE * 0.5
+        xC = xC * loop + xE * e_move
+        xJ = xJ * loop + xE * e_move
         xB = xJ * move + xN * move
-        if xE > 1.0e4:
+        if xE > rescale:
             for k in range(M + 1):
                 mc[k] /= xE
                 ic[k] /= xE
@@ -134,7 +136,7 @@ def fwd_reference(prof: ForwardProfile, seqs) -> np.ndarray:
     for n, s in enumerate(seqs):
         s = np.asarray(s, dtype=np.int64)
         loop, move = ncj_probs(len(s))
-        out[n] = _forward(s, e, t, float(loop), float(move)) if len(s) else -np.inf
+        out[n] = _forward(s, e, t, float(loop), float(move), E_MOVE, RESCALE) if len(s) else -np.inf
     return out
 
 
