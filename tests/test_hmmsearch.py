@@ -447,7 +447,7 @@ def test_slane_stage_threads_and_device_viterbi(tmp_path, monkeypatch):
     rtbl, rdom, _, _ = _run_clalign(ref, str(hmm), engine="pyhmmer")
     assert _rows(tbl) == _rows(rtbl) and len(_rows(tbl)) > 3
     assert _rows(dom) == _rows(rdom)
-    assert "bias + Viterbi filters on the device" in r.stderr and "TCUPS" in r.stderr
+    assert "bias, Viterbi and Forward filters on the device" in r.stderr and "TCUPS" in r.stderr
 
 
 def test_pass_from_bytes_equals_scores():

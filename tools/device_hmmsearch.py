@@ -75,7 +75,7 @@ def main(argv=None):
                          "Viterbi filter; by default a GPU search of that size runs the device's)")
     ap.add_argument("--vit-device", action="store_true",
                     help="bundled set: also clalign from the FASTA with CLALIGN_HMM_VITERBI=device (the device's "
-                         "bias + Viterbi filters, which a search of that size leaves to pyhmmer by default)")
+                         "bias, Viterbi and Forward filters, whatever the search's size)")
     ap.add_argument("--hmmsearch", action="store_true", help="also HMMER's hmmsearch on the bundled set")
     ap.add_argument("--profile", action="store_true", help="one cProfile run of clalign (bundled set, FASTA)")
     ap.add_argument("--budget-s", type=float, default=540.0)

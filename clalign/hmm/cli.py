@@ -103,7 +103,7 @@ def hmmsearch(hmmfile, seqdb, output, tblout, domtblout, evalue, dom_evalue, inc
     passed = (f"{st.device_pass} passed the device MSV filter ({st.past_msv} past HMMER's MSV test)" if on_device
               else f"{st.past_msv} passed the MSV filter")
     tcups = f" ({st.cells / st.kernel_seconds / 1e12:.3g} TCUPS in the kernels)" if st.kernel_seconds else ""
-    vit = f"bias + Viterbi filters on the device {st.vit_seconds:.2f} s, " if st.vit_seconds else ""
+    vit = f"bias, Viterbi and Forward filters on the device {st.vit_seconds:.2f} s, " if st.vit_seconds else ""
     stages = (f"device MSV stage {st.device_seconds:.2f} s summed over its threads{tcups}, {vit}"
               f"pyhmmer stages {st.pyhmmer_seconds:.2f} s "
               f"summed over models{_builds(device)}" if on_device else

@@ -339,7 +339,7 @@ class _Search:
                 built.result()
 
     def _msv_stage(self, ahead, stop):
-        """The device filters of every model (MSV, and the bias + Viterbi stage where it runs on
+        """The device filters of every model (MSV, and the bias, Viterbi and Forward stage where it runs on
         the device), in order, in their own threads (:func:`stage_workers` on the GPU path), up
         to :data:`MSV_AHEAD` models ahead of the main loop: the device filters the next models
         while the main loop hands this one to pyhmmer (pyopencl, numpy and the compiled loops

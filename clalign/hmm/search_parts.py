@@ -45,7 +45,7 @@ class SearchStats:
     pyhmmer_seconds: float = 0.0   # post-MSV stages, summed over models (they run in parallel)
     engine: str = ""               # which MSV filter ran, and why (clalign.hmm.choice)
     kernel_seconds: float = 0.0    # MSV kernels alone (OpenCL profiling events)
-    vit_seconds: float = 0.0       # bias + Viterbi filters on the host/device (clalign.hmm.vit_search)
+    vit_seconds: float = 0.0       # bias, Viterbi and Forward filters on the device (clalign.hmm.vit_search)
     cells: int = 0                 # model states x residues the kernels scored
     per_model: list = field(default_factory=list)
 
