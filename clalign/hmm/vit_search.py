@@ -176,7 +176,7 @@ class VitPlan:
 
 
 class DeviceViterbi:
-    """The bias and Viterbi filters of one search (database arrays prepared once).
+    """The bias, Viterbi and Forward filters of one search (database arrays prepared once).
     ``overrides``: kernel values (WG, P) for every model instead of the per-model choice."""
 
     overrides: dict | None = None
