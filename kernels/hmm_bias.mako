@@ -24,8 +24,8 @@ inline float flog(float a) { return (float)log((double)a); }
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void hmm_bias(__global const uchar *res, __global const ulong *offs, __global const uint *targets,
-              __global const uint *lens, const uint n_targets, __constant uchar *cmap,
-              __constant float *eo, const float t10, const float t11, const float t02, const float t12,
+              __global const uint *lens, __constant uchar *cmap, __constant float *eo, const uint n_targets,
+              const float t10, const float t11, const float t02, const float t12,
               const float pi0, const float pi1, __global float *out)
 {
     const uint s = get_global_id(0);

@@ -34,12 +34,9 @@ def bias_item() -> tuple:
 
 
 def _cmap() -> np.ndarray:
-    full = np.zeros(256, dtype=np.uint8)
-    full[:EASEL_OF_CODE.size] = EASEL_OF_CODE
-    return full
+    from .vit_bias import full_map
 
-
-_CMAP = _cmap()
+    return full_map(EASEL_OF_CODE)
 
 
 def bias_scores_device(M: int, compo, res_buf, offs_buf, targets, lengths, device=None, queue=None) -> np.ndarray:
@@ -47,36 +44,22 @@ def bias_scores_device(M: int, compo, res_buf, offs_buf, targets, lengths, devic
     ``lengths``: stored residues, then trailing stops) for a model of M states and composition
     ``compo`` (None: the file had no COMPO line); ``res_buf``/``offs_buf``: the database's
     residues (clalign codes) and offsets (uint64) on the device."""
-    import pyopencl as cl
-
     from ..runtime import Runtime
-    from ..runtime.scratch import scratch
     from .engine import kernel_of
     from .vit_bias import COMPO_UNSET, K, filter_hmm
+    from .vit_engine import launch_per_target
 
     targets = np.asarray(targets, dtype=np.int64)
     n = int(targets.size)
     if n == 0:
         return np.zeros(0, dtype=np.float32)
     rt = Runtime.get(device)
-    q = rt.queue if queue is None else queue
     t, pi, eo = filter_hmm(M, np.full(K, COMPO_UNSET, dtype=np.float32) if compo is None else compo)
-    lens = np.asarray(lengths, dtype=np.int64)
-    order = np.argsort(-lens, kind="stable")           # longest first: the launch ends on short ones
     knl = kernel_of(rt.program(TEMPLATE, HMM_BIAS, bias_values()), "hmm_bias")
-    sc, keep = scratch(rt.ctx), []
-    bufs = [sc.upload(q, "bias_" + name, a, keep) for name, a in
-            (("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32)),
-             ("cmap", _CMAP), ("eo", np.ascontiguousarray(eo, dtype=np.float32)))]
-    d_out = sc.buffer("bias_out", 4 * n)
     f32 = np.float32
-    knl.set_args(res_buf, offs_buf, bufs[0], bufs[1], np.uint32(n), bufs[2], bufs[3], f32(t[1, 0]), f32(t[1, 1]),
-                 f32(t[0, 2]), f32(t[1, 2]), f32(pi[0]), f32(pi[1]), d_out)
-    cl.enqueue_nd_range_kernel(q, knl, (-(-n // WG) * WG,), (WG,))
-    out = np.empty(n, dtype=np.float32)
-    cl.enqueue_copy(q, out, d_out)
-    q.finish()
-    del keep
-    scores = np.empty(n, dtype=np.float32)
-    scores[order] = out
+    scores, _ = launch_per_target(rt, queue, knl, "bias", (res_buf, offs_buf), targets,
+                                  np.asarray(lengths, dtype=np.int64),
+                                  [("cmap", _cmap(), False), ("eo", eo.astype(np.float32), False)],
+                                  (np.uint32(n), f32(t[1, 0]), f32(t[1, 1]), f32(t[0, 2]), f32(t[1, 2]), f32(pi[0]),
+                                   f32(pi[1])), 1, WG, np.float32)
     return scores

@@ -12,7 +12,7 @@ import numpy as np
 
 from .fwd_reference import E_MOVE, RESCALE, ForwardProfile, ncj_probs
 from .params import HMM_FORWARD
-from .vit_engine import NROWS, STAR_CODE, _limits, choose_viterbi
+from .vit_engine import NROWS, STAR_CODE, _limits, by_item, choose_viterbi, launch_per_target
 
 TEMPLATE = "hmm_forward.mako"
 
@@ -41,12 +41,7 @@ def fwd_tables(prof: ForwardProfile, WG: int, P: int) -> tuple:
     e[:, :prof.M + 1] = prof.e[:NROWS]
     t = np.zeros((8, S + 1), dtype=np.float32)
     t[:, :prof.M + 1] = prof.t
-
-    def lay(a):
-        a = a[:, 1:]
-        return np.ascontiguousarray(a.reshape(a.shape[0], WG, P).swapaxes(-1, -2))
-
-    return lay(e), lay(t)
+    return by_item(e, WG, P), by_item(t, WG, P)
 
 
 def fwd_scores_device(prof: ForwardProfile, res_buf, offs_buf, targets, lengths, device=None, queue=None,
@@ -54,37 +49,20 @@ def fwd_scores_device(prof: ForwardProfile, res_buf, offs_buf, targets, lengths,
     """Forward scores (float32 nats) of database targets ``targets`` (HMMER's lengths
     ``lengths``: stored residues, then trailing stops); ``res_buf``/``offs_buf``: the
     database's residues (clalign codes) and offsets (uint64) on the device."""
-    import pyopencl as cl
-
     from ..runtime import Runtime
-    from ..runtime.scratch import scratch
     from .engine import kernel_of
 
     targets = np.asarray(targets, dtype=np.int64)
-    n = int(targets.size)
-    if n == 0:
+    if targets.size == 0:
         return np.zeros(0, dtype=np.float32)
     rt = Runtime.get(device)
-    q = rt.queue if queue is None else queue
     values = choose_forward(prof.M, rt.caps, overrides)
     e, t = fwd_tables(prof, values["WG"], values["P"])
     lens = np.asarray(lengths, dtype=np.int64)
-    order = np.argsort(-lens, kind="stable")           # longest first: the launch ends on short ones
-    loop, move = ncj_probs(lens[order])
-    ncj = np.ascontiguousarray(np.stack([loop, move], axis=1), dtype=np.float32)
+    loop, move = ncj_probs(lens)
     knl = kernel_of(rt.program(TEMPLATE, HMM_FORWARD, values), "hmm_forward")
-    sc, keep = scratch(rt.ctx), []
-    bufs = [sc.upload(q, "fwd_" + name, a, keep) for name, a in
-            (("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32)),
-             ("ncj", ncj), ("e", e), ("t", t))]
-    d_out = sc.buffer("fwd_out", 4 * n)
-    knl.set_args(res_buf, offs_buf, *bufs, np.float32(E_MOVE), np.float32(RESCALE), d_out)
-    wg = values["WG"]
-    cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
-    out = np.empty(n, dtype=np.float32)
-    cl.enqueue_copy(q, out, d_out)
-    q.finish()
-    del keep
-    scores = np.empty(n, dtype=np.float32)
-    scores[order] = out
+    scores, _ = launch_per_target(rt, queue, knl, "fwd", (res_buf, offs_buf), targets, lens,
+                                  [("ncj", np.stack([loop, move], axis=1).astype(np.float32), True),
+                                   ("e", e, False), ("t", t, False)],
+                                  (np.float32(E_MOVE), np.float32(RESCALE)), values["WG"], values["WG"], np.float32)
     return scores

@@ -145,6 +145,16 @@ def _pieces(starts, ends, stops, threads: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], cuts, [n]]))
 
 
+def full_map(cmap=None) -> np.ndarray:
+    """The 256-byte code map of ``cmap`` (codes past it, or all of them without one, map to
+    themselves): what both bias filters read a database's codes through."""
+    full = np.arange(256, dtype=np.uint8)
+    if cmap is not None:
+        cmap = np.asarray(cmap, dtype=np.uint8)
+        full[:cmap.size] = cmap
+    return full
+
+
 def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None, threads: int | None = None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of sequences ``codes[starts[n]:ends[n]]`` (easel amino
     codes, or any codes that ``cmap``, 256 bytes, turns into them: a search hands the
@@ -158,12 +168,8 @@ def filter_scores(M: int, compo, codes, starts, ends, stops=None, cmap=None, thr
     ends = np.asarray(ends, dtype=np.int64)
     stops = np.zeros_like(starts) if stops is None else np.asarray(stops, dtype=np.int64)
     out = np.empty(starts.shape[0], dtype=np.float32)
-    full = np.arange(256, dtype=np.uint8)
-    if cmap is not None:
-        cmap = np.asarray(cmap, dtype=np.uint8)
-        full[:cmap.size] = cmap
     args = (np.asarray(codes, dtype=np.uint8), starts, ends, stops, t, pi, eo, np.uint8(EASEL_AMINO.index("*")),
-            full, out)
+            full_map(cmap), out)
     bounds = _pieces(starts, ends, stops, threads)
     if bounds.size <= 2:
         _filter_scores(*args, 0, starts.shape[0])

@@ -50,12 +50,23 @@ def prebuild_viterbi(Ms, device=None, threads: int = 4) -> list:
     background threads; returns the futures (a later launch waits for its build)."""
     from ..runtime import Runtime
 
+    bias, per_model = filter_items(Ms, device)
+    items = [it for pair in per_model for it in pair]
+    return Runtime.get(device).prebuild((bias if items else []) + items, threads)
+
+
+def filter_items(Ms, device=None) -> tuple:
+    """The programs of a search's device filters after MSV, as (template, parameters, values):
+    ([the bias filter's, where the device runs it]; per model [its Viterbi and Forward
+    kernels], empty for a model longer than they take), for the builds to start in the order
+    the models need them."""
+    from ..runtime import Runtime
     from .bias_engine import bias_item, usable
     from .fwd_engine import forward_items
 
-    rt = Runtime.get(device)
-    items = [it for pair in zip(viterbi_items(Ms, device), forward_items(Ms, device)) for it in pair if it is not None]
-    return rt.prebuild(([bias_item()] if items and usable(rt.caps) else []) + items, threads)
+    bias = [bias_item()] if usable(Runtime.get(device).caps) else []
+    return bias, [[it for it in pair if it is not None]
+                  for pair in zip(viterbi_items(Ms, device), forward_items(Ms, device))]
 
 
 def viterbi_items(Ms, device=None) -> list:
@@ -89,11 +100,14 @@ def vit_tables(prof: ViterbiProfile, WG: int, P: int) -> tuple:
     G = np.zeros(S + 1, dtype=np.int64)
     G[2:] = np.cumsum(tw[_T["DD"], 1:S].astype(np.int64))
 
-    def lay(a):          # columns 1..S (states), as [P][WG]
-        a = np.asarray(a)[..., 1:]
-        return np.ascontiguousarray(a.reshape(a.shape[:-1] + (WG, P)).swapaxes(-1, -2))
+    return by_item(rw, WG, P), by_item(np.stack(rows), WG, P), by_item(G, WG, P).astype(np.int32)
 
-    return lay(rw), lay(np.stack(rows)), lay(G).astype(np.int32)
+
+def by_item(a, WG: int, P: int) -> np.ndarray:
+    """Columns 1..S = WG * P (the states) of a per-state table, as [..][P][WG]: state t*P + j + 1
+    of work-item t at [j][t], so a work-group's loads of one j are contiguous."""
+    a = np.asarray(a)[..., 1:]
+    return np.ascontiguousarray(a.reshape(a.shape[:-1] + (WG, P)).swapaxes(-1, -2))
 
 
 def pack_targets(seqs) -> tuple:
@@ -133,9 +147,8 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
     keeps the database's device copy for the next model; ``queue``: a command queue of the
     device's context (default: the runtime's; a search gives its own, so that its Viterbi
     launches do not wait behind the MSV launches of the next models)."""
-    import pyopencl as cl
-
     from ..runtime import Runtime
+    from .engine import kernel_of
 
     rt = Runtime.get(device)
     targets = np.asarray(targets, dtype=np.int64)
@@ -152,32 +165,50 @@ def vit_words_device(prof: ViterbiProfile, residues, offsets, targets, lengths, 
     rw, tw, G = vit_tables(prof, values["WG"], values["P"])
     lens = np.asarray(lengths, dtype=np.int64)
     moves = np.asarray(ViterbiProfile.move_w(lens), dtype=np.int16).reshape(-1)
-    order = np.argsort(-lens, kind="stable")         # longest first: the launch ends on short ones
-    prg = rt.program(TEMPLATE, HMM_VITERBI, values)
-    from ..runtime.scratch import scratch
-    from .engine import kernel_of
+    knl = kernel_of(rt.program(TEMPLATE, HMM_VITERBI, values), "hmm_viterbi")
+    out, seconds = launch_per_target(rt, queue, knl, "vit", (db.res, db.offs), targets, lens,
+                                     [("moves", moves, True), ("rw", rw, False), ("tw", tw, False), ("G", G, False)],
+                                     (np.int32(prof.e_loop), np.int32(prof.e_move)), values["WG"], values["WG"],
+                                     np.int32, repeat)
+    return out.astype(np.int64), seconds
 
-    knl = kernel_of(prg, "hmm_viterbi")
+
+def launch_per_target(rt, queue, knl, tag: str, head, targets, lens, arrays, tail, items: int, wg: int, dtype,
+                      repeat: int = 1) -> tuple:
+    """Run a per-target kernel (Viterbi, Forward, bias filter) on database targets ``targets``
+    of HMMER's lengths ``lens``, longest first (the launch ends on short ones), ``items``
+    work-items each in work-groups of ``wg``; returns (its one result per target, of ``dtype``,
+    in the callers' order; the kernel seconds, median of ``repeat`` launches). Arguments:
+    ``head`` (the database's buffers), the targets and lengths, ``arrays`` [(name, array, per
+    target)] uploaded into this thread's reused buffers (a per-target array reordered with the
+    targets), ``tail`` (scalars), the output. ``queue``: a command queue of the device's
+    context (default the runtime's)."""
+    import pyopencl as cl
+
+    from ..runtime.scratch import scratch
+
+    n = int(targets.size)
     q = rt.queue if queue is None else queue
-    out = np.zeros(n, dtype=np.int32)
-    sc, keep = scratch(rt.ctx), []                  # this thread's reused buffers
-    arrays = (("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32)),
-              ("moves", moves[order]), ("rw", rw), ("tw", tw), ("G", G))
-    bufs = [sc.upload(q, "vit_" + name, a, keep) for name, a in arrays]
-    d_out = sc.buffer("vit_out", out.nbytes)
-    knl.set_args(db.res, db.offs, *bufs, np.int32(prof.e_loop), np.int32(prof.e_move), d_out)
-    wg = values["WG"]
+    order = np.argsort(-lens, kind="stable")
+    sc, keep = scratch(rt.ctx), []
+    up = [("targets", targets[order].astype(np.uint32)), ("lens", lens[order].astype(np.uint32))]
+    up += [(name, a[order] if per_target else a) for name, a, per_target in arrays]
+    bufs = [sc.upload(q, f"{tag}_{name}", np.ascontiguousarray(a), keep) for name, a in up]
+    out = np.empty(n, dtype=dtype)
+    d_out = sc.buffer(f"{tag}_out", out.nbytes)
+    knl.set_args(*head, *bufs, *tail, d_out)
+    size = -(-n * items // wg) * wg
     times = []
     for _ in range(max(1, repeat)):
-        ev = cl.enqueue_nd_range_kernel(q, knl, (n * wg,), (wg,))
+        ev = cl.enqueue_nd_range_kernel(q, knl, (size,), (wg,))
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     cl.enqueue_copy(q, out, d_out)
     q.finish()
     del keep
-    words = np.empty(n, dtype=np.int64)
-    words[order] = out
-    return words, float(np.median(times))
+    result = np.empty(n, dtype=dtype)
+    result[order] = out
+    return result, float(np.median(times))
 
 
 def vit_scores_device(prof: ViterbiProfile, residues, offsets, indices, stops=None, device=None,
