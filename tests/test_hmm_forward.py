@@ -13,9 +13,10 @@ import pyopencl as cl  # noqa: E402
 
 from clalign.data import as_database  # noqa: E402
 from clalign.hmm.fwd_engine import fwd_scores_device  # noqa: E402
-from clalign.hmm.fwd_reference import build_fwd_profile, fwd_bits, fwd_reference  # noqa: E402
+from clalign.hmm.fwd_reference import build_fwd_profile, fwd_reference  # noqa: E402
 from clalign.hmm.hmmfile import read_hmms  # noqa: E402
 from clalign.hmm.search_parts import _hmmer_lengths  # noqa: E402
+from clalign.hmm.vit_search import _bits  # noqa: E402
 from clalign.runtime import Runtime  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("each_device")
@@ -70,7 +71,7 @@ def test_reference_agrees_with_hmmer(proteome):
     for m in (0, 1, 4):
         h = list(read_hmms(HMMS))[m]
         prof = build_fwd_profile(h)
-        bits = fwd_bits(fwd_reference(prof, [codes[i] for i in idx]),
+        bits = _bits(fwd_reference(prof, [codes[i] for i in idx]),
                         filter_scores(h.M, h.compo, db.residues, off[idx], off[idx + 1], stops[idx], EASEL_OF_CODE, 1))
         for n, i in enumerate(idx):
             got = []

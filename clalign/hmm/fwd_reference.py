@@ -34,7 +34,6 @@ from .hmmfile import HMM
 from .profile import EASEL_OF_CODE, match_scores
 from .vit_reference import _DD, _DM, _II, _IM, _MD, _MI, _MM, _log32, local_entry
 
-LN2 = 0.69314718055994529                       # eslCONST_LOG2
 #: rows of :attr:`ForwardProfile.t`, each indexed by state k = 0..M: the moves into M_k
 #: (B, and M/I/D of node k-1), into D_k (from M_{k-1}, D_{k-1}), and I_k's own (MI, II)
 F_ROWS = ("BM", "MM", "IM", "DM", "MD", "DD", "MI", "II")
@@ -138,13 +137,6 @@ def fwd_reference(prof: ForwardProfile, seqs) -> np.ndarray:
         loop, move = ncj_probs(len(s))
         out[n] = _forward(s, e, t, float(loop), float(move), E_MOVE, RESCALE) if len(s) else -np.inf
     return out
-
-
-def fwd_bits(fwd_nats, filter_nats) -> np.ndarray:
-    """HMMER's ``(fwdsc - filtersc) / ln 2`` (float operands, float result)."""
-    d = (np.asarray(fwd_nats, dtype=np.float32) - np.asarray(filter_nats, dtype=np.float32)).astype(np.float32)
-    with np.errstate(invalid="ignore"):
-        return (d.astype(np.float64) / LN2).astype(np.float32).astype(np.float64)
 
 
 def fwd_bit_threshold(tau: float, lam: float, F3: float) -> float:

@@ -45,8 +45,8 @@ from .pyhmmer_adapter import merged_counts, pipeline_counts, same_name as _same_
 from .tables import _name_bytes, wide_threshold
 from .search_parts import (ModelResult, SearchStats, _check_targets, _hmmer_lengths,  # noqa: F401
                            _pool, _pyhmmer_models)
-from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, layouts_ahead as _layouts_ahead,
-                      residues_early as _residues_early, residues_guess as _residues_guess)
+from .startup import (Loading as _Loading, early_prebuild as _early_prebuild, residues_early as _residues_early,
+                      residues_guess as _residues_guess)
 from ..switch import short_switch as _short_switch
 from .targets import (Targets as _Targets, block as _block,  # noqa: F401 (the hand-off; cpusearch)
                       prebuild_all as _prebuild_all)
@@ -177,9 +177,12 @@ class _Search:
     def _start(self, hmmfile, seqdb, options, device, msv_scores):
         """The database read in a thread while the models are read and their kernels built."""
         loading = _Loading.take(seqdb)
+        from .layouts import layouts_ahead             # (pyopencl: after the read has begun)
+
         early = _early_prebuild(hmmfile, seqdb, device, options.threads) if msv_scores is None else None
         if early is not None:       # the S-lane layouts of that plan, as soon as the database is read
-            loading.then(lambda db: _layouts_ahead(db, early[1], device, self.layouts))
+            loading.then(lambda db: layouts_ahead(db, early[1], device, self.layouts))
+        planned_early = False       # the models' plan is the one made from the file's LENG lines
         self.hmms = read_all(hmmfile)        # in processes for a large file (clalign.hmm.hmmpool)
         for h in self.hmms:
             h.require_stats()      # every model calibrated, before any work
@@ -190,7 +193,8 @@ class _Search:
             from .engine import prebuild, shared_layout
             from .kernel_plan import plan_kernels
             Ms = [h.M for h in self.hmms]
-            if early is not None and early[0] == Ms:
+            planned_early = early is not None and early[0] == Ms
+            if planned_early:
                 self.layout = early[1]
             else:    # one database layout for all models where possible, few programs for many models
                 self.layout = plan_kernels(Ms, shared_layout(Ms, "msv", device), "msv", device,
@@ -201,8 +205,8 @@ class _Search:
             raise InputError("hmmsearch needs a protein sequence database; this one is "
                              f"{self.db.alphabet.name}", seqdb if not hasattr(seqdb, "residues") else None)
         _check_targets(self.db, seqdb)
-        if msv_scores is None and len(self.db) and (early is None or early[0] != [h.M for h in self.hmms]):
-            _layouts_ahead(self.db, self.layout, device, self.layouts)    # planned here, not from LENG lines
+        if msv_scores is None and len(self.db) and not planned_early:   # this plan's layouts, made ahead too
+            layouts_ahead(self.db, self.layout, device, self.layouts)
 
     def _pyhmmer_part(self, phmm, block, E=None, F2=None, counts=False, F3=None):
         """pyhmmer's pipeline (MSV again, bias, Viterbi, Forward, domains) on a block of one

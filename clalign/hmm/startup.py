@@ -56,17 +56,12 @@ def early_prebuild(hmmfile, seqdb, device, threads):
         rt = Runtime.get(device)
         if use_striped(rt.caps) or not use_device_viterbi(rt.caps, work=float(sum(Ms)) * residues):
             prebuild(Ms, "msv", device, threads=threads, overrides=plan)
-        else:      # each model's MSV and Viterbi programs side by side, in the order models need them
-            from .vit_engine import viterbi_items
+        else:      # each model's MSV, Viterbi and Forward programs side by side, in the order models need them
+            from .vit_engine import filter_items
 
             msv = prebuild_items(Ms, "msv", device, plan)
-            from .bias_engine import bias_item, usable
-
-            from .fwd_engine import forward_items
-
-            items = [it for trio in zip(msv, viterbi_items(Ms, device), forward_items(Ms, device))
-                     for it in trio if it is not None]
-            bias = [bias_item()] if usable(rt.caps) else []
+            bias, per_model = filter_items(Ms, device)
+            items = [it for m, later in zip(msv, per_model) for it in [m, *later] if it is not None]
             rt.prebuild([*layout_fill_items(msv), *bias, *items], threads)
         return Ms, plan
     except Exception:           # noqa: BLE001  (the reader and the search report what is wrong)
@@ -92,14 +87,6 @@ def residues_early(cache, device, db) -> None:
 
 _EARLY: dict = {}                   # path -> the Loading the command started (Loading.early)
 _EARLY_LOCK = threading.Lock()
-
-
-def layouts_ahead(db, plans, device, cache) -> None:
-    """:func:`clalign.hmm.engine.layouts_ahead` (the S-lane layouts of ``plans``, made in
-    daemon threads); imported here so that a search's start does not wait for that module."""
-    from .layouts import layouts_ahead as make
-
-    make(db, plans, device, cache)
 
 
 class Loading:

@@ -105,9 +105,15 @@ def _decide(bits, stats, F) -> tuple:
     P-value is F, moved a further ``_T_EPS`` bits away for its float error: two comparisons
     instead of two survival functions (~16 numpy calls a model less, from threads that share
     the interpreter lock)."""
-    hi, lo = _thresholds(stats, F)
+    [(hi, lo)] = _thresholds(stats, F).reshape(-1, 2)
+    return _sure(bits, hi, lo, MARGIN_BITS)
+
+
+def _sure(bits, hi, lo, margin) -> tuple:
+    """(surely P <= F, surely P > F) of scores ``bits`` against the bounds (t + eps, t - eps) of
+    the score t whose P-value is F, ``margin`` bits further away; NaN is neither."""
     with np.errstate(invalid="ignore"):
-        return bits - MARGIN_BITS >= hi, bits + MARGIN_BITS < lo
+        return bits - margin >= hi, bits + margin < lo
 
 
 def _thresholds(stats, *Fs) -> np.ndarray:
@@ -203,9 +209,11 @@ class DeviceViterbi:
         if self.overrides is None and len(Ms):       # every model's kernel, built in the background
             prebuild_viterbi(Ms, device, min(4, self.threads))
 
-    def _queue(self):
-        """This thread's command queue (a search runs models in several threads: each waits for
-        its own launches only), and the database's device copy, made once under a lock."""
+    def _on_device(self) -> tuple:
+        """(this thread's command queue, the database's device copy). A search runs models in
+        several threads: each waits for its own launches only; the copy is made once, under a
+        lock, and is kept in ``cache`` where :func:`clalign.hmm.vit_engine.vit_words_device`
+        finds it."""
         from ..runtime import Runtime
         from .vit_engine import resident_key, _Resident
 
@@ -213,8 +221,8 @@ class DeviceViterbi:
         q = getattr(self._local, "queue", None)
         if q is None:
             q = self._local.queue = rt.new_queue()
+        key = resident_key(rt)
         with self._lock:
-            key = resident_key(rt)
             if key not in self.cache:
                 res = None
                 if self.layouts is not None:
@@ -222,17 +230,14 @@ class DeviceViterbi:
 
                     res = residues_on_device(self.layouts, rt, q, self.db.residues)
                 self.cache[key] = _Resident(rt.ctx, self.db.residues, self.off, res)
-        return q
+        return q, self.cache[key]
 
     def _bias(self, hmm, idx, L) -> np.ndarray:
         """Bias-filter scores of database targets ``idx`` (HMMER's lengths ``L``)."""
         if self.device_bias:
-            from ..runtime import Runtime
             from .bias_engine import bias_scores_device
-            from .vit_engine import resident_key
 
-            q = self._queue()
-            res = self.cache[resident_key(Runtime.get(self.device))]
+            q, res = self._on_device()
             return bias_scores_device(hmm.M, hmm.compo, res.res, res.offs, idx, L, self.device, q)
         from .vit_bias import filter_scores          # numba: loaded when a model needs it, not to decide
 
@@ -273,7 +278,7 @@ class DeviceViterbi:
             prof = build_vit_profile(hmm)
             lens = L[run]
             words, seconds = vit_words_device(prof, self.db.residues, self.off, idx[run], lens, self.device,
-                                              self.overrides, cache=self.cache, queue=self._queue())
+                                              self.overrides, cache=self.cache, queue=self._on_device()[0])
             [(ok, no)] = _decided(vit_nats(words, lens), fs[run], hmm.viterbi, F2_DEFAULT)
             v_ok[run] = ok
             exact[run[~(ok | no)]] = True
@@ -296,20 +301,15 @@ class DeviceViterbi:
         sel = np.flatnonzero(fast)
         if not FORWARD or not sel.size or hmm.forward is None:
             return none, none
-        from ..runtime import Runtime
         from .fwd_engine import fwd_scores_device
-        from .fwd_reference import build_fwd_profile, fwd_bit_threshold, fwd_bits
-        from .vit_engine import resident_key
+        from .fwd_reference import build_fwd_profile, fwd_bit_threshold
 
         prof = build_fwd_profile(hmm)
-        q = self._queue()
-        res = self.cache[resident_key(Runtime.get(self.device))]
-        bits = fwd_bits(fwd_scores_device(prof, res.res, res.offs, idx[sel], L[sel], self.device, q, self.overrides),
-                        fs[sel])
+        q, res = self._on_device()
+        bits = _bits(fwd_scores_device(prof, res.res, res.offs, idx[sel], L[sel], self.device, q, self.overrides),
+                     fs[sel])
         t = fwd_bit_threshold(prof.tau, prof.lam, F3_DEFAULT)
-        with np.errstate(invalid="ignore"):          # NaN (HMMER's range error): neither, pyhmmer decides
-            ok = bits - FWD_MARGIN_BITS >= t + _T_EPS
-            no = bits + FWD_MARGIN_BITS < t - _T_EPS
+        ok, no = _sure(bits, t + _T_EPS, t - _T_EPS, FWD_MARGIN_BITS)   # NaN (HMMER's range error): pyhmmer's
         out_ok, out_no = none.copy(), none.copy()
         out_ok[sel[ok]] = True
         out_no[sel[no]] = True
